@@ -1,0 +1,1 @@
+"""executive package."""
