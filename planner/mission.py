@@ -1,0 +1,137 @@
+"""A scenario compiled for the solvers: one node index, SAM-aware distances, per-drone facts.
+
+Every solver (exact orienteering, allocation, team search, post-optimisation) and the
+validator work on the same ``Mission``: nodes are the airports, the synthetic starts and the
+targets that can be planned (not strictly inside a SAM); ``paths`` holds the SAM-avoiding
+distance of every pair and the geometry of every leg, which the simulation flies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from planner.errors import PlannerError
+from planner.geometry import Path, PathTable, SamField
+from planner.model import DroneConfig, Environment, Scenario
+
+__all__ = ["DroneSpec", "Mission", "compile_mission"]
+
+
+@dataclass(frozen=True)
+class DroneSpec:
+    """One enabled drone as the solvers see it (node indices into ``Mission.node_ids``)."""
+
+    id: str
+    config: DroneConfig
+    start: int
+    ends: tuple[int, ...]
+    budget: float
+    eligible: tuple[int, ...]  # target nodes it may visit (sensor fits, not excluded)
+    prefix: tuple[int, ...]  # frozen targets its route must begin with, in order
+
+
+@dataclass
+class Mission:
+    scenario: Scenario
+    node_ids: list[str]
+    positions: np.ndarray  # (n, 2)
+    scores: np.ndarray  # (n,), 0 for airports and starts
+    target_nodes: tuple[int, ...]
+    excluded_targets: list[str]  # strictly inside a true SAM disk
+    drones: list[DroneSpec]
+    sams: SamField
+    paths: PathTable
+    index: dict[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = {node_id: i for i, node_id in enumerate(self.node_ids)}
+
+    @property
+    def environment(self) -> Environment:
+        return self.scenario.environment
+
+    @property
+    def dist(self) -> np.ndarray:
+        return self.paths.dist
+
+    def drone(self, drone_id: str) -> DroneSpec:
+        for spec in self.drones:
+            if spec.id == drone_id:
+                return spec
+        raise KeyError(drone_id)
+
+    @cached_property
+    def airport_nodes(self) -> tuple[int, ...]:
+        return tuple(self.index[a.id] for a in self.environment.airports)
+
+    def route_length(self, route: list[int]) -> float:
+        return float(sum(self.dist[a, b] for a, b in zip(route, route[1:])))
+
+    def route_path(self, route: list[int]) -> Path:
+        """The geometry of a whole route: its legs joined in order."""
+        legs = [self.paths.path(a, b) for a, b in zip(route, route[1:])]
+        return Path.concat(legs)
+
+    def ids(self, route: list[int]) -> list[str]:
+        return [self.node_ids[i] for i in route]
+
+    def nodes(self, ids: list[str]) -> list[int]:
+        return [self.index[node_id] for node_id in ids]
+
+
+def compile_mission(scenario: Scenario) -> Mission:
+    """Index the nodes, compute all SAM-aware legs, and describe each enabled drone."""
+    env = scenario.environment
+    sams = SamField([(s.x, s.y, s.range) for s in env.sams])
+    excluded = [t.id for t in env.targets if sams.inside_true((t.x, t.y))]
+    planned_targets = [t for t in env.targets if t.id not in set(excluded)]
+
+    node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
+    positions = [(a.x, a.y) for a in env.airports]
+    positions += [(p.x, p.y) for p in env.synthetic_starts.values()]
+    scores = [0.0] * len(node_ids)
+    first_target = len(node_ids)
+    node_ids += [t.id for t in planned_targets]
+    positions += [(t.x, t.y) for t in planned_targets]
+    scores += [float(t.priority) for t in planned_targets]
+
+    points = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
+    paths = sams.all_pairs(points)
+    index = {node_id: i for i, node_id in enumerate(node_ids)}
+    airport_ids = [a.id for a in env.airports]
+    target_type = {t.id: t.type for t in planned_targets}
+
+    drones = []
+    for drone_id, config in scenario.enabled_drones().items():
+        if config.start not in index:
+            raise PlannerError(f"drone {drone_id}: unknown start {config.start!r}")
+        eligible = tuple(
+            index[t] for t in target_type if config.can_sense(target_type[t])
+        )
+        frozen = config.frozen_route()[1:]
+        prefix = tuple(index[node_id] for node_id in frozen if node_id in target_type)
+        drones.append(
+            DroneSpec(
+                id=drone_id,
+                config=config,
+                start=index[config.start],
+                ends=tuple(index[e] for e in config.end_options(airport_ids)),
+                budget=float(config.fuel_budget),
+                eligible=eligible,
+                prefix=prefix,
+            )
+        )
+    return Mission(
+        scenario=scenario,
+        node_ids=node_ids,
+        positions=points,
+        scores=np.asarray(scores, dtype=np.float64),
+        target_nodes=tuple(range(first_target, len(node_ids))),
+        excluded_targets=excluded,
+        drones=drones,
+        sams=sams,
+        paths=paths,
+    )
