@@ -1,0 +1,149 @@
+"""The validator every plan passes before it can be committed, whoever produced it.
+
+It trusts nothing in the plan: distances are recomputed from the mission's SAM-aware legs,
+eligibility from the drones' sensors, and the flown polyline (when the plan carries one) is
+checked point by point and chord by chord against the true SAM disks. Seed 000 §3 lists the
+hard constraints; seed 001's validator tools check fuel, conflicts and airports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.errors import PlannerError
+from planner.mission import Mission
+from planner.model import Solution
+from planner.solution import FEASIBILITY_TOLERANCE
+
+__all__ = ["PlanRejected", "Violation", "ensure_valid", "polyline_sam_clearance", "validate_solution"]
+
+# A reported figure may differ from the recomputed one by rounding, not more.
+_REPORT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str  # fuel, eligibility, excluded, duplicate, start, end, frozen, sam, unknown, ...
+    drone: str | None
+    message: str
+
+    def __str__(self) -> str:
+        who = f"drone {self.drone}: " if self.drone is not None else ""
+        return f"[{self.rule}] {who}{self.message}"
+
+
+class PlanRejected(PlannerError):
+    def __init__(self, violations: list[Violation]):
+        self.violations = violations
+        super().__init__("plan rejected:\n" + "\n".join(str(v) for v in violations))
+
+
+def ensure_valid(mission: Mission, solution: Solution) -> Solution:
+    violations = validate_solution(mission, solution)
+    if violations:
+        raise PlanRejected(violations)
+    return solution
+
+
+def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
+    """Every hard-constraint violation in ``solution``; empty means valid."""
+    env = mission.environment
+    found: list[Violation] = []
+    enabled = {spec.id: spec for spec in mission.drones}
+    target_type = {t.id: t.type for t in env.targets}
+    excluded = set(mission.excluded_targets)
+    owner: dict[str, str] = {}
+
+    for drone_id in enabled:
+        if drone_id not in solution.routes:
+            found.append(Violation("missing", drone_id, "enabled drone has no route"))
+    for drone_id, result in solution.routes.items():
+        spec = enabled.get(drone_id)
+        if spec is None:
+            found.append(Violation("unknown", drone_id, "route for an unknown or disabled drone"))
+            continue
+        route = result.route
+        unknown = [node for node in route if node not in mission.index and node not in excluded]
+        if unknown or len(route) < 2:
+            what = f"unknown ids {unknown}" if unknown else "a route needs a start and an end"
+            found.append(Violation("unknown", drone_id, what))
+            continue
+        if route[0] != mission.node_ids[spec.start]:
+            found.append(Violation(
+                "start", drone_id,
+                f"starts at {route[0]}, must start at {mission.node_ids[spec.start]}"))
+        allowed_ends = [mission.node_ids[e] for e in spec.ends]
+        if route[-1] not in allowed_ends:
+            found.append(Violation("end", drone_id, f"ends at {route[-1]}, allowed {allowed_ends}"))
+        frozen = [mission.node_ids[n] for n in spec.prefix]
+        if route[1 : 1 + len(frozen)] != frozen:
+            found.append(Violation(
+                "frozen", drone_id,
+                f"route must begin with its frozen prefix {frozen}, got {route[1:1 + len(frozen)]}"))
+        for node in route[1:-1]:
+            if node not in target_type:
+                found.append(Violation("waypoint", drone_id, f"{node} is not a target"))
+                continue
+            if node in excluded:
+                found.append(Violation("excluded", drone_id, f"{node} is inside a SAM zone"))
+            if not spec.config.can_sense(target_type[node]):
+                found.append(Violation(
+                    "eligibility", drone_id,
+                    f"{node} has type {target_type[node]!r}, sensors"
+                    f" {spec.config.accessible_targets!r}"))
+            if node in owner:
+                found.append(Violation(
+                    "duplicate", drone_id, f"{node} also visited by drone {owner[node]}"))
+            owner.setdefault(node, drone_id)
+        if any(node in excluded for node in route):
+            continue
+        nodes = mission.nodes(route)
+        length = mission.route_length(nodes)
+        if not math.isfinite(length):
+            found.append(Violation("sam", drone_id, "a leg has no SAM-free path"))
+            continue
+        if length > spec.budget + FEASIBILITY_TOLERANCE:
+            found.append(Violation(
+                "fuel", drone_id, f"needs {length:.3f} km of fuel, budget {spec.budget:.3f}"))
+        if abs(result.fuel_used - length) > _REPORT_TOLERANCE * max(1.0, length):
+            found.append(Violation(
+                "reported", drone_id,
+                f"reports fuel_used {result.fuel_used:.6f}, recomputed {length:.6f}"))
+        points = float(sum(mission.scores[n] for n in nodes[1:-1]))
+        if abs(result.total_points - points) > _REPORT_TOLERANCE:
+            found.append(Violation(
+                "reported", drone_id, f"reports {result.total_points} points, recomputed {points}"))
+        polyline = result.path if result.path is not None else mission.route_path(nodes).sample()
+        clearance, sam_id = polyline_sam_clearance(mission, np.asarray(polyline, dtype=float))
+        if clearance < -FEASIBILITY_TOLERANCE:
+            found.append(Violation(
+                "sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km"))
+    for drone_id, targets in solution.allocation.items():
+        visited = solution.routes[drone_id].visited_targets if drone_id in solution.routes else []
+        if sorted(targets) != sorted(visited):
+            found.append(Violation(
+                "allocation", drone_id, f"allocation {targets} differs from route {visited}"))
+    return found
+
+
+def polyline_sam_clearance(mission: Mission, polyline: np.ndarray) -> tuple[float, str | None]:
+    """Smallest (distance to centre - true radius) over every chord; negative = inside."""
+    sams = mission.environment.sams
+    if not sams or len(polyline) == 0:
+        return math.inf, None
+    a = polyline[:-1] if len(polyline) > 1 else polyline
+    b = polyline[1:] if len(polyline) > 1 else polyline
+    worst, worst_id = math.inf, None
+    for sam in sams:
+        c = np.array(sam.pos)
+        ab = b - a
+        denom = np.einsum("ij,ij->i", ab, ab)
+        t = np.where(denom > 0, np.einsum("ij,ij->i", c - a, ab) / np.where(denom > 0, denom, 1), 0)
+        closest = a + np.clip(t, 0, 1)[:, None] * ab
+        gap = float(np.min(np.hypot(*(closest - c).T))) - sam.range
+        if gap < worst:
+            worst, worst_id = gap, sam.id
+    return worst, worst_id
