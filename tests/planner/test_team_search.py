@@ -1,0 +1,271 @@
+"""Team orienteering search: feasibility, reproducibility, anytime behaviour, optimality on
+tiny instances (against brute force) and a known benchmark instance."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.errors import InfeasibleError
+from planner.team_search import (
+    StopCriterion,
+    TeamProblem,
+    TeamSolution,
+    solve_team,
+    verify_solution,
+)
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "top"
+
+
+# --------------------------------------------------------------------------- helpers
+def euclid(pts: np.ndarray) -> np.ndarray:
+    d = pts[:, None, :] - pts[None, :, :]
+    return np.sqrt((d * d).sum(-1))
+
+
+def check_feasible(p: TeamProblem, s: TeamSolution) -> None:
+    """Independent check of every hard constraint (does not trust the engine's helper)."""
+    m = len(p.starts)
+    assert len(s.routes) == m
+    prefixes = p.prefixes or tuple(() for _ in range(m))
+    visited: list[int] = []
+    total = 0.0
+    for k, r in enumerate(s.routes):
+        assert r[0] == p.starts[k]
+        assert p.end_options[k, r[-1]], (k, r)
+        pf = list(prefixes[k])
+        assert r[1:1 + len(pf)] == pf
+        length = sum(p.dist[a, b] for a, b in zip(r[:-1], r[1:]))
+        assert length <= p.budget[k] + 1e-9, (k, length, p.budget[k])
+        assert math.isclose(length, s.lengths[k], rel_tol=1e-9, abs_tol=1e-9)
+        for u in r[1 + len(pf):-1]:
+            assert p.eligible[k, u], (k, u)
+        visited += r[1:-1]
+        total += sum(p.score[u] for u in r[1:-1])
+    assert len(visited) == len(set(visited)), visited
+    assert math.isclose(total, s.score, abs_tol=1e-9)
+    assert verify_solution(p, s) == []
+
+
+def random_problem(rng: np.random.Generator, n_targets: int, m: int, *, prefixes=False,
+                   budget_scale=1.0, sams=False) -> TeamProblem:
+    n_air = 3
+    n = n_air + n_targets
+    pts = rng.uniform(0, 100, size=(n, 2))
+    dist = euclid(pts)
+    if sams:  # make some pairs unreachable, keeping the matrix symmetric
+        cut = rng.random((n, n)) < 0.05
+        cut = cut | cut.T
+        np.fill_diagonal(cut, False)
+        cut[:n_air, :n_air] = False
+        dist[cut] = np.inf
+    score = np.zeros(n)
+    score[n_air:] = rng.integers(1, 10, size=n_targets)
+    starts = rng.integers(0, n_air, size=m)
+    ends = np.zeros((m, n), dtype=bool)
+    for k in range(m):
+        mode = k % 3
+        if mode == 0:  # return
+            ends[k, starts[k]] = True
+        elif mode == 1:  # end at another airport
+            ends[k, (starts[k] + 1) % n_air] = True
+        else:  # best_end
+            ends[k, :n_air] = True
+    elig = rng.random((m, n)) < 0.8
+    elig[:, :n_air] = False
+    budget = rng.uniform(120, 260, size=m) * budget_scale
+    pfx: tuple[tuple[int, ...], ...] = ()
+    if prefixes:
+        order = rng.permutation(np.arange(n_air, n))
+        pfx = tuple(tuple(int(x) for x in order[2 * k:2 * k + (k % 2) + 1]) for k in range(m))
+        # make the prefixes flyable and affordable
+        for k in range(m):
+            head = [int(starts[k]), *pfx[k]]
+            legs = list(zip(head[:-1], head[1:]))
+            legs += [(head[-1], int(e)) for e in np.flatnonzero(ends[k])]
+            for a, b in legs:
+                dist[a, b] = dist[b, a] = float(np.hypot(*(pts[a] - pts[b])))
+            hl = sum(dist[a, b] for a, b in zip(head[:-1], head[1:]))
+            back = min(dist[head[-1], e] for e in np.flatnonzero(ends[k]))
+            budget[k] = max(budget[k], hl + back + 20.0)
+    return TeamProblem(dist=dist, score=score, starts=starts, end_options=ends,
+                       budget=budget, eligible=elig, prefixes=pfx)
+
+
+def brute_force(p: TeamProblem) -> float:
+    """Optimal total score: best route per vehicle and subset, then disjoint subsets."""
+    m = len(p.starts)
+    n = len(p.score)
+    prefixes = p.prefixes or tuple(() for _ in range(m))
+    targets = [u for u in range(n) if p.eligible[:, u].any()
+               and not any(u in pf for pf in prefixes)]
+    fixed_score = sum(p.score[u] for pf in prefixes for u in pf)
+    best_by_vehicle: list[dict[frozenset, float]] = []
+    for k in range(m):
+        head = [int(p.starts[k]), *prefixes[k]]
+        hl = sum(p.dist[a, b] for a, b in zip(head[:-1], head[1:]))
+        ends = np.flatnonzero(p.end_options[k])
+        feas: dict[frozenset, float] = {}
+        mine = [u for u in targets if p.eligible[k, u]]
+        for r in range(len(mine) + 1):
+            for sub in itertools.combinations(mine, r):
+                ok = False
+                for perm in itertools.permutations(sub):
+                    seq = [head[-1], *perm]
+                    ln = hl + sum(p.dist[a, b] for a, b in zip(seq[:-1], seq[1:]))
+                    ln += min(p.dist[seq[-1], e] for e in ends)
+                    if ln <= p.budget[k] + 1e-9:
+                        ok = True
+                        break
+                if ok:
+                    feas[frozenset(sub)] = float(sum(p.score[u] for u in sub))
+        best_by_vehicle.append(feas)
+    best = -1.0
+
+    def rec(k: int, used: frozenset, acc: float) -> None:
+        nonlocal best
+        if k == m:
+            best = max(best, acc)
+            return
+        for sub, sc in best_by_vehicle[k].items():
+            if not (sub & used):
+                rec(k + 1, used | sub, acc + sc)
+
+    rec(0, frozenset(), 0.0)
+    return best + fixed_score
+
+
+def load_top(name: str) -> tuple[TeamProblem, float]:
+    lines = (DATA / name).read_text().split("\n")
+    n = int(lines[0].split()[1])
+    m = int(lines[1].split()[1])
+    tmax = float(lines[2].split()[1])
+    a = np.array([[float(v) for v in ln.split()] for ln in lines[3:3 + n]])
+    ends = np.zeros((m, n), dtype=bool)
+    ends[:, n - 1] = True
+    elig = np.ones((m, n), dtype=bool)
+    elig[:, [0, n - 1]] = False
+    best = {ln.split()[0]: float(ln.split()[1])
+            for ln in (DATA / "best_known.txt").read_text().splitlines() if ln.strip()}
+    return TeamProblem(dist=euclid(a[:, :2]), score=a[:, 2], starts=np.zeros(m, dtype=np.int64),
+                       end_options=ends, budget=np.full(m, tmax), eligible=elig), best[name]
+
+
+# --------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("seed", range(6))
+def test_random_problems_are_feasible(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = random_problem(rng, n_targets=25 + 5 * seed, m=1 + seed % 4, prefixes=seed % 2 == 1,
+                       sams=seed >= 3)
+    s = solve_team(p, StopCriterion(max_iterations=300), seed=seed)
+    check_feasible(p, s)
+    assert s.iterations <= 300
+
+
+def test_reproducible_with_seed_and_iteration_limit() -> None:
+    p = random_problem(np.random.default_rng(42), n_targets=40, m=3, prefixes=True)
+    a = solve_team(p, StopCriterion(max_iterations=400), seed=7)
+    b = solve_team(p, StopCriterion(max_iterations=400), seed=7)
+    assert a.routes == b.routes and a.score == b.score and a.iterations == b.iterations == 400
+    check_feasible(p, a)
+
+
+def test_anytime_callback_sees_non_decreasing_feasible_scores() -> None:
+    p, _ = load_top("p4.3.k.txt")
+    seen: list[TeamSolution] = []
+    s = solve_team(p, StopCriterion(max_seconds=1.0), seed=3, on_improvement=seen.append)
+    assert seen, "no callback"
+    scores = [x.score for x in seen]
+    assert scores == sorted(scores)
+    for x in seen:
+        check_feasible(p, x)
+    assert s.score == scores[-1]
+    assert seen[0].seconds < 0.5  # a valid plan almost at once
+
+
+def test_lambda_stop_criterion() -> None:
+    p = random_problem(np.random.default_rng(5), n_targets=30, m=2)
+    s = solve_team(p, lambda it, sec: it >= 50 or sec > 5.0, seed=1)
+    check_feasible(p, s)
+    assert s.iterations >= 50
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tiny_instances_match_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    p = random_problem(rng, n_targets=7, m=2, prefixes=seed % 3 == 2, budget_scale=0.7,
+                       sams=seed % 2 == 1)
+    s = solve_team(p, StopCriterion(max_iterations=300), seed=seed)
+    check_feasible(p, s)
+    assert s.score == pytest.approx(brute_force(p))
+
+
+@pytest.mark.parametrize("seed", [0, 2, 4, 6])
+def test_tiny_instances_heuristic_alone_matches_brute_force(seed: int) -> None:
+    # metric instances (no holes): the search itself, without the exact shortcut
+    rng = np.random.default_rng(100 + seed)
+    p = random_problem(rng, n_targets=7, m=2, prefixes=seed % 3 == 2, budget_scale=0.7)
+    s = solve_team(p, StopCriterion(max_iterations=500), seed=seed, exact=False)
+    check_feasible(p, s)
+    assert not s.optimal
+    assert s.score == pytest.approx(brute_force(p))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_single_vehicle_small_is_exact(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    p = random_problem(rng, n_targets=7, m=1, budget_scale=0.6)
+    s = solve_team(p, StopCriterion(max_iterations=10), seed=0)
+    check_feasible(p, s)
+    assert s.optimal
+    assert s.score == pytest.approx(brute_force(p))
+
+
+@pytest.mark.parametrize("name", ["p4.2.a.txt", "p5.2.h.txt", "p5.3.m.txt"])
+def test_top_instance_reaches_best_known(name: str) -> None:
+    p, best = load_top(name)
+    s = solve_team(p, StopCriterion(max_iterations=3000), seed=0)
+    check_feasible(p, s)
+    assert s.score >= best
+
+
+def test_frozen_prefix_over_budget_is_infeasible() -> None:
+    p = random_problem(np.random.default_rng(9), n_targets=10, m=2, prefixes=True)
+    budget = p.budget.copy()
+    budget[1] = 1.0  # the prefix of vehicle 1 cannot be flown
+    bad = TeamProblem(dist=p.dist, score=p.score, starts=p.starts, end_options=p.end_options,
+                      budget=budget, eligible=p.eligible, prefixes=p.prefixes)
+    with pytest.raises(InfeasibleError):
+        solve_team(bad, StopCriterion(max_iterations=10))
+
+
+def test_vehicle_that_cannot_move_gets_start_end() -> None:
+    pts = np.array([[0.0, 0.0], [10.0, 0.0], [5.0, 1.0], [5.0, -1.0], [50.0, 50.0]])
+    d = euclid(pts)
+    n = len(pts)
+    ends = np.zeros((2, n), dtype=bool)
+    ends[:, 1] = True
+    elig = np.zeros((2, n), dtype=bool)
+    elig[:, 2:] = True
+    p = TeamProblem(dist=d, score=np.array([0, 0, 3.0, 4.0, 9.0]), starts=np.array([0, 0]),
+                    end_options=ends, budget=np.array([10.0, 10.5]), eligible=elig)
+    s = solve_team(p, StopCriterion(max_iterations=50), seed=0)
+    check_feasible(p, s)
+    assert s.routes[0] == [0, 1]  # budget 10 = straight line only
+    assert s.score == 4.0  # vehicle 1 picks the better of the two close targets
+
+
+def test_single_vehicle_mid_size_uses_held_karp() -> None:
+    # 16 usable targets: above the team DP, within the exact single-drone solver
+    p = random_problem(np.random.default_rng(77), n_targets=16, m=1, budget_scale=0.8)
+    s = solve_team(p, StopCriterion(max_iterations=10), seed=0)
+    check_feasible(p, s)
+    assert s.optimal
+    h = solve_team(p, StopCriterion(max_iterations=2000), seed=0, exact=False)
+    check_feasible(p, h)
+    assert s.score >= h.score - 1e-9
