@@ -1,0 +1,225 @@
+"""The tick's hot loop: every drone moved along its path and checked, in one numba call.
+
+Phases, each a pass over the drones in index order (so events come out ordered by phase,
+then by drone): move and burn fuel; collect (planned waypoints, then targets passed within
+the capture radius); detect hidden SAMs; lose drones inside a true SAM; land drones at the
+end of their path; lose drones with no fuel. The kernel writes events as int rows
+``(code, drone, object, aux)``; ``world.py`` turns them into typed events.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Drone status codes.
+PARKED, FLYING, HOLDING, LANDED, LOST = 0, 1, 2, 3, 4
+STATUS_NAMES = ("parked", "flying", "holding", "landed", "lost")
+
+# Rows of the fleet's float array.
+X, Y, HDG, SPEED, FUEL, S, LEN, ODO, OX, OY = range(10)
+N_FLEET_ROWS = 10
+
+# Event codes written by the kernel.
+EV_COLLECTED, EV_MISSED, EV_DETECTED, EV_LOST_SAM, EV_LANDED, EV_ARRIVED, EV_LOST_FUEL = range(1, 8)
+# TargetMissed reasons (aux of EV_MISSED).
+MISS_REMOVED, MISS_MOVED, MISS_TAKEN, MISS_SENSOR = range(4)
+
+# A drone whose fuel runs out this close (km) to the end of its path still arrives: plans
+# are feasible to rounding (1e-9), and rounding must not shoot a drone down on the runway.
+FUEL_TOLERANCE = 1e-9
+# A point on a true SAM circle is not inside it (same hair as the planner's).
+SAM_TOLERANCE = 1e-9
+_WAYPOINT_SLACK = 1e-9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wrap(a):
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+@njit(cache=True, nogil=True)
+def _locate(P, k, u):
+    """(x, y, heading) at arc length u into piece k (the formulas of planner.geometry)."""
+    if P[0, k] == 0.0:  # line
+        length = P[6, k]
+        t = 0.0
+        if length > 0.0:
+            t = min(max(u / length, 0.0), 1.0)
+        return P[1, k] + t * P[3, k], P[2, k] + t * P[4, k], P[8, k]
+    r = P[3, k]
+    sign = P[5, k]
+    span = min(max(u, 0.0), P[6, k])
+    a = P[4, k]
+    if r > 0.0:
+        a = a + sign * (span / r)
+    return P[1, k] + r * math.cos(a), P[2, k] + r * math.sin(a), _wrap(a + sign * 0.5 * math.pi)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seg_dist2(x0, y0, x1, y1, px, py):
+    """Squared distance from point p to the segment (x0, y0)-(x1, y1)."""
+    dx = x1 - x0
+    dy = y1 - y0
+    dd = dx * dx + dy * dy
+    t = 0.0
+    if dd > 0.0:
+        t = ((px - x0) * dx + (py - y0) * dy) / dd
+        t = min(max(t, 0.0), 1.0)
+    ex = x0 + t * dx - px
+    ey = y0 + t * dy - py
+    return ex * ex + ey * ey
+
+
+@njit(cache=True, nogil=True)
+def tick_kernel(dt, F, status, cur, p_lo, p_hi, P, wp_s, wp_t, wp_cur, wp_hi, end_airport,
+                T, t_type, t_alive, t_by, elig, capture_r, SM, s_alive, s_known, sensor_r, ev):
+    """Advance one tick; return the number of event rows written to ``ev``."""
+    n = status.shape[0]
+    nt = T.shape[1]
+    ns = SM.shape[1]
+    ne = 0
+    arrived = np.zeros(n, dtype=np.bool_)
+    # 1. Move along the path and burn fuel (holding drones fly a circle and wrap).
+    for d in range(n):
+        st = status[d]
+        if st != FLYING and st != HOLDING:
+            continue
+        F[OX, d] = F[X, d]
+        F[OY, d] = F[Y, d]
+        ds = F[SPEED, d] * dt
+        length = F[LEN, d]
+        s = F[S, d]
+        reach = False
+        if st == FLYING and ds >= length - s:
+            ds = length - s
+            reach = True
+        fuel = F[FUEL, d]
+        if ds > fuel and ds - fuel > FUEL_TOLERANCE:
+            ds = fuel
+            reach = False
+        if reach:
+            s = length
+        else:
+            s = s + ds
+        if st == HOLDING and length > 0.0:
+            while s >= length:
+                s -= length
+            cur[d] = p_lo[d]
+        F[S, d] = s
+        F[FUEL, d] = max(fuel - ds, 0.0)
+        F[ODO, d] += ds
+        k = cur[d]
+        while k + 1 < p_hi[d] and s >= P[7, k + 1]:
+            k += 1
+        cur[d] = k
+        x, y, h = _locate(P, k, s - P[7, k])
+        F[X, d] = x
+        F[Y, d] = y
+        F[HDG, d] = h
+        arrived[d] = reach
+    # 2. Collect: planned waypoints crossed this tick, then other targets passed close by.
+    r2 = capture_r * capture_r
+    for d in range(n):
+        st = status[d]
+        if st != FLYING and st != HOLDING:
+            continue
+        x0, y0, x1, y1 = F[OX, d], F[OY, d], F[X, d], F[Y, d]
+        while wp_cur[d] < wp_hi[d] and wp_s[wp_cur[d]] <= F[S, d] + _WAYPOINT_SLACK:
+            j = wp_t[wp_cur[d]]
+            wp_cur[d] += 1
+            code, aux = EV_MISSED, MISS_REMOVED
+            if j < 0 or not t_alive[j]:
+                aux = MISS_REMOVED
+            elif t_by[j] >= 0:
+                aux = MISS_TAKEN
+            elif not elig[d, t_type[j]]:
+                aux = MISS_SENSOR
+            elif _seg_dist2(x0, y0, x1, y1, T[0, j], T[1, j]) > r2 + 1e-12:
+                aux = MISS_MOVED
+            else:
+                code, aux = EV_COLLECTED, 1
+                t_by[j] = d
+            ev[ne, 0] = code
+            ev[ne, 1] = d
+            ev[ne, 2] = j
+            ev[ne, 3] = aux
+            ne += 1
+        for j in range(nt):
+            if not t_alive[j] or t_by[j] >= 0 or not elig[d, t_type[j]]:
+                continue
+            if _seg_dist2(x0, y0, x1, y1, T[0, j], T[1, j]) > r2:
+                continue
+            own = False  # a target still ahead in this drone's plan waits for its waypoint
+            for w in range(wp_cur[d], wp_hi[d]):
+                if wp_t[w] == j:
+                    own = True
+                    break
+            if own:
+                continue
+            t_by[j] = d
+            ev[ne, 0] = EV_COLLECTED
+            ev[ne, 1] = d
+            ev[ne, 2] = j
+            ev[ne, 3] = 0
+            ne += 1
+    # 3. Detect hidden SAMs: the swept segment comes within sensor range of the SAM's edge.
+    for d in range(n):
+        st = status[d]
+        if st != FLYING and st != HOLDING:
+            continue
+        for q in range(ns):
+            if not s_alive[q] or s_known[q]:
+                continue
+            reach = SM[2, q] + sensor_r
+            if _seg_dist2(F[OX, d], F[OY, d], F[X, d], F[Y, d], SM[0, q], SM[1, q]) <= reach * reach:
+                s_known[q] = True
+                ev[ne, 0] = EV_DETECTED
+                ev[ne, 1] = d
+                ev[ne, 2] = q
+                ev[ne, 3] = 0
+                ne += 1
+    # 4. A drone whose swept segment enters an open true SAM disk is lost.
+    for d in range(n):
+        st = status[d]
+        if st != FLYING and st != HOLDING:
+            continue
+        for q in range(ns):
+            if not s_alive[q]:
+                continue
+            lim = max(SM[2, q] - SAM_TOLERANCE, 0.0)
+            if _seg_dist2(F[OX, d], F[OY, d], F[X, d], F[Y, d], SM[0, q], SM[1, q]) < lim * lim:
+                status[d] = LOST
+                ev[ne, 0] = EV_LOST_SAM
+                ev[ne, 1] = d
+                ev[ne, 2] = q
+                ev[ne, 3] = 0
+                ne += 1
+                break
+    # 5. At the end of its path: land at an airport, or report (the caller starts a hold).
+    for d in range(n):
+        if status[d] != FLYING or not arrived[d]:
+            continue
+        if end_airport[d] >= 0:
+            status[d] = LANDED
+            ev[ne, 0] = EV_LANDED
+            ev[ne, 2] = end_airport[d]
+        else:
+            ev[ne, 0] = EV_ARRIVED
+            ev[ne, 2] = -1
+        ev[ne, 1] = d
+        ev[ne, 3] = 0
+        ne += 1
+    # 6. No fuel left in the air: lost.
+    for d in range(n):
+        st = status[d]
+        if (st == FLYING or st == HOLDING) and F[FUEL, d] <= 0.0:
+            status[d] = LOST
+            ev[ne, 0] = EV_LOST_FUEL
+            ev[ne, 1] = d
+            ev[ne, 2] = -1
+            ev[ne, 3] = 0
+            ne += 1
+    return ne
