@@ -1,0 +1,91 @@
+"""The one interface every agent engine speaks: an agent call in, a reply out.
+
+An ``AgentCall`` carries the prompt (system text with the hard constraints and memories
+injected, user text), the tool whose input is the agent's structured output, the
+deterministic answer the rules policy gives for the same input, and the input hash that
+traces and replays key on. ``Engine.complete`` answers it or raises an ``EngineError`` whose
+``kind`` says what went wrong; it never blocks the event loop and honours ``timeout_s``.
+
+Engines: ``rules`` (returns the deterministic answer, offline), ``anthropic`` (the official
+SDK's async client, tool use), ``replay`` (answers recorded in a trace).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Protocol, runtime_checkable
+
+from executive.errors import ExecutiveError
+
+__all__ = ["AgentCall", "Engine", "EngineError", "EngineReply", "ToolSpec", "input_hash"]
+
+ErrorKind = Literal["timeout", "rate_limited", "server_error", "malformed", "refused",
+                    "unavailable", "not_recorded"]
+
+
+class EngineError(ExecutiveError):
+    """An engine could not answer: ``kind`` is one of ``ErrorKind``."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """The tool an agent must call; its input is the agent's structured output."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]  # JSON Schema of the tool input
+
+
+@dataclass(frozen=True)
+class AgentCall:
+    agent: str  # strategist | allocator | critic | responder
+    system: str  # role prompt + hard constraints + memories
+    prompt: str  # the user turn: mission context, metrics, request
+    tool: ToolSpec
+    deterministic: Mapping[str, Any]  # the rules policy's answer (also the fallback)
+    max_tokens: int = 1024
+
+    @property
+    def input_hash(self) -> str:
+        return input_hash(self.system, self.prompt, self.tool.name)
+
+    @property
+    def input_size(self) -> int:
+        return len(self.system) + len(self.prompt)
+
+
+@dataclass(frozen=True)
+class EngineReply:
+    tool_input: dict[str, Any] | None  # the structured output, unvalidated
+    raw: str  # what the engine returned, as text (JSON of the content blocks for the SDK)
+    model: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    name: str  # rules | anthropic | replay
+    model: str | None
+
+    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply: ...
+
+
+def input_hash(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
