@@ -1,0 +1,60 @@
+"""Re-execute a traced run exactly: the same scenario, the first plan, and every recorded
+input resubmitted at its stamped tick; the state hashes must match the recorded ones.
+
+Planning and agents are not re-run: what they decided is in the inputs (``fly_path`` with
+its exact geometry, holds, returns), so a replay needs no planner, no network, no LLM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from executive.errors import ExecutiveError
+from executive.inputs_codec import input_from_json
+from planner.scenario_io import ScenarioError, parse_scenario
+from sim import Sim
+
+__all__ = ["ReplayResult", "replay"]
+
+
+@dataclass
+class ReplayResult:
+    ticks: int
+    hashes: dict[int, str]  # tick -> state hash, every ``hash_every`` ticks
+    compared: int
+    mismatches: list[tuple[int, str, str]]  # (tick, recorded, replayed)
+    final_hash: str
+
+    @property
+    def exact(self) -> bool:
+        return self.compared > 0 and not self.mismatches
+
+
+def replay(scenario: Mapping, inputs: Iterable[Mapping], recorded_hashes: Mapping[int, str],
+           *, hash_every: int, until: int | None = None) -> ReplayResult:
+    """``inputs``: rows with tick, kind (plan | edit | command), payload, source, in the
+    order they were submitted. Timeline edits come from the scenario itself."""
+    try:
+        parsed = parse_scenario(dict(scenario), "<traced scenario>")
+    except ScenarioError as exc:
+        raise ExecutiveError(f"the traced scenario does not load: {exc}") from exc
+    rows = list(inputs)
+    plan = next((r for r in rows if r["kind"] == "plan"), None)
+    if plan is None:
+        raise ExecutiveError("the trace has no first plan: cannot replay")
+    sim = Sim(parsed, plan["payload"]["routes"], hash_every=hash_every)
+    for row in rows:
+        if row["kind"] == "plan" or row.get("source") == "timeline":
+            continue
+        sim.submit(input_from_json(row["kind"], row["payload"]))
+    last_tick = max(recorded_hashes, default=-1) if until is None else until - 1
+    hashes: dict[int, str] = {}
+    while sim.tick <= last_tick or (until is None and not sim.done):
+        result = sim.step()
+        if result.state_hash is not None:
+            hashes[result.tick] = result.state_hash
+    mismatches = [(t, h, hashes.get(t, "<none>")) for t, h in sorted(recorded_hashes.items())
+                  if hashes.get(t) != h]
+    compared = sum(1 for t in recorded_hashes if t in hashes)
+    return ReplayResult(sim.tick, hashes, compared, mismatches, sim.state_hash())
