@@ -154,9 +154,11 @@ def _print_plan(file: Path, mission, result) -> None:
 
 
 def _register_subcommands() -> None:
+    from executive.cli_run import run
     from executive.cli_sim import sim
 
     app.command("sim")(sim)
+    app.command("run")(run)
 
 
 _register_subcommands()

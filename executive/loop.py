@@ -154,6 +154,7 @@ class Executive:
         publish: Callable[[str, dict], None] | None = None,
         coordinate: Callable[[str], dict] | None = None,
         initial_plan: Solution | None = None,
+        initial_mission: Mission | None = None,
         config: dict[str, Any] | None = None,
     ) -> None:
         self.scenario = scenario
@@ -165,6 +166,7 @@ class Executive:
         self._publish = publish
         self._coordinate = coordinate
         self._initial_plan = initial_plan
+        self._initial_mission = initial_mission  # what the initial plan was made on
         self._config = dict(config or {})
         self.sim: Sim | None = None
         self.plan: Solution | None = None  # the committed plan (its remainder form)
@@ -233,18 +235,21 @@ class Executive:
             outcome = await self.planner.plan(request)
             latency = (time.perf_counter() - started) * 1000
             solution = outcome.solution
-        mission = compile_mission(self.scenario)
+        mission = self._initial_mission or compile_mission(self.scenario)
         problems = validate_solution(mission, solution)
         if problems:
             from executive.errors import ExecutiveError
 
             raise ExecutiveError("the first plan is invalid: " + "; ".join(map(str, problems)))
-        self.sim = Sim(self.scenario, solution, hash_every=self.policy.hash_every)
+        # The first plan flies like every later one: fly_path commands stamped for tick 0,
+        # recorded as inputs, so a replay needs nothing but the inputs.
+        self.sim = Sim(self.scenario, None, hash_every=self.policy.hash_every)
         self.plan = solution
         self.plan_id = new_id()
         self._initial_points = solution.total_points
-        routes = {d: list(r.route) for d, r in solution.routes.items()}
-        self.sink.emit(InputRecord(self.run_id, 0, "plan", {"routes": routes}, "executive"))
+        starts = {spec.id for spec in mission.drones}
+        for command in fly_commands(mission, solution, 0, starts):
+            self._submit(command, "executive")
         self._plan_version(self.plan_id, None, 0, "committed", "initial", solution, latency)
         self._event(0, "COMMIT_PLAN", {"plan_id": self.plan_id, "trigger": "initial",
                                        "points": solution.total_points})

@@ -33,21 +33,20 @@ class ReplayResult:
 
 def replay(scenario: Mapping, inputs: Iterable[Mapping], recorded_hashes: Mapping[int, str],
            *, hash_every: int, until: int | None = None) -> ReplayResult:
-    """``inputs``: rows with tick, kind (plan | edit | command), payload, source, in the
-    order they were submitted. Timeline edits come from the scenario itself."""
+    """``inputs``: rows with tick, kind (edit | command), payload, source, in the order they
+    were submitted (the first plan is its tick-0 fly_path commands). Timeline edits come
+    from the scenario itself."""
     try:
         parsed = parse_scenario(dict(scenario), "<traced scenario>")
     except ScenarioError as exc:
         raise ExecutiveError(f"the traced scenario does not load: {exc}") from exc
-    rows = list(inputs)
-    plan = next((r for r in rows if r["kind"] == "plan"), None)
-    if plan is None:
-        raise ExecutiveError("the trace has no first plan: cannot replay")
-    sim = Sim(parsed, plan["payload"]["routes"], hash_every=hash_every)
+    rows = [r for r in inputs if r["kind"] in ("edit", "command")]
+    if not rows:
+        raise ExecutiveError("the trace holds no inputs: nothing to replay")
+    sim = Sim(parsed, None, hash_every=hash_every)
     for row in rows:
-        if row["kind"] == "plan" or row.get("source") == "timeline":
-            continue
-        sim.submit(input_from_json(row["kind"], row["payload"]))
+        if row.get("source") != "timeline":
+            sim.submit(input_from_json(row["kind"], row["payload"]))
     last_tick = max(recorded_hashes, default=-1) if until is None else until - 1
     hashes: dict[int, str] = {}
     while sim.tick <= last_tick or (until is None and not sim.done):
