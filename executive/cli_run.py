@@ -128,14 +128,11 @@ async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterat
                             records=records)
     initial = initial_mission = None
     if oracle:
-        from executive.oracle import oracle_scenario
-        from planner.mission import compile_mission
-        from planner.planning import plan_mission
+        from executive.oracle import oracle_plan
 
         # Planned on the whole timeline, flown in the scripted world as it unfolds.
-        initial_mission = compile_mission(oracle_scenario(scenario))
-        initial = plan_mission(initial_mission, iterations=iterations or 3000,
-                               seconds=None, seed=seed).solution
+        initial, initial_mission = oracle_plan(scenario, iterations=iterations or 3000,
+                                               seed=seed)
     executive = Executive(scenario, planner=planner, sink=sink, policy=policy, seed=seed,
                           initial_plan=initial, initial_mission=initial_mission, config=config)
     report = None

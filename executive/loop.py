@@ -248,7 +248,8 @@ class Executive:
         self.plan_id = new_id()
         self._initial_points = solution.total_points
         starts = {spec.id for spec in mission.drones}
-        for command in fly_commands(mission, solution, 0, starts):
+        live = {t.id for t in self.sim.world.known_environment.targets}
+        for command in fly_commands(mission, solution, 0, starts, live):
             self._submit(command, "executive")
         self._plan_version(self.plan_id, None, 0, "committed", "initial", solution, latency)
         self._event(0, "COMMIT_PLAN", {"plan_id": self.plan_id, "trigger": "initial",

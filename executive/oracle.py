@@ -40,3 +40,13 @@ def oracle_scenario(scenario: Scenario) -> Scenario:
     env["sams"] = list(sams.values())
     data["timeline"] = []
     return Scenario.model_validate(data)
+
+
+def oracle_plan(scenario: Scenario, *, iterations: int = 3000, seed: int = 0):
+    """(solution, mission): the plan made once on the whole timeline, and the mission it
+    was made on (the executive flies it with that mission's geometry)."""
+    from planner.mission import compile_mission
+    from planner.planning import plan_mission
+
+    mission = compile_mission(oracle_scenario(scenario))
+    return plan_mission(mission, iterations=iterations, seconds=None, seed=seed).solution, mission
