@@ -154,11 +154,13 @@ def _print_plan(file: Path, mission, result) -> None:
 
 
 def _register_subcommands() -> None:
+    from executive.cli_replay import replay_cmd
     from executive.cli_run import run
     from executive.cli_sim import sim
 
     app.command("sim")(sim)
     app.command("run")(run)
+    app.command("replay")(replay_cmd)
 
 
 _register_subcommands()

@@ -36,8 +36,13 @@ def build_planner(engine: str, *, sink, seed: int, iterations: int | None, use_a
 
     if not use_agents:
         return AlgorithmicPlanner(seed=seed, iterations=iterations)
-    from executive.engines import make_engine
-    from executive.planning_round import AgentPlanner
+    try:
+        from executive.engines import make_engine
+        from executive.planning_round import AgentPlanner
+    except ImportError as exc:  # the agent chain is not built yet (issue 5)
+        from executive.errors import ExecutiveError
+
+        raise ExecutiveError(f"the agent chain is not available yet ({exc.name}): use --no-agents") from None
 
     return AgentPlanner(make_engine(engine, model=model, records=records), sink, seed=seed,
                         iterations=iterations, memories=memories)
@@ -53,7 +58,7 @@ def run(
     no_replan: Annotated[bool, typer.Option("--no-replan", help="fly the first plan blindly")] = False,
     oracle: Annotated[bool, typer.Option(help="plan once knowing the whole timeline (comparison)")] = False,
     review: Annotated[bool, typer.Option(help="drafts wait for ACCEPT/REJECT instead of committing")] = False,
-    agents: Annotated[bool, typer.Option(help="run the agent chain next to the planner")] = True,
+    agents: Annotated[bool, typer.Option(help="run the agent chain next to the planner (not built yet)")] = False,
     db: Annotated[Optional[str], typer.Option(help="SQLAlchemy URL of the trace store (default sqlite:///runs/isr.db); 'none' for no traces")] = None,
     seed: Annotated[int, typer.Option(help="random seed of the planner")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as one JSON object")] = False,
@@ -77,7 +82,7 @@ def run(
     if not headless:
         Console(stderr=True).print("the dashboard is not built yet: running headless",
                                    highlight=False)
-    url = None if (db or "").lower() == "none" else (db or _default_url())
+    url = _trace_url(db)
     policy = Policy(replan=not (no_replan or oracle), commit="review" if review else "auto")
     iterations = policy.batch_iterations if pace is None else None
     try:
@@ -97,13 +102,17 @@ def run(
     _print(file, out)
 
 
-def _default_url() -> str:
+def _trace_url(db: str | None) -> str | None:
+    """The trace store's URL, or None for no traces."""
     try:
         from executive.traces import default_url
-
-        return default_url()
-    except ImportError:  # pragma: no cover - until the trace store lands
-        return "sqlite:///runs/isr.db"
+    except ImportError:  # the SQLAlchemy trace store is not built yet (issue 5)
+        if db is not None and db.lower() != "none":
+            raise _fail(f"--db {db!r}: the trace store is not built yet; runs are not traced")
+        return None
+    if db is not None and db.lower() == "none":
+        return None
+    return db or default_url()
 
 
 async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterations,

@@ -26,6 +26,7 @@ __all__ = [
     "PlanOutcome",
     "PlanRequest",
     "PlanVersionRecord",
+    "RunEndRecord",
     "RunRecord",
     "StateHashRecord",
     "TelemetryRecord",
@@ -101,6 +102,16 @@ class RunRecord:
 
 
 @dataclass(frozen=True)
+class RunEndRecord:
+    """A run's end: its status (ended, interrupted, failed) and outcome summary."""
+
+    run_id: str
+    ended_at: float
+    status: str
+    outcome: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class InputRecord:
     """Anything stamped into the sim: an edit or a command, with the tick it takes effect."""
 
@@ -170,7 +181,7 @@ class StateHashRecord:
 
 
 TraceRecord = (
-    RunRecord | InputRecord | TelemetryRecord | EventRecord | PlanVersionRecord
+    RunRecord | RunEndRecord | InputRecord | TelemetryRecord | EventRecord | PlanVersionRecord
     | AgentRunRecord | StateHashRecord
 )
 

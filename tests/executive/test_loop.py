@@ -161,37 +161,32 @@ def test_ticks_keep_running_while_a_plan_is_being_made():
     assert ticks_while_planning == sorted(ticks_while_planning)
 
 
-def test_review_policy_waits_for_accept_then_commits():
+def _review_run(answer: str):
+    """Run new_target.json with drafts waiting for review; the operator answers ``answer``."""
     scenario = load_scenario(SCENARIOS / "new_target.json")
     sink = ListSink()
     holder = {}
 
     def publish(topic, payload):
         if topic == "events" and payload.get("kind") == "REVIEW":
-            holder["ex"].command(HumanCommand("ACCEPT"))
+            holder["ex"].command(HumanCommand(answer))
 
     executive = Executive(scenario, planner=AlgorithmicPlanner(iterations=1000), sink=sink,
                           publish=publish, policy=Policy(commit="review"))
     holder["ex"] = executive
-    report = asyncio.run(executive.run(None))
+    return sink, asyncio.run(executive.run(None))
+
+
+def test_review_policy_waits_for_accept_then_commits():
+    sink, report = _review_run("ACCEPT")
     assert _events(sink, "REVIEW")
     assert any(r.status == "committed" for r in report.replans)
     assert report.outcome.total_points == 74.0
 
 
 def test_reject_keeps_the_committed_plan():
-    scenario = load_scenario(SCENARIOS / "new_target.json")
-    sink = ListSink()
-    holder = {}
-
-    def publish(topic, payload):
-        if topic == "events" and payload.get("kind") == "REVIEW":
-            holder["ex"].command(HumanCommand("REJECT"))
-
-    executive = Executive(scenario, planner=AlgorithmicPlanner(iterations=1000), sink=sink,
-                          publish=publish, policy=Policy(commit="review"))
-    holder["ex"] = executive
-    report = asyncio.run(executive.run(None))
+    sink, report = _review_run("REJECT")
+    assert _events(sink, "PLAN_REJECTED")
     assert [r.status for r in report.replans] == ["rejected"]
     assert report.outcome.total_points == 64.0  # the first plan, flown as committed
 

@@ -1,0 +1,110 @@
+"""The trace store's tables (SQLAlchemy 2.0 Core): one per trace record type.
+
+Generic types only (JSON, not JSONB), so a SQLite file and a PostgreSQL URL hold the same.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+__all__ = ["METADATA", "agent_runs", "events", "inputs", "plan_versions", "runs",
+           "state_hashes", "telemetry"]
+
+METADATA = MetaData()
+
+runs = Table(
+    "runs", METADATA,
+    Column("run_id", String(32), primary_key=True),
+    Column("parent_run_id", String(32)),
+    Column("scenario", JSON, nullable=False),
+    Column("seed", Integer, nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("started_at", Float, nullable=False),
+    Column("ended_at", Float),
+    Column("status", String(16), nullable=False, default="running"),
+    Column("outcome", JSON),
+)
+
+inputs = Table(
+    "inputs", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), nullable=False),
+    Column("tick", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("source", String(16), nullable=False),
+    Index("ix_inputs_run_tick", "run_id", "tick"),
+)
+
+telemetry = Table(
+    "telemetry", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), nullable=False),
+    Column("tick", Integer, nullable=False),
+    Column("drones", JSON, nullable=False),
+    Index("ix_telemetry_run_tick", "run_id", "tick"),
+)
+
+events = Table(
+    "events", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), nullable=False),
+    Column("tick", Integer, nullable=False),
+    Column("kind", String(48), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Index("ix_events_run_tick", "run_id", "tick"),
+)
+
+plan_versions = Table(
+    "plan_versions", METADATA,
+    Column("plan_id", String(32), primary_key=True),
+    Column("run_id", String(32), nullable=False, index=True),
+    Column("parent_plan_id", String(32)),
+    Column("round_id", String(32)),
+    Column("tick", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("trigger", Text, nullable=False),
+    Column("solution", JSON, nullable=False),
+    Column("latency_ms", Float),
+)
+
+agent_runs = Table(
+    "agent_runs", METADATA,
+    Column("run_id", String(32), primary_key=True),
+    Column("parent_run_id", String(32), index=True),
+    Column("mission_run_id", String(32), nullable=False, index=True),
+    Column("agent", String(32), nullable=False),
+    Column("engine", String(16), nullable=False),
+    Column("model", String(64)),
+    Column("input_hash", String(32), nullable=False),
+    Column("input_size", Integer, nullable=False),
+    Column("tokens_in", Integer),
+    Column("tokens_out", Integer),
+    Column("duration_ms", Float, nullable=False),
+    Column("raw_output", Text),
+    Column("validated_output", JSON),
+    Column("clamp_actions", JSON, nullable=False),
+    Column("applied", Boolean, nullable=False),
+    Column("error", Text),
+    Column("tick", Integer),
+)
+
+state_hashes = Table(
+    "state_hashes", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), nullable=False),
+    Column("tick", Integer, nullable=False),
+    Column("hash", String(64), nullable=False),
+    Index("ix_state_hashes_run_tick", "run_id", "tick"),
+)
