@@ -23,6 +23,19 @@ __all__ = ["METADATA", "agent_runs", "events", "inputs", "plan_versions", "runs"
 
 METADATA = MetaData()
 
+
+def _per_tick(name: str, *columns: Column) -> Table:
+    """A table of rows stamped with a run and a tick, indexed for reading a run in order."""
+    return Table(
+        name, METADATA,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", String(32), nullable=False),
+        Column("tick", Integer, nullable=False),
+        *columns,
+        Index(f"ix_{name}_run_tick", "run_id", "tick"),
+    )
+
+
 runs = Table(
     "runs", METADATA,
     Column("run_id", String(32), primary_key=True),
@@ -36,35 +49,14 @@ runs = Table(
     Column("outcome", JSON),
 )
 
-inputs = Table(
-    "inputs", METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(32), nullable=False),
-    Column("tick", Integer, nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("payload", JSON, nullable=False),
-    Column("source", String(16), nullable=False),
-    Index("ix_inputs_run_tick", "run_id", "tick"),
-)
+inputs = _per_tick("inputs", Column("kind", String(16), nullable=False),
+                   Column("payload", JSON, nullable=False),
+                   Column("source", String(16), nullable=False))
 
-telemetry = Table(
-    "telemetry", METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(32), nullable=False),
-    Column("tick", Integer, nullable=False),
-    Column("drones", JSON, nullable=False),
-    Index("ix_telemetry_run_tick", "run_id", "tick"),
-)
+telemetry = _per_tick("telemetry", Column("drones", JSON, nullable=False))
 
-events = Table(
-    "events", METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(32), nullable=False),
-    Column("tick", Integer, nullable=False),
-    Column("kind", String(48), nullable=False),
-    Column("payload", JSON, nullable=False),
-    Index("ix_events_run_tick", "run_id", "tick"),
-)
+events = _per_tick("events", Column("kind", String(48), nullable=False),
+                   Column("payload", JSON, nullable=False))
 
 plan_versions = Table(
     "plan_versions", METADATA,
@@ -100,11 +92,4 @@ agent_runs = Table(
     Column("tick", Integer),
 )
 
-state_hashes = Table(
-    "state_hashes", METADATA,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", String(32), nullable=False),
-    Column("tick", Integer, nullable=False),
-    Column("hash", String(64), nullable=False),
-    Index("ix_state_hashes_run_tick", "run_id", "tick"),
-)
+state_hashes = _per_tick("state_hashes", Column("hash", String(64), nullable=False))
