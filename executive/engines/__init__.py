@@ -1,0 +1,70 @@
+"""Agent engines behind one interface: ``rules`` (offline, the default), ``anthropic`` (the
+official SDK) and ``replay`` (answers recorded in a trace). ``make_engine`` builds one by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from executive.engines.base import (
+    AgentCall,
+    Engine,
+    EngineError,
+    EngineReply,
+    ToolSpec,
+    blocks_json,
+    input_hash,
+    tool_input_from_blocks,
+)
+from executive.errors import ExecutiveError
+
+__all__ = [
+    "ENGINE_NAMES",
+    "AgentCall",
+    "AnthropicEngine",
+    "Engine",
+    "EngineError",
+    "EngineReply",
+    "ReplayEngine",
+    "RulesEngine",
+    "ToolSpec",
+    "blocks_json",
+    "input_hash",
+    "make_engine",
+    "tool_input_from_blocks",
+]
+
+ENGINE_NAMES = ("rules", "anthropic", "replay")
+
+_LAZY = {
+    "AnthropicEngine": "executive.engines.anthropic_engine",
+    "ReplayEngine": "executive.engines.replay",
+    "RulesEngine": "executive.engines.rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # the engine classes load on first use, so importing the package never imports the SDK
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_engine(name: str, *, model: str | None = None, api_key: str | None = None,
+                base_url: str | None = None, records: Iterable[Any] | None = None) -> Engine:
+    """The engine called ``name``; the anthropic SDK is imported only when asked for."""
+    if name == "rules":
+        from executive.engines.rules import RulesEngine
+
+        return RulesEngine()
+    if name == "anthropic":
+        from executive.engines.anthropic_engine import AnthropicEngine
+
+        return AnthropicEngine(model=model, api_key=api_key, base_url=base_url)
+    if name == "replay":
+        from executive.engines.replay import ReplayEngine
+
+        return ReplayEngine(records if records is not None else ())
+    raise ExecutiveError(f"unknown engine {name!r}: choose one of {', '.join(ENGINE_NAMES)}")

@@ -19,14 +19,21 @@ from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
 from executive.errors import ExecutiveError
 
-__all__ = ["AgentCall", "Engine", "EngineError", "EngineReply", "ToolSpec", "input_hash"]
+__all__ = ["AgentCall", "Engine", "EngineError", "EngineReply", "ToolSpec", "blocks_json",
+           "input_hash", "tool_input_from_blocks"]
 
 ErrorKind = Literal["timeout", "rate_limited", "server_error", "malformed", "refused",
                     "unavailable", "not_recorded"]
 
 
 class EngineError(ExecutiveError):
-    """An engine could not answer: ``kind`` is one of ``ErrorKind``."""
+    """An engine could not answer: ``kind`` is one of ``ErrorKind``.
+
+    ``raw`` is set when the engine did get a reply it could not use (``malformed``): the
+    content blocks JSON, for the trace.
+    """
+
+    raw: str | None = None
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
         super().__init__(f"{kind}: {message}")
@@ -89,3 +96,32 @@ def input_hash(*parts: str) -> str:
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def blocks_json(blocks: list[dict[str, Any]]) -> str:
+    """``EngineReply.raw`` for every engine: the JSON text of the reply's content blocks."""
+    return json.dumps(blocks, separators=(",", ":"), default=str)
+
+
+def tool_input_from_blocks(blocks: Any, tool_name: str) -> dict[str, Any]:
+    """The input of the first ``tool_use`` block named ``tool_name``.
+
+    Raises ``EngineError("malformed")`` when ``blocks`` is not a list of blocks, when no
+    such block exists, or when its input is not a JSON object.
+    """
+    if not isinstance(blocks, list):
+        raise EngineError("malformed", f"content is not a list of blocks: {type(blocks).__name__}")
+    seen: list[str] = []
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            raise EngineError("malformed", f"content block is not an object: {block!r:.80}")
+        kind = block.get("type")
+        if kind == "tool_use" and block.get("name") == tool_name:
+            tool_input = block.get("input")
+            if not isinstance(tool_input, dict):
+                raise EngineError("malformed", f"tool {tool_name!r} input is not an object: "
+                                               f"{type(tool_input).__name__}")
+            return tool_input
+        seen.append(f"{kind}:{block.get('name')}" if kind == "tool_use" else str(kind))
+    raise EngineError("malformed", f"no tool_use block for {tool_name!r} "
+                                   f"(blocks: {', '.join(seen) or 'none'})")

@@ -1,0 +1,142 @@
+"""The ``anthropic`` engine: the official SDK's async client, forced tool use, a hard deadline.
+
+Options: ``model`` (argument, else env ``ISR_ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``),
+``api_key`` (argument, else env ``ANTHROPIC_API_KEY``; none is an ``ExecutiveError`` at
+construction), ``base_url`` (argument, else the SDK's default / ``ANTHROPIC_BASE_URL``).
+
+One call is one ``messages.create`` with the agent's tool forced through ``tool_choice``; the
+tool's input is the structured output. The request races ``timeout_s`` in
+``asyncio.wait_for``, so a late answer is cancelled and its connection dropped. The SDK
+never retries (``max_retries=0``): the caller owns the fallback. SDK errors become
+``EngineError`` kinds here, where they are caught:
+
+    timeout        asyncio deadline or ``APITimeoutError``
+    rate_limited   429 ``RateLimitError``
+    server_error   any 5xx ``APIStatusError``
+    refused        any other ``APIStatusError`` (400, 401, 403, 404, 413...)
+    unavailable    ``APIConnectionError`` (refused connection, DNS, reset)
+    malformed      no forced tool_use block, a non-object input, or a body the SDK can't parse
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import anthropic
+
+from executive.engines.base import (
+    AgentCall,
+    EngineError,
+    EngineReply,
+    blocks_json,
+    tool_input_from_blocks,
+)
+from executive.errors import ExecutiveError
+
+__all__ = ["DEFAULT_MODEL", "MODEL_ENV", "AnthropicEngine"]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+MODEL_ENV = "ISR_ANTHROPIC_MODEL"
+KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+class AnthropicEngine:
+    name = "anthropic"
+
+    def __init__(self, *, model: str | None = None, api_key: str | None = None,
+                 base_url: str | None = None) -> None:
+        self.model: str | None = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+        key = api_key or os.environ.get(KEY_ENV)
+        if not key:
+            raise ExecutiveError(f"the anthropic engine needs an API key: pass api_key or set "
+                                 f"{KEY_ENV} (or use --engine rules)")
+        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (call on the loop that used the engine)."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AnthropicEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
+        tool = call.tool
+        request = self._client.messages.create(
+            model=self.model,
+            max_tokens=call.max_tokens,
+            system=call.system,
+            messages=[{"role": "user", "content": call.prompt}],
+            tools=[{"name": tool.name, "description": tool.description,
+                    "input_schema": dict(tool.input_schema)}],
+            tool_choice={"type": "tool", "name": tool.name},
+            timeout=timeout_s,
+        )
+        try:
+            message = await asyncio.wait_for(request, timeout_s)
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            raise EngineError("timeout", f"{call.agent}: no answer within {timeout_s:g} s") from exc
+        except anthropic.APITimeoutError as exc:
+            raise EngineError("timeout", f"{call.agent}: request timed out after "
+                                         f"{timeout_s:g} s") from exc
+        except anthropic.RateLimitError as exc:
+            raise EngineError("rate_limited", f"{call.agent}: {_status_text(exc)}") from exc
+        except anthropic.APIStatusError as exc:
+            kind = "server_error" if exc.status_code >= 500 else "refused"
+            raise EngineError(kind, f"{call.agent}: {_status_text(exc)}") from exc
+        except anthropic.APIResponseValidationError as exc:
+            raise EngineError("malformed", f"{call.agent}: invalid response: {exc}") from exc
+        except anthropic.APIConnectionError as exc:
+            raise EngineError("unavailable", f"{call.agent}: {exc}") from exc
+        except ValueError as exc:  # json.JSONDecodeError: a 200 body that is not JSON
+            raise EngineError("malformed", f"{call.agent}: unparseable response body: "
+                                           f"{exc}") from exc
+        return self._reply(call, message)
+
+    def _reply(self, call: AgentCall, message: Any) -> EngineReply:
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            # the SDK hands back text (not a Message) when the body is not a JSON message
+            raise EngineError("malformed", f"{call.agent}: response is not a message: "
+                                           f"{str(message)[:120]!r}")
+        blocks = [_block_dict(block) for block in content]
+        raw = blocks_json(blocks)
+        try:
+            tool_input = tool_input_from_blocks(blocks, call.tool.name)
+        except EngineError as exc:
+            error = EngineError(exc.kind, f"{call.agent}: {exc.message}")
+            error.raw = raw
+            raise error from None
+        usage = getattr(message, "usage", None)
+        return EngineReply(
+            tool_input=tool_input,
+            raw=raw,
+            model=getattr(message, "model", None) or self.model,
+            tokens_in=getattr(usage, "input_tokens", None),
+            tokens_out=getattr(usage, "output_tokens", None),
+            meta={"id": getattr(message, "id", None),
+                  "stop_reason": getattr(message, "stop_reason", None)},
+        )
+
+
+def _block_dict(block: Any) -> dict[str, Any]:
+    if isinstance(block, dict):
+        return block
+    dump = getattr(block, "model_dump", None)
+    if dump is None:
+        raise EngineError("malformed", f"unexpected content block {block!r:.80}")
+    return dump(mode="json", exclude_none=True, warnings=False)
+
+
+def _status_text(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    detail = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            detail = f"{error.get('type')}: {error.get('message')}"
+    return f"HTTP {exc.status_code} {detail or exc.message}"

@@ -1,0 +1,474 @@
+"""The planning round: the LLM proposes, the solver disposes, the validator guards.
+
+``AgentPlanner`` is a ``MissionPlanner`` (executive/contracts.py).
+
+Consumes: a ``PlanRequest`` (the replanning problem as a scenario, its deadline, the
+operator's constraints and words).
+Produces: a ``PlanOutcome`` whose solution has passed ``planner.validation.ensure_valid``
+against the compiled mission, and ``AgentRunRecord`` rows through the ``TraceSink``: one root
+record for the round (``run_id = round_id``, agent ``planning_round``), and one child per
+agent call and for the route optimizer (engine ``algorithmic``).
+
+One round:
+
+1. The mission is compiled and the algorithmic baseline (team search with the operator
+   constraints applied, post-optimised) is computed in a worker thread; the event loop is
+   never blocked (numba releases the GIL).
+2. Concurrently, the agent chain strategist -> allocator runs through ``engine.complete``,
+   each call raced against the time left before the deadline (never longer than
+   ``agent_timeout_s``). A failed strategist call falls back to its rules answer.
+3. The allocator's proposal is parsed, clamped, routed exactly and validated (in a worker
+   thread); it replaces the baseline only if valid, it honours the operator constraints at
+   least as well as the baseline, and it scores more points (tie: less fuel).
+4. The critic reviews the chosen plan (advisory, traced).
+
+Engine failures never leave ``plan``: they become reasons and traced errors. Only a round
+that cannot produce any valid baseline raises ``PlanningFailed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from executive import algorithmic_planner
+from executive.agents.constraints import (
+    OperatorConstraints,
+    constrain_mission,
+    constrain_problem,
+    constraint_notes,
+    constraint_violations,
+    describe_constraints,
+    parse_constraints,
+)
+from executive.agents.context import (
+    HARD_CONSTRAINTS,
+    MemoryLike,
+    format_memories,
+    mission_context,
+    solution_summary,
+)
+from executive.agents.proposals import ProposalResult, evaluate_proposal
+from executive.agents.roles import (
+    ALLOCATOR_PROMPT,
+    ALLOCATOR_TOOL,
+    CRITIC_PROMPT,
+    CRITIC_TOOL,
+    STRATEGIST_PROMPT,
+    STRATEGIST_TOOL,
+    AllocatorOutput,
+    CriticOutput,
+    StrategistOutput,
+    allocator_rules,
+    critic_rules,
+    strategist_rules,
+)
+from executive.contracts import AgentRunRecord, PlanOutcome, PlanRequest, TraceSink, new_id
+from executive.engines.base import AgentCall, Engine, EngineError, canonical_json
+from executive.engines.base import input_hash as hash_parts
+from planner.allocation import allocate
+from planner.errors import PlannerError
+from planner.mission import Mission, compile_mission
+from planner.model import Solution
+from planner.planning import team_problem
+from planner.postopt import post_optimise
+from planner.solution import build_solution
+from planner.team_search import StopCriterion, solve_team
+from planner.validation import ensure_valid
+
+__all__ = ["AgentPlanner", "PlanningFailed"]
+
+log = logging.getLogger(__name__)
+
+_BASELINE_SHARE = 0.5  # of the deadline, for the team search when agents run alongside
+_BASELINE_SHARE_ALONE = 0.8
+_GRACE_S = 0.1  # past the deadline, for in-flight calls to time out and be traced
+_MIN_CALL_S = 0.02  # below this much time left, an agent call is not attempted
+_EPS = 1e-6
+
+
+class PlanningFailed(algorithmic_planner.PlanningFailed):
+    """No valid baseline could be made for a request (the planner failed)."""
+
+
+@dataclass
+class _Baseline:
+    solution: Solution
+    seconds: float
+    iterations: int
+    search_score: float  # with the constraint bonus: what the search maximised
+
+
+@dataclass
+class _Chain:
+    """What the agent chain found so far: the allocator's record, its checked proposal."""
+
+    record: dict[str, Any] | None = None  # AgentRunRecord fields of the allocator call
+    proposal: ProposalResult | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    """One agent call's outcome, for the trace and the round's decisions."""
+
+    output: BaseModel | None
+    error: str | None  # "kind: message"
+    record: dict[str, Any]
+
+
+class AgentPlanner:
+    """Plans a replan round with the baseline planner and the agent chain."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        sink: TraceSink,
+        *,
+        seed: int = 0,
+        iterations: int | None = None,
+        agent_timeout_s: float = 20.0,
+        memories: Callable[[], Iterable[MemoryLike]] = lambda: (),
+        use_agents: bool = True,
+        strategy: str = "efficient",
+    ) -> None:
+        self.engine = engine
+        self.sink = sink
+        self.seed = seed
+        self.iterations = iterations
+        self.agent_timeout_s = agent_timeout_s
+        self.memories = memories
+        self.use_agents = use_agents
+        self.strategy = strategy
+
+    # ------------------------------------------------------------------ the round
+
+    async def plan(self, request: PlanRequest) -> PlanOutcome:
+        started = time.perf_counter()
+        deadline = started + max(0.0, request.deadline_s)
+        reasons: list[str] = []
+        try:
+            constraints = parse_constraints(request.constraints)
+        except ValidationError as exc:
+            reasons.append(f"constraints ignored: malformed: {_short(exc)}")
+            constraints = OperatorConstraints()
+        try:
+            mission, text = await asyncio.to_thread(_compile, request.scenario)
+        except Exception as exc:  # noqa: BLE001 - a scenario the planner cannot compile
+            kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
+            self._emit_root(request, "", started, None, reasons, error=f"{kind}: {exc}")
+            raise PlanningFailed(f"planning round {request.round_id}: {exc}") from exc
+        reasons += [f"constraint not applied: {n}" for n in constraint_notes(mission, constraints)]
+
+        share = _BASELINE_SHARE if self.use_agents else _BASELINE_SHARE_ALONE
+        seconds = max(0.01, share * request.deadline_s)
+        baseline_task = asyncio.create_task(
+            asyncio.to_thread(self._baseline, mission, constraints, seconds),
+            name=f"baseline:{request.round_id}")
+        agents_task = None
+        chain = _Chain()
+        if self.use_agents:
+            agents_task = asyncio.create_task(
+                self._agent_chain(request, mission, constraints, deadline, chain),
+                name=f"agents:{request.round_id}")
+        try:
+            baseline = await baseline_task
+        except asyncio.CancelledError:
+            if agents_task is not None:
+                agents_task.cancel()
+                await asyncio.gather(agents_task, return_exceptions=True)
+            raise
+        except Exception as exc:  # noqa: BLE001 - any planner failure ends the round
+            if agents_task is not None:
+                agents_task.cancel()
+                await asyncio.gather(agents_task, return_exceptions=True)
+            kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
+            self._emit_root(request, text, started, None, reasons, error=f"{kind}: {exc}")
+            raise PlanningFailed(f"planning round {request.round_id}: {exc}") from exc
+        base_violations = constraint_violations(baseline.solution, constraints, mission)
+        if base_violations:
+            reasons += [f"baseline: {v}" for v in base_violations]
+
+        solution, agent_applied = baseline.solution, False
+        proposal_record: dict[str, Any] | None = None
+        if agents_task is None:
+            reasons.append("agents off")
+        else:
+            try:
+                solution, agent_applied, proposal_record = await self._settle_proposal(
+                    request, mission, constraints, baseline, base_violations, chain,
+                    agents_task, deadline, reasons)
+            except asyncio.CancelledError:
+                agents_task.cancel()
+                await asyncio.gather(agents_task, return_exceptions=True)
+                raise
+
+        self._emit_algorithmic(request, text, baseline, not agent_applied)
+        if proposal_record is not None:
+            proposal_record["applied"] = agent_applied
+            self.sink.emit(AgentRunRecord(**proposal_record))
+
+        if self.use_agents:
+            await self._critic(request, mission, constraints, solution, baseline.solution,
+                               deadline, reasons)
+        outcome = PlanOutcome(
+            round_id=request.round_id, tick=request.tick, solution=solution,
+            baseline=baseline.solution, agent_applied=agent_applied, reasons=tuple(reasons),
+            latency_ms=(time.perf_counter() - started) * 1000)
+        self._emit_root(request, text, started, outcome, reasons)
+        return outcome
+
+    async def _settle_proposal(self, request, mission, constraints, baseline, base_violations,
+                               chain: _Chain, agents_task, deadline, reasons):
+        """Wait for the agent chain (until the deadline) and decide on its proposal."""
+        left = deadline - time.perf_counter()
+        try:
+            await asyncio.wait_for(asyncio.shield(agents_task), timeout=max(left, 0.0) + _GRACE_S)
+        except asyncio.TimeoutError:
+            agents_task.cancel()
+            await asyncio.gather(agents_task, return_exceptions=True)
+            if chain.record is not None and chain.proposal is None:
+                chain.record["error"] = "timeout: proposal check not done by the deadline"
+            reasons.extend(chain.reasons)
+            reasons.append("agents: deadline reached")
+            return baseline.solution, False, chain.record
+        except Exception as exc:  # noqa: BLE001 - the agents never break a round
+            log.exception("agent chain failed in round %s", request.round_id)
+            if chain.record is not None and chain.record["error"] is None:
+                chain.record["error"] = f"server_error: {type(exc).__name__}: {exc}"
+            reasons.extend(chain.reasons)
+            reasons.append(f"agents: failed: {type(exc).__name__}: {exc}")
+            return baseline.solution, False, chain.record
+        reasons.extend(chain.reasons)
+        record, proposal = chain.record, chain.proposal
+        if proposal is None:  # no call, or a failed one: the chain said why
+            return baseline.solution, False, record
+        reasons.extend(f"clamped: {a}" for a in proposal.clamp_actions)
+        if not proposal.ok:
+            why = "; ".join(proposal.errors)
+            reasons.append(f"proposal invalid: {why}")
+            record["error"] = f"invalid: {why}"
+            return baseline.solution, False, record
+        cand, base = proposal.solution, baseline.solution
+        violations = constraint_violations(cand, constraints, mission)
+        worse = [v for v in violations if v not in base_violations]
+        decision = None
+        if worse:
+            decision = f"proposal breaks operator constraints: {'; '.join(worse)}"
+        elif cand.total_points < base.total_points - _EPS:
+            decision = f"proposal {cand.total_points:g} points < baseline {base.total_points:g}"
+        elif cand.total_points <= base.total_points + _EPS \
+                and cand.total_fuel >= base.total_fuel - _EPS:
+            decision = (f"proposal {cand.total_points:g} points = baseline, fuel"
+                        f" {cand.total_fuel:.1f} >= baseline {base.total_fuel:.1f}")
+        record["validated_output"] = {**(record["validated_output"] or {}), "outcome": {
+            "points": cand.total_points, "fuel": cand.total_fuel,
+            "baseline_points": base.total_points, "baseline_fuel": base.total_fuel,
+            "constraint_violations": violations, "decision": decision or "applied"}}
+        if decision is not None:
+            reasons.append(decision)
+            return base, False, record
+        reasons.append(f"proposal applied: {cand.total_points:g} points, fuel"
+                       f" {cand.total_fuel:.1f} (baseline {base.total_points:g},"
+                       f" {base.total_fuel:.1f})")
+        return cand, True, record
+
+    # ------------------------------------------------------------------ baseline
+
+    def _baseline(self, mission: Mission, constraints: OperatorConstraints,
+                  seconds: float) -> _Baseline:
+        """Team search on the constrained arrays, post-optimised, validated (worker thread)."""
+        t0 = time.perf_counter()
+        constrained = constrain_mission(mission, constraints)
+        problem = constrain_problem(team_problem(constrained), mission, constraints)
+        stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
+        found = solve_team(problem, stop, seed=self.seed)
+        routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
+        routes = post_optimise(constrained, routes).routes
+        solution = ensure_valid(mission, build_solution(mission, routes))
+        return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
+
+    # ------------------------------------------------------------------ agents
+
+    def _system(self, role: str) -> str:
+        memories = format_memories(self.memories())
+        return "\n".join(part for part in (role, HARD_CONSTRAINTS, memories) if part)
+
+    def _request_text(self, request: PlanRequest, constraints: OperatorConstraints) -> str:
+        lines = [f"TRIGGER: {request.trigger} (state at tick {request.tick})"]
+        lines.append(f"OPERATOR INSTRUCTION: {request.instruction or 'none'}")
+        described = describe_constraints(constraints)
+        lines.append("OPERATOR CONSTRAINTS: " + ("; ".join(described) if described else "none"))
+        return "\n".join(lines)
+
+    async def _agent_chain(self, request: PlanRequest, mission: Mission,
+                           constraints: OperatorConstraints, deadline: float,
+                           chain: _Chain) -> None:
+        """strategist -> allocator -> proposal check, filling ``chain`` as it goes (so a
+        round that stops waiting still knows what happened)."""
+        context = mission_context(mission)
+        ask = self._request_text(request, constraints)
+        current = ("CURRENT SOLUTION: the plan is being recomputed from the checkpoints;"
+                   " frozen legs are listed under DRONES")
+
+        rules = strategist_rules(mission, request.trigger, constraints, request.instruction)
+        call = AgentCall(agent="strategist", system=self._system(STRATEGIST_PROMPT),
+                         prompt="\n\n".join([context, current, ask]), tool=STRATEGIST_TOOL,
+                         deterministic=rules)
+        done = await self._call(request, call, StrategistOutput, deadline)
+        self.sink.emit(AgentRunRecord(**done.record))
+        strategy = done.output
+        if strategy is None:
+            chain.reasons.append(f"strategist: {done.error} (rules answer used)")
+            strategy = StrategistOutput.model_validate(rules)
+        if not strategy.needs_allocation:
+            chain.reasons.append("strategist: no allocation needed")
+            return
+
+        constrained = constrain_mission(mission, constraints)
+        allocation = await asyncio.to_thread(allocate, constrained, self.strategy)
+        rules = allocator_rules(mission, allocation, self.strategy)
+        reference = "; ".join(f"{d}: {', '.join(ts) or '-'}"
+                              for d, ts in rules["assignments"].items())
+        prompt = "\n\n".join([
+            context, current, ask,
+            f"STRATEGIST ANALYSIS: {canonical_json(strategy.model_dump())}",
+            f"REFERENCE ALLOCATION ({self.strategy}, deterministic rules): {reference}"])
+        call = AgentCall(agent="allocator", system=self._system(ALLOCATOR_PROMPT),
+                         prompt=prompt, tool=ALLOCATOR_TOOL, deterministic=rules)
+        done = await self._call(request, call, AllocatorOutput, deadline)
+        chain.record = done.record
+        if done.output is None:
+            chain.reasons.append(f"allocator: {done.error}")
+            return
+        proposal = await asyncio.to_thread(
+            evaluate_proposal, mission, done.output.assignments, constraints)
+        chain.record["clamp_actions"] = tuple(proposal.clamp_actions)
+        chain.record["validated_output"] = {**done.output.model_dump(),
+                                            "clamped_allocation": proposal.allocation}
+        chain.proposal = proposal
+
+    async def _call(self, request: PlanRequest, call: AgentCall, model: type[BaseModel],
+                    deadline: float) -> _Call:
+        """One engine call raced against the deadline; never raises an engine failure."""
+        started = time.perf_counter()
+        timeout = min(self.agent_timeout_s, deadline - started)
+        reply = None
+        error = None
+        output = None
+        if timeout < _MIN_CALL_S:
+            error = "timeout: no time left before the deadline"
+        else:
+            try:
+                reply = await asyncio.wait_for(self.engine.complete(call, timeout_s=timeout),
+                                               timeout=timeout)
+            except asyncio.TimeoutError:
+                error = f"timeout: no answer within {timeout:.2f} s"
+            except EngineError as exc:
+                error = f"{exc.kind}: {exc.message}"
+            except Exception as exc:  # noqa: BLE001 - a broken engine is a failed call
+                error = f"server_error: {type(exc).__name__}: {exc}"
+        if reply is not None:
+            if reply.tool_input is None:
+                error = "malformed: no structured output"
+            else:
+                try:
+                    output = model.model_validate(reply.tool_input)
+                except ValidationError as exc:
+                    error = f"malformed: {_short(exc)}"
+        record = dict(
+            run_id=new_id(), parent_run_id=request.round_id, mission_run_id=request.run_id,
+            agent=call.agent, engine=getattr(self.engine, "name", "unknown"),
+            model=(reply.model if reply is not None and reply.model else
+                   getattr(self.engine, "model", None)),
+            input_hash=call.input_hash, input_size=call.input_size,
+            tokens_in=reply.tokens_in if reply is not None else None,
+            tokens_out=reply.tokens_out if reply is not None else None,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            raw_output=reply.raw if reply is not None else None,
+            validated_output=output.model_dump() if output is not None else None,
+            clamp_actions=(), applied=False, error=error, tick=request.tick)
+        return _Call(output, error, record)
+
+    async def _critic(self, request, mission, constraints, solution, baseline, deadline,
+                      reasons) -> None:
+        violations = constraint_violations(solution, constraints, mission)
+        try:
+            rules = await asyncio.to_thread(critic_rules, mission, solution, baseline=baseline,
+                                            violations=violations)
+        except Exception as exc:  # noqa: BLE001 - the review is advisory
+            log.exception("critic rules failed in round %s", request.round_id)
+            reasons.append(f"critic: skipped: {type(exc).__name__}: {exc}")
+            return
+        prompt = "\n\n".join([mission_context(mission), solution_summary(mission, solution),
+                              self._request_text(request, constraints)])
+        call = AgentCall(agent="critic", system=self._system(CRITIC_PROMPT), prompt=prompt,
+                         tool=CRITIC_TOOL, deterministic=rules)
+        done = await self._call(request, call, CriticOutput, deadline)
+        self.sink.emit(AgentRunRecord(**done.record))
+        if done.output is None:
+            reasons.append(f"critic: {done.error}")
+
+    # ------------------------------------------------------------------ traces
+
+    def _emit_algorithmic(self, request: PlanRequest, text: str, baseline: _Baseline,
+                          applied: bool) -> None:
+        sol = baseline.solution
+        self.sink.emit(AgentRunRecord(
+            run_id=new_id(), parent_run_id=request.round_id, mission_run_id=request.run_id,
+            agent="route_optimizer", engine="algorithmic", model="team_search",
+            input_hash=hash_parts(text, canonical_json(request.constraints), str(self.seed)),
+            input_size=len(text), tokens_in=None, tokens_out=None,
+            duration_ms=baseline.seconds * 1000, raw_output=None,
+            validated_output={
+                "routes": {d: r.route for d, r in sol.routes.items()},
+                "total_points": sol.total_points, "total_fuel": sol.total_fuel,
+                "unassigned_targets": list(sol.unassigned_targets),
+                "iterations": baseline.iterations, "seed": self.seed},
+            applied=applied, tick=request.tick))
+
+    def _emit_root(self, request: PlanRequest, text: str, started: float,
+                   outcome: PlanOutcome | None, reasons: list[str],
+                   error: str | None = None) -> None:
+        summary = None
+        if outcome is not None:
+            summary = {"trigger": request.trigger, "agent_applied": outcome.agent_applied,
+                       "total_points": outcome.solution.total_points,
+                       "total_fuel": outcome.solution.total_fuel,
+                       "baseline_points": outcome.baseline.total_points,
+                       "reasons": list(outcome.reasons)}
+        self.sink.emit(AgentRunRecord(
+            run_id=request.round_id, parent_run_id=request.parent_run_id,
+            mission_run_id=request.run_id, agent="planning_round",
+            engine=getattr(self.engine, "name", "unknown") if self.use_agents else "algorithmic",
+            model=getattr(self.engine, "model", None) if self.use_agents else None,
+            input_hash=hash_parts(text, request.trigger, canonical_json(request.constraints),
+                                  request.instruction or ""),
+            input_size=len(text), tokens_in=None, tokens_out=None,
+            duration_ms=(time.perf_counter() - started) * 1000, raw_output=None,
+            validated_output=summary,
+            clamp_actions=tuple(r for r in reasons if r.startswith("clamped: ")),
+            applied=outcome is not None, error=error, tick=request.tick))
+
+
+def _compile(scenario) -> tuple[Mission, str]:
+    """The compiled mission and the scenario's canonical JSON (hashed into the traces)."""
+    return compile_mission(scenario), canonical_json(scenario.model_dump(mode="json",
+                                                                         by_alias=True))
+
+
+def _short(exc: ValidationError, limit: int = 3) -> str:
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "input"
+        parts.append(f"{loc}: {err.get('msg', '')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
