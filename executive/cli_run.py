@@ -58,7 +58,7 @@ def run(
     no_replan: Annotated[bool, typer.Option("--no-replan", help="fly the first plan blindly")] = False,
     oracle: Annotated[bool, typer.Option(help="plan once knowing the whole timeline (comparison)")] = False,
     review: Annotated[bool, typer.Option(help="drafts wait for ACCEPT/REJECT instead of committing")] = False,
-    agents: Annotated[bool, typer.Option(help="run the agent chain next to the planner (not built yet)")] = False,
+    agents: Annotated[bool, typer.Option(help="run the agent chain (strategist, allocator, critic) next to the planner")] = False,
     db: Annotated[Optional[str], typer.Option(help="SQLAlchemy URL of the trace store (default sqlite:///runs/isr.db); 'none' for no traces")] = None,
     seed: Annotated[int, typer.Option(help="random seed of the planner")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as one JSON object")] = False,
