@@ -8,7 +8,8 @@ Options
     in worker threads and races its agents against the deadline); ``sink`` a ``TraceSink``
     (``emit`` never blocks); ``publish(topic, payload)`` an optional non-blocking bus hook
     (topics ``telemetry``, ``events``, ``plan``, ``agents``, ``status``); ``coordinate(text)``
-    turns an operator's words into constraints (the coordinator).
+    turns an operator's words into constraints (the coordinator); ``on_tick(result)`` is
+    called after every tick (the live host publishes its scene from it; it must not block).
 Consumes
     ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
     for the coordinator); ``edit(Edit)``: an operator's environment edit. Both are queued and
@@ -156,6 +157,7 @@ class Executive:
         initial_plan: Solution | None = None,
         initial_mission: Mission | None = None,
         config: dict[str, Any] | None = None,
+        on_tick: Callable[[TickResult], None] | None = None,
     ) -> None:
         self.scenario = scenario
         self.planner = planner
@@ -168,6 +170,7 @@ class Executive:
         self._initial_plan = initial_plan
         self._initial_mission = initial_mission  # what the initial plan was made on
         self._config = dict(config or {})
+        self._on_tick = on_tick  # a watcher (the live host): after each tick, never blocks
         self.sim: Sim | None = None
         self.plan: Solution | None = None  # the committed plan (its remainder form)
         self.plan_id: str | None = None
@@ -216,6 +219,18 @@ class Executive:
         if self._round is not None:
             return "PLANNING"
         return "FLYING"
+
+    @property
+    def draft(self) -> tuple[str, Solution, int] | None:
+        """The draft waiting for review: (plan id, solution, cut tick), or None."""
+        d = self._draft
+        return None if d is None else (d.plan_id, d.outcome.solution, d.round.request.tick)
+
+    @property
+    def checkpoints(self) -> dict:
+        """The checkpoints of the round in flight (drone -> ``Checkpoint``), else {}."""
+        r = self._round or (self._draft.round if self._draft is not None else None)
+        return dict(r.problem.checkpoints) if r is not None else {}
 
     # ----- the run -------------------------------------------------------------------
 
@@ -300,6 +315,8 @@ class Executive:
         result = sim.step()
         self.last = result
         self._observe(result)
+        if self._on_tick is not None:
+            self._on_tick(result)
         return result
 
     # ----- decide & act (at the tick boundary) ---------------------------------------
