@@ -37,7 +37,7 @@ from executive.errors import ExecutiveError
 
 __all__ = ["DEFAULT_MODEL", "MODEL_ENV", "AnthropicEngine"]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet the SDK lists; 4-5 ends on 2026-11-30
 MODEL_ENV = "ISR_ANTHROPIC_MODEL"
 KEY_ENV = "ANTHROPIC_API_KEY"
 

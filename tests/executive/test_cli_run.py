@@ -55,3 +55,50 @@ def test_a_broken_scenario_names_the_json_path(tmp_path):
     done = runner.invoke(app, ["run", str(bad), "--headless"])
     assert done.exit_code == 2
     assert "$.environment.targets[0].priority" in done.output
+
+
+def test_an_anthropic_run_replays_its_agent_answers_without_the_network(tmp_path, monkeypatch):
+    """Agent answers go to the trace store; ``--engine replay --replay-run RUN`` answers every
+    call from it, so the same decisions are made with the server gone."""
+    from tests.executive.messages_api import MessagesAPIServer, ToolUse
+    from tests.executive.test_live_agents import CRITIC, STRATEGIST
+
+    def respond(request):
+        tool = request["tool_choice"]["name"]
+        if tool == "strategist_decision":
+            return ToolUse(STRATEGIST)
+        if tool == "critique":
+            return ToolUse(CRITIC)
+        return ToolUse({"strategy_used": "efficient", "assignments": {"D1": ["T99"]},
+                        "excluded": [], "rationale": {}, "tradeoffs": ""})
+
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    scenario = str(SCENARIOS / "new_target.json")
+    with MessagesAPIServer(respond) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        done = runner.invoke(app, ["run", scenario, "--headless", "--engine", "anthropic",
+                                   "--db", db, "--json"])
+        assert done.exit_code == 0, done.output
+        calls = len(api.requests)
+    live = json.loads(done.stdout.strip().splitlines()[-1])
+    assert calls >= 6  # strategist, allocator, critic for the first plan and the replan
+
+    from executive.traces import TraceReader
+
+    reader = TraceReader(db)
+    runs = reader.agent_runs(live["run_id"])
+    roles = ("strategist", "allocator", "critic")
+    assert sum(r["engine"] == "anthropic" and r["agent"] in roles for r in runs) == calls
+    assert any("T99" in " ".join(r["clamp_actions"]) for r in runs if r["agent"] == "allocator")
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    done = runner.invoke(app, ["run", scenario, "--headless", "--engine", "replay",
+                               "--replay-run", live["run_id"], "--db", db, "--json"])
+    assert done.exit_code == 0, done.output
+    replayed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert replayed["total_points"] == live["total_points"]
+    assert [r["reasons"] for r in replayed["replans"]] == [r["reasons"] for r in live["replans"]]
+    again = reader.agent_runs(replayed["run_id"])
+    assert sum(r["engine"] == "replay" and r["agent"] in roles for r in again) == calls
+    assert not any((r["error"] or "").startswith("not_recorded") for r in again)
