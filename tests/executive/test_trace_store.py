@@ -73,3 +73,35 @@ def test_bad_urls_and_unknown_runs_are_clear_errors(tmp_path):
         assert "no run 'zzzzzz'" in str(exc)
     done = runner.invoke(app, ["replay", "zzzzzz", "--db", f"sqlite:///{tmp_path / 'e.db'}"])
     assert done.exit_code == 2 and "no run 'zzzzzz'" in done.output
+
+
+POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def _postgres_or_fail():
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 5432), 1).close()
+    except OSError:
+        import pytest
+
+        pytest.fail("no PostgreSQL on 127.0.0.1:5432: start one (pg_ctlcluster 15 main start) "
+                    "with a 'test' database that user postgres may use")
+
+
+def test_a_postgresql_url_holds_a_run_that_replays_exactly():
+    """Teams keep many runs in PostgreSQL: the same tables, the same exact replay."""
+    _postgres_or_fail()
+    done = runner.invoke(app, ["run", str(SCENARIOS / "lost_drone.json"), "--headless",
+                               "--db", POSTGRES, "--json"])
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    reader = TraceReader(POSTGRES)
+    run = reader.run(out["run_id"])
+    assert run["status"] == "ended" and run["outcome"]["total_points"] == out["total_points"]
+    assert any(r["agent"] == "planning_round" for r in reader.agent_runs(run["run_id"]))
+    reader.close()
+    replayed = runner.invoke(app, ["replay", out["run_id"], "--db", POSTGRES])
+    assert replayed.exit_code == 0, replayed.output
+    assert "replayed exactly" in replayed.output
