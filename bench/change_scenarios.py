@@ -1,6 +1,6 @@
 """Replanning against flying blind and against an oracle, on the three change scenarios.
 
-    python bench/change_scenarios.py [--seed 0]
+    python bench/change_scenarios.py [--seed 0] [--no-agents]
 
 For each of scenarios/popup_sam.json, lost_drone.json and new_target.json, as fast as
 possible with the rules engine: points with live replanning, with ``--no-replan`` (the
@@ -31,16 +31,14 @@ from executive.policy import Policy  # noqa: E402
 from executive.sinks import ListSink  # noqa: E402
 from planner.scenario_io import load_scenario  # noqa: E402
 
-# The agent chain on the rules engine is advisory next to the planner; off until it lands.
-AGENTS = False
 NAMES = ("popup_sam.json", "lost_drone.json", "new_target.json")
 
 
-async def fly(scenario, mode: str, seed: int):
+async def fly(scenario, mode: str, seed: int, agents: bool):
     sink = ListSink()
     policy = Policy(replan=mode == "replan")
     planner = build_planner("rules", sink=sink, seed=seed, iterations=policy.batch_iterations,
-                            use_agents=AGENTS)
+                            use_agents=agents)
     initial = mission = None
     if mode == "oracle":
         initial, mission = oracle_plan(scenario, iterations=policy.batch_iterations, seed=seed)
@@ -60,16 +58,17 @@ async def fly(scenario, mode: str, seed: int):
     return report, lost_known
 
 
-async def main(seed: int) -> int:
+async def main(seed: int, agents: bool) -> int:
     console = Console(width=170)
-    table = Table(title="Change scenarios: replanning vs --no-replan vs oracle (rules engine, as fast as possible)")
+    chain = "agents on the rules engine + planner" if agents else "planner alone"
+    table = Table(title=f"Change scenarios: replanning vs --no-replan vs oracle ({chain}, as fast as possible)")
     for column in ("scenario", "replan", "no-replan", "oracle", "replans (latency ms)",
                    "lost (replan)", "lost to a known SAM", "out of fuel", "beats no-replan"):
         table.add_column(column)
     failures = 0
     for name in NAMES:
         scenario = load_scenario(ROOT / "scenarios" / name)
-        (rep, lost_known), (blind, _), (orc, _) = [await fly(scenario, m, seed)
+        (rep, lost_known), (blind, _), (orc, _) = [await fly(scenario, m, seed, agents)
                                                    for m in ("replan", "blind", "oracle")]
         fuel_out = [d for d, o in rep.outcome.drones.items() if o.lost_reason == "fuel"]
         beats = rep.outcome.total_points > blind.outcome.total_points
@@ -90,4 +89,6 @@ async def main(seed: int) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    sys.exit(asyncio.run(main(parser.parse_args().seed)))
+    parser.add_argument("--no-agents", action="store_true", help="the planner alone")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(main(args.seed, not args.no_agents)))
