@@ -326,7 +326,11 @@ class MissionHost:
     async def run(self, speed: float | None = None, **kwargs) -> RunReport:
         self.bus.run_id = self.executive.run_id
         self._publish("status", {"state": "starting"})
-        await self.executive.start()
+        try:
+            await self.executive.start()
+        except Exception as exc:  # a view must not wait on a run that never started
+            self._publish("status", {"state": "failed", "error": str(exc)})
+            raise
         self.publish_scene()
         self._listener = asyncio.get_running_loop().create_task(self._listen(), name="cmd")
         try:

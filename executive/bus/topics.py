@@ -26,7 +26,7 @@ topic           QoS   retained  payload
                                 planned path, the draft under review; on every change
 ``answers``     1     no        ``{"run_id", "id", "question", "intent", "answer",
                                 "numbers", ...}``: replies to ``ask`` messages
-``status``      1     yes       ``{"run_id", "state": "starting" | "running" | "ended" |
+``status``      1     yes       ``{"run_id", "state": "starting" | "running" | "ended" | "failed" |
                                 "crashed", ...}``; ``crashed`` is the MQTT last will
 ``cmd`` (in)    1     no        ``{"type": "command", "command": "PAUSE", "text": ...}``,
                                 ``{"type": "edit", "edit": {"op": "add_sam", ...}}``,
