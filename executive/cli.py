@@ -157,10 +157,13 @@ def _register_subcommands() -> None:
     from executive.cli_replay import replay_cmd
     from executive.cli_run import run
     from executive.cli_sim import sim
+    from executive.cli_words import ask, memory_app
 
     app.command("sim")(sim)
     app.command("run")(run)
     app.command("replay")(replay_cmd)
+    app.command("ask")(ask)
+    app.add_typer(memory_app, name="memory")
 
 
 _register_subcommands()

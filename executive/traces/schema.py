@@ -18,7 +18,7 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["METADATA", "agent_runs", "events", "inputs", "plan_versions", "runs",
+__all__ = ["METADATA", "agent_runs", "events", "inputs", "memories", "plan_versions", "runs",
            "state_hashes", "telemetry"]
 
 METADATA = MetaData()
@@ -93,3 +93,14 @@ agent_runs = Table(
 )
 
 state_hashes = _per_tick("state_hashes", Column("hash", String(64), nullable=False))
+
+# Persistent memories (seed 001): instruction | note | preference | warning, injected into
+# every agent prompt while active; removing one clears ``active`` (kept for the record).
+memories = Table(
+    "memories", METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(16), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("active", Boolean, nullable=False, default=True),
+)
