@@ -56,21 +56,14 @@ def register_live_view(factory: LiveViewFactory) -> None:
 def build_planner(engine: str, *, sink, seed: int, iterations: int | None, use_agents: bool,
                   memories=lambda: (), model: str | None = None, records=None):
     """The planner behind a run: agents on an engine next to the algorithmic baseline, or
-    the algorithmic planner alone."""
-    from executive.algorithmic_planner import AlgorithmicPlanner
+    the baseline alone (``use_agents=False``)."""
+    from executive.engines import make_engine
+    from executive.planning_round import AgentPlanner
 
-    if not use_agents:
-        return AlgorithmicPlanner(seed=seed, iterations=iterations)
-    try:
-        from executive.engines import make_engine
-        from executive.planning_round import AgentPlanner
-    except ImportError as exc:  # the agent chain is not built yet (issue 5)
-        from executive.errors import ExecutiveError
-
-        raise ExecutiveError(f"the agent chain is not available yet ({exc.name}): use --no-agents") from None
-
-    return AgentPlanner(make_engine(engine, model=model, records=records), sink, seed=seed,
-                        iterations=iterations, memories=memories)
+    # Agents off: the same round without the chain, so operator constraints still hold.
+    return AgentPlanner(make_engine(engine if use_agents else "rules", model=model,
+                                    records=records), sink, seed=seed, iterations=iterations,
+                        memories=memories, use_agents=use_agents)
 
 
 def run(
@@ -190,6 +183,7 @@ async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterat
                                                seed=seed)
     executive = Executive(scenario, planner=planner, sink=sink, policy=policy, seed=seed,
                           initial_plan=initial, initial_mission=initial_mission, config=config)
+    executive._coordinate = _coordinator(executive)
     report = None
     try:
         if bus is None:
@@ -208,6 +202,15 @@ async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterat
                                      report.to_dict() if report else {}))
             await asyncio.to_thread(writer.close)
     return report
+
+
+def _coordinator(executive):
+    """Operator words in CUT / REPLAN commands -> constraints, over what is known then."""
+    from executive.agents.coordinator import make_coordinate
+
+    return make_coordinate(lambda: executive.sim.world.known_environment,
+                           executive.scenario.drone_configs,
+                           lambda: executive.sim.world.collected())
 
 
 def _make_bus(mqtt: str | None):
