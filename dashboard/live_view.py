@@ -1,0 +1,207 @@
+"""The dashboard's mirror of the run, fed by one bus subscription.
+
+Contract
+--------
+Options
+    ``LiveView(bus, *, max_events=5000, max_agents=2000, max_asks=64, maxsize=4096)``.
+Consumes (bus topics)
+    ``telemetry`` and ``scene`` (latest value kept), ``events`` (a bounded history, each
+    numbered with a ``seq`` for ``/api/events?since=``), ``agents`` (bounded, by ``run_id``),
+    ``plan`` and ``status`` (latest), ``answers`` (resolve the pending ``ask`` with that id).
+Produces
+    Plain data for the REST API and the websocket hello: ``state()``, ``events_since()``,
+    ``agent_runs()`` / ``agent_tree()``; ``ask(text)`` publishes a question on ``cmd`` and
+    returns a future that the matching ``answers`` message resolves.
+Lifecycle
+    ``await start()`` subscribes and starts the consumer task; ``await stop()`` ends it and
+    fails the pending asks. Everything runs on the event loop and nothing here blocks: each
+    message costs a few dict operations.
+
+A new run on the bus (a ``status`` message with another ``run_id``) clears the history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import OrderedDict, deque
+from typing import Any
+
+from executive.bus import CMD, Bus, Message, Subscription
+
+__all__ = ["MIRRORED_TOPICS", "AskRejected", "LiveView"]
+
+log = logging.getLogger(__name__)
+
+MIRRORED_TOPICS = ("telemetry", "scene", "events", "agents", "plan", "answers", "status")
+
+
+class AskRejected(Exception):
+    """A question that cannot be asked now (too many pending)."""
+
+
+class LiveView:
+    def __init__(self, bus: Bus, *, max_events: int = 5000, max_agents: int = 2000,
+                 max_asks: int = 64, maxsize: int = 4096) -> None:
+        self.bus = bus
+        self.max_agents = max_agents
+        self.max_asks = max_asks
+        self.maxsize = maxsize
+        self.run_id: str | None = None
+        self.scene: dict | None = None
+        self.telemetry: dict | None = None
+        self.status: dict | None = None
+        self.plan: dict | None = None
+        self.events: deque[dict] = deque(maxlen=max_events)
+        self.agents: OrderedDict[str, dict] = OrderedDict()
+        self.received = 0
+        self.last_message_at: float | None = None  # time.monotonic()
+        self._seq = 0
+        self._asks: dict[str, asyncio.Future] = {}
+        self._sub: Subscription | None = None
+        self._task: asyncio.Task | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task is not None:
+            return
+        self._sub = self.bus.subscribe(MIRRORED_TOPICS, maxsize=self.maxsize)
+        self._task = asyncio.get_running_loop().create_task(self._consume(), name="live-view")
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            self._sub.close()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for future in self._asks.values():
+            if not future.done():
+                future.cancel()
+        self._asks.clear()
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        return dict(self._sub.dropped) if self._sub is not None else {}
+
+    async def _consume(self) -> None:
+        assert self._sub is not None
+        async for message in self._sub:
+            try:
+                self.apply(message)
+            except Exception:  # noqa: BLE001 - one odd message never stops the mirror
+                log.exception("live view: cannot apply a %s message", message.topic)
+
+    # ----- in ----------------------------------------------------------------------------
+
+    def apply(self, message: Message) -> None:
+        payload = message.payload
+        if not isinstance(payload, dict):
+            return
+        self.received += 1
+        self.last_message_at = time.monotonic()
+        run_id = payload.get("run_id")
+        topic = message.topic
+        if topic == "status" and run_id and self.run_id and run_id != self.run_id \
+                and payload.get("state") == "starting":
+            self._new_run()
+        if run_id:
+            self.run_id = run_id
+        if topic == "telemetry":
+            self.telemetry = payload
+        elif topic == "scene":
+            self.scene = payload
+        elif topic == "status":
+            self.status = payload
+        elif topic == "plan":
+            self.plan = payload
+        elif topic == "events":
+            self._seq += 1
+            self.events.append({"seq": self._seq, **payload})
+        elif topic == "agents":
+            key = str(payload.get("run_id") or f"anon-{self.received}")
+            self.agents.pop(key, None)
+            self.agents[key] = payload
+            while len(self.agents) > self.max_agents:
+                self.agents.popitem(last=False)
+        elif topic == "answers":
+            future = self._asks.pop(str(payload.get("id") or ""), None)
+            if future is not None and not future.done():
+                future.set_result(payload)
+
+    def _new_run(self) -> None:
+        self.scene = self.telemetry = self.plan = None
+        self.events.clear()
+        self.agents.clear()
+
+    # ----- asking ------------------------------------------------------------------------
+
+    def ask(self, text: str) -> tuple[str, asyncio.Future]:
+        """Publish a question; the future resolves with the ``answers`` payload. The caller
+        bounds the wait and calls ``forget(id)`` when it gives up."""
+        if len(self._asks) >= self.max_asks:
+            raise AskRejected(f"{len(self._asks)} questions are already waiting for an answer")
+        ask_id = uuid.uuid4().hex[:16]
+        future = asyncio.get_running_loop().create_future()
+        self._asks[ask_id] = future
+        self.bus.publish(CMD, {"type": "ask", "id": ask_id, "text": text})
+        return ask_id, future
+
+    def forget(self, ask_id: str) -> None:
+        future = self._asks.pop(ask_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+
+    # ----- out ---------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str | None:
+        for source in (self.telemetry, self.scene):
+            if source and source.get("mode"):
+                return source["mode"]
+        return None
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.status) and self.status.get("state") in ("ended", "crashed")
+
+    def state(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "status": self.status, "mode": self.mode,
+                "tick": (self.telemetry or self.scene or {}).get("tick"),
+                "scene": self.scene, "telemetry": self.telemetry}
+
+    def events_since(self, since: int = 0, limit: int = 1000) -> list[dict]:
+        """Events numbered above ``since``, oldest first, at most ``limit`` (the newest)."""
+        if limit <= 0:
+            return []
+        out: list[dict] = []
+        for event in reversed(self.events):
+            if event["seq"] <= since or len(out) >= limit:
+                break
+            out.append(event)
+        out.reverse()
+        return out
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def agent_runs(self, limit: int | None = None) -> list[dict]:
+        runs = list(self.agents.values())
+        return runs if limit is None else runs[-limit:]
+
+    def agent_tree(self) -> list[dict]:
+        """Agent runs as trees: each node is the record plus ``children``; a run whose parent
+        is not an agent run here (the mission, or a parent evicted) is a root."""
+        nodes = {key: {**record, "children": []} for key, record in self.agents.items()}
+        roots = []
+        for key, node in nodes.items():
+            parent = node.get("parent_run_id")
+            if parent and parent in nodes and parent != key:
+                nodes[parent]["children"].append(node)
+            else:
+                roots.append(node)
+        return roots

@@ -1,0 +1,207 @@
+"""A live mission behind a real dashboard, for the dashboard tests.
+
+``live_mission(...)`` runs a real ``MissionHost(Executive(...))`` on an ``InProcessBus`` with
+the algorithmic planner at a real-time pace, and serves it with ``start_dashboard`` on an
+ephemeral 127.0.0.1 port (real uvicorn). ``Frames`` reads a real websocket and waits for a
+frame that satisfies a condition (never a wall-clock sleep: each frame is the event).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import websockets
+
+from dashboard.server import DashboardServer, start_dashboard
+from executive.algorithmic_planner import AlgorithmicPlanner
+from executive.bus import InProcessBus
+from executive.live import BusSink, MissionHost
+from executive.loop import Executive
+from executive.policy import Policy
+from executive.sinks import TeeSink
+from planner.scenario_io import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+TOKEN = "test-token-0123"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TIMEOUT = 60.0  # generous: the machine is shared and has two cores
+
+
+def make_asker(sink):
+    """The coordinator + responder when they are built; else a tiny real asker."""
+    try:
+        from executive.engines import make_engine
+        from executive.words import make_asker as words_asker
+    except ImportError:  # pragma: no cover - before the coordinator existed
+        async def ask(text, host):
+            tick = host.executive.sim.tick
+            return {"intent": "question", "answer": f"at tick {tick}", "numbers": {"tick": tick}}
+
+        return ask
+    return words_asker(make_engine("rules"), sink)
+
+
+@dataclass
+class LiveMission:
+    server: DashboardServer
+    host: MissionHost
+    executive: Executive
+    bus: InProcessBus
+    task: asyncio.Task
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def ws_url(self) -> str:
+        return self.server.url.replace("http://", "ws://") + "/ws/live"
+
+
+@asynccontextmanager
+async def live_mission(name: str = "demo.json", *, speed: float | None = 20.0,
+                       policy: Policy | None = None, trace_sink=None, trace_url=None,
+                       ask: bool = True, **app_options):
+    scenario = load_scenario(SCENARIOS / name)
+    bus = InProcessBus()
+    loop = asyncio.get_running_loop()
+    sink = BusSink(bus, loop)
+    if trace_sink is not None:
+        sink = TeeSink(trace_sink, sink)
+    executive = Executive(scenario, planner=AlgorithmicPlanner(seed=0), sink=sink,
+                          policy=policy or Policy())
+    host = MissionHost(executive, bus, ask=make_asker(sink) if ask else None)
+    server = await start_dashboard(bus, host="127.0.0.1", port=0, token=TOKEN,
+                                   trace_url=trace_url, **app_options)
+    task = loop.create_task(host.run(speed), name="mission")
+    try:
+        yield LiveMission(server, host, executive, bus, task)
+    finally:
+        executive.stop()
+        await asyncio.wait({task}, timeout=TIMEOUT)
+        if not task.done():
+            task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await server.stop()
+
+
+class Frames:
+    """A websocket client of ``/ws/live`` that waits for frames."""
+
+    KEPT = ("events", "agents", "status", "plan", "answers")  # remembered, in order
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.ws = None
+        self.count = 0
+        self.seen: list[dict] = []  # frames of the KEPT topics read so far
+
+    async def __aenter__(self) -> Frames:
+        # An unbounded client queue: this client reads everything (it is the healthy one).
+        self.ws = await websockets.connect(self.url, max_size=None, max_queue=None,
+                                           close_timeout=2)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.ws.close()
+
+    async def next(self) -> dict[str, Any]:
+        self.count += 1
+        frame = json.loads(await self.ws.recv())
+        if frame.get("type") in self.KEPT:
+            self.seen.append(frame)
+        return frame
+
+    async def until(self, condition: Callable[[dict], bool], timeout: float = TIMEOUT,
+                    what: str = "a frame") -> dict[str, Any]:
+        """The first frame, already read (of the KEPT topics) or new, that satisfies
+        ``condition``."""
+        for frame in self.seen:
+            if condition(frame):
+                return frame
+
+        async def scan():
+            while True:
+                frame = await self.next()
+                if condition(frame):
+                    return frame
+
+        try:
+            return await asyncio.wait_for(scan(), timeout)
+        except asyncio.TimeoutError:
+            raise AssertionError(f"no {what} within {timeout:g} s") from None
+
+
+def telemetry(condition: Callable[[dict], bool]) -> Callable[[dict], bool]:
+    return lambda f: f.get("type") == "telemetry" and condition(f["data"])
+
+
+def scene(condition: Callable[[dict], bool]) -> Callable[[dict], bool]:
+    return lambda f: f.get("type") == "scene" and condition(f["data"])
+
+
+def event(condition: Callable[[dict], bool]) -> Callable[[dict], bool]:
+    return lambda f: f.get("type") == "events" and condition(f["data"])
+
+
+class CliProcess:
+    """The ``isr`` command line with the dashboard plugged in (``dashboard.cli``, the
+    project's entry point) in a subprocess; stopped with Ctrl-C (SIGINT) on exit."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = [sys.executable, "-m", "dashboard.cli", *args]
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.log: list[str] = []
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> CliProcess:
+        env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
+        self.proc = subprocess.Popen(self.args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, daemon=True).start()
+        return self
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.log.append(line.rstrip())
+            self.lines.put(line)
+
+    def wait_for(self, pattern: str, timeout: float = 120.0) -> str:
+        """The first group of the first line (printed on stderr) that matches ``pattern``."""
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"{' '.join(self.args[3:])}: no line matching {pattern!r}"
+                                     f" within {timeout:g} s:\n" + "\n".join(self.log)) from None
+            found = re.search(pattern, line)
+            if found:
+                return found.group(1)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # Ctrl-C, as an operator stops it
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+                raise AssertionError("the CLI did not stop on Ctrl-C (SIGINT)") from None
+        return self.proc.returncode
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
