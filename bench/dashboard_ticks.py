@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -107,6 +108,16 @@ async def bench(args) -> int:
 
     console = Console(width=150)
     warmup()
+    gc_pauses: list[tuple[float, int]] = []  # (ms, generation): the collector stops the loop
+    gc_started = [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append(((time.perf_counter() - gc_started[0]) * 1000, info["generation"]))
+
+    gc.callbacks.append(on_gc)
     scenario = large_scenario()
     hz = scenario.sim.tick_hz
     ticks_total = int(args.seconds * hz)
@@ -155,7 +166,10 @@ async def bench(args) -> int:
         started = time.perf_counter()
         report = await host.run(1.0, until=ticks_total)
         wall = time.perf_counter() - started
-        clients = (await http.get("/api/clients")).json()["clients"]
+        body = (await http.get("/api/clients")).json()
+        # a client the server disconnected (the stalled one stops answering pings) is
+        # reported with its final counts
+        clients = body["clients"] + body.get("departed", [])
     out, _ = await asyncio.to_thread(client_proc.communicate)
     seen = json.loads(out.strip().splitlines()[-1])
     mqtt_dropped = dict(getattr(bus, "dropped", {}) or {})
@@ -167,15 +181,21 @@ async def bench(args) -> int:
     console.print(f"ticks: {report.ticks} in {wall:.1f} s wall   overruns: {report.overruns}"
                   f"   clients connected at start: {clients_at_start}")
     console.print(f"tick start lateness ms: p50 {j['p50']:.3f}  p99 {j['p99']:.3f}"
-                  f"  max {j['max']:.3f}  mean {j['mean']:.3f}")
+                  f"  max {j['max']:.3f} (tick {j['max_at_tick']})  mean {j['mean']:.3f}")
+    gc.callbacks.remove(on_gc)
+    worst_gc = max(gc_pauses, default=(0.0, -1))
+    console.print(f"garbage collections: {len(gc_pauses)}, longest {worst_gc[0]:.1f} ms"
+                  f" (generation {worst_gc[1]})")
     rounds = [r for r in report.replans if r.latency_ms is not None]
     console.print(f"planning rounds: {len(rounds)} ({sum(r.status == 'committed' for r in rounds)}"
                   f" committed); trace records dropped: {writer.dropped}")
     table = Table(title="websocket clients (server side: frames sent / dropped by its bounded queue)")
-    for column in ("client", "sent", "dropped", "dropped by topic", "pending", "received (client side)"):
+    for column in ("client", "state", "sent", "dropped", "dropped by topic", "pending",
+                   "received (client side)"):
         table.add_column(column, justify="right")
     for k, c in enumerate(sorted(clients, key=lambda c: c["id"])):
-        table.add_row(str(c["id"]), str(c["sent"]), str(c["dropped_total"]),
+        state = f"left after {c['connected_s']:.0f} s" if c.get("left") else "connected"
+        table.add_row(str(c["id"]), state, str(c["sent"]), str(c["dropped_total"]),
                       ", ".join(f"{t} {n}" for t, n in sorted(c["dropped"].items())) or "-",
                       str(c["pending"]), str(seen["received"][k]) if k < len(seen["received"]) else "?")
     console.print(table)

@@ -214,7 +214,8 @@ def create_app(bus: Bus, *, token: str, trace_url: str | None = None,
 
     @app.get("/api/clients", tags=["live"], summary="Websocket clients and their drops")
     async def clients() -> dict[str, Any]:
-        return {"clients": streams.clients(), "frames_encoded": streams.cache.encoded}
+        return {"clients": streams.clients(), "departed": streams.departed(),
+                "frames_encoded": streams.cache.encoded}
 
     @app.get("/api/health", tags=["live"])
     async def health() -> dict[str, Any]:

@@ -18,7 +18,8 @@ Produces (websocket text frames, JSON)
     "dropped_total", "pending"}`` frame.
 Lifecycle
     ``await serve(websocket)`` for one connection (returns when it closes; the subscription
-    is closed and the client forgotten); ``clients()`` describes the connected ones;
+    is closed and the client forgotten); ``clients()`` describes the connected ones,
+    ``departed()`` the last 50 that left, with their final counts;
     ``await close()`` ends them all.
 
 Why it cannot slow the tick: the publisher only puts a message into each subscription
@@ -34,7 +35,7 @@ import itertools
 import json
 import logging
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,9 +122,15 @@ class LiveStreams:
         self._ids = itertools.count(1)
         self._clients: dict[int, _Client] = {}
         self._sockets: dict[int, WebSocket] = {}
+        # The last clients that left, with their final counts (a stalled browser is
+        # disconnected by the server's pings; its drops still deserve to be seen).
+        self._departed: deque[dict[str, Any]] = deque(maxlen=50)
 
     def clients(self) -> list[dict[str, Any]]:
         return [c.info() for c in self._clients.values()]
+
+    def departed(self) -> list[dict[str, Any]]:
+        return list(self._departed)
 
     def hello(self, client_id: int) -> str:
         view = self.view
@@ -165,6 +172,7 @@ class LiveStreams:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             sub.close()
+            self._departed.append({**client.info(), "left": True})
             self._clients.pop(client_id, None)
             self._sockets.pop(client_id, None)
             if websocket.application_state == WebSocketState.CONNECTED \

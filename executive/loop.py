@@ -33,12 +33,14 @@ RESUME resumes them; RESET drops drafts and constraints and replans from scratch
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import math
 import statistics
+import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from executive.contracts import (
@@ -73,6 +75,14 @@ log = logging.getLogger(__name__)
 
 _SAM_MARGIN = 0.05  # km: a SAM this close to a planned path "touches" it
 _SAMPLE_KM = 0.25  # spacing of the points a path is checked at against a new SAM
+_SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a run ticks
+
+
+def _warm_kernels() -> None:
+    from planner import orienteering, team_search
+
+    team_search.warmup()
+    orienteering.warmup()
 
 
 @dataclass
@@ -191,6 +201,7 @@ class Executive:
         self._latencies: deque[float] = deque(maxlen=8)
         self._stop = False
         self._lateness: list[float] = []
+        self._worst = (0.0, -1)  # the latest tick start and its tick
         self._overruns = 0
         self._initial_points = 0.0
         self.last: TickResult | None = None
@@ -241,6 +252,9 @@ class Executive:
         self.sink.emit(RunRecord(self.run_id, self.scenario.model_dump(mode="json", by_alias=True),
                                  self.seed, {"policy": self.policy.model_dump(mode="json"),
                                              **self._config}))
+        # Load every numba kernel now: a first load in a worker thread mid-run holds the GIL
+        # for tens of milliseconds, long enough to make a tick late.
+        await asyncio.to_thread(_warm_kernels)
         solution = self._initial_plan
         latency = 0.0
         if solution is None:
@@ -277,6 +291,17 @@ class Executive:
         assert sim is not None
         self.speed = speed
         loop = asyncio.get_running_loop()
+        # Worker threads (planning, traces) hand the GIL back to the loop every 1 ms instead
+        # of every 5: a tick waits at most about that long for it.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
+        frozen = self.speed is not None
+        if frozen:
+            # What exists now (modules, kernels, the compiled mission) lives for the run:
+            # keep it out of the cyclic collector, whose full passes over it take tens of ms.
+            # Done before the clock starts, so this one full pass delays no tick.
+            gc.collect()
+            gc.freeze()
         began = loop.time()
         base, base_tick, base_speed = loop.time(), sim.tick, self.speed
         self._status("running")
@@ -290,6 +315,8 @@ class Executive:
                     due = base + (sim.tick - base_tick) / (sim.tick_hz * self.speed)
                     late = loop.time() - due
                     self._lateness.append(max(0.0, late))
+                    if late > self._worst[0]:
+                        self._worst = (late, sim.tick)
                     if late > 1.0 / (sim.tick_hz * self.speed):
                         self._overruns += 1
                         base, base_tick = loop.time(), sim.tick  # do not burst to catch up
@@ -301,6 +328,9 @@ class Executive:
                     due = base + (sim.tick - base_tick) / (sim.tick_hz * self.speed)
                     await asyncio.sleep(max(0.0, due - loop.time()))
         finally:
+            sys.setswitchinterval(switch)
+            if frozen:
+                gc.unfreeze()
             if self._round is not None and not self._round.task.done():
                 self._round.task.cancel()
         report = self._report(loop.time() - began)
@@ -762,7 +792,8 @@ class Executive:
             return 1000 * lateness[min(len(lateness) - 1, int(q * len(lateness)))]
 
         jitter = {"p50": pct(0.5), "p99": pct(0.99), "max": 1000 * (lateness[-1] if lateness else 0.0),
-                  "mean": 1000 * (statistics.fmean(lateness) if lateness else 0.0)}
+                  "mean": 1000 * (statistics.fmean(lateness) if lateness else 0.0),
+                  "max_at_tick": self._worst[1]}
         return RunReport(self.run_id, mission_outcome(self.sim), list(self.replans), wall,
                          self.sim.tick, self._overruns, jitter, sorted(self._returning),
                          self._initial_points)

@@ -70,7 +70,13 @@ from executive.agents.roles import (
     strategist_rules,
 )
 from executive.contracts import AgentRunRecord, PlanOutcome, PlanRequest, TraceSink, new_id
-from executive.engines.base import AgentCall, Engine, EngineError, canonical_json
+from executive.engines.base import (
+    AgentCall,
+    Engine,
+    call_validated,
+    canonical_json,
+    validation_summary,
+)
 from executive.engines.base import input_hash as hash_parts
 from planner.allocation import allocate
 from planner.errors import PlannerError
@@ -156,7 +162,7 @@ class AgentPlanner:
         try:
             constraints = parse_constraints(request.constraints)
         except ValidationError as exc:
-            reasons.append(f"constraints ignored: malformed: {_short(exc)}")
+            reasons.append(f"constraints ignored: malformed: {validation_summary(exc)}")
             constraints = OperatorConstraints()
         try:
             mission, text = await asyncio.to_thread(_compile, request.scenario)
@@ -312,13 +318,16 @@ class AgentPlanner:
                            chain: _Chain) -> None:
         """strategist -> allocator -> proposal check, filling ``chain`` as it goes (so a
         round that stops waiting still knows what happened)."""
-        context = mission_context(mission)
         ask = self._request_text(request, constraints)
         current = ("CURRENT SOLUTION: the plan is being recomputed from the checkpoints;"
                    " frozen legs are listed under DRONES")
 
-        rules = strategist_rules(mission, request.trigger, constraints, request.instruction)
-        call = AgentCall(agent="strategist", system=self._system(STRATEGIST_PROMPT),
+        def prepare():  # prompts, rules answers and the memories read: off the event loop
+            return (mission_context(mission), self._system(STRATEGIST_PROMPT),
+                    strategist_rules(mission, request.trigger, constraints, request.instruction))
+
+        context, system, rules = await asyncio.to_thread(prepare)
+        call = AgentCall(agent="strategist", system=system,
                          prompt="\n\n".join([context, current, ask]), tool=STRATEGIST_TOOL,
                          deterministic=rules)
         done = await self._call(request, call, StrategistOutput, deadline)
@@ -331,16 +340,19 @@ class AgentPlanner:
             chain.reasons.append("strategist: no allocation needed")
             return
 
-        constrained = constrain_mission(mission, constraints)
-        allocation = await asyncio.to_thread(allocate, constrained, self.strategy)
-        rules = allocator_rules(mission, allocation, self.strategy)
+        def prepare_allocator():
+            allocation = allocate(constrain_mission(mission, constraints), self.strategy)
+            return (allocator_rules(mission, allocation, self.strategy),
+                    self._system(ALLOCATOR_PROMPT))
+
+        rules, system = await asyncio.to_thread(prepare_allocator)
         reference = "; ".join(f"{d}: {', '.join(ts) or '-'}"
                               for d, ts in rules["assignments"].items())
         prompt = "\n\n".join([
             context, current, ask,
             f"STRATEGIST ANALYSIS: {canonical_json(strategy.model_dump())}",
             f"REFERENCE ALLOCATION ({self.strategy}, deterministic rules): {reference}"])
-        call = AgentCall(agent="allocator", system=self._system(ALLOCATOR_PROMPT),
+        call = AgentCall(agent="allocator", system=system,
                          prompt=prompt, tool=ALLOCATOR_TOOL, deterministic=rules)
         done = await self._call(request, call, AllocatorOutput, deadline)
         chain.record = done.record
@@ -365,23 +377,8 @@ class AgentPlanner:
         if timeout < _MIN_CALL_S:
             error = "timeout: no time left before the deadline"
         else:
-            try:
-                reply = await asyncio.wait_for(self.engine.complete(call, timeout_s=timeout),
-                                               timeout=timeout)
-            except asyncio.TimeoutError:
-                error = f"timeout: no answer within {timeout:.2f} s"
-            except EngineError as exc:
-                error = f"{exc.kind}: {exc.message}"
-            except Exception as exc:  # noqa: BLE001 - a broken engine is a failed call
-                error = f"server_error: {type(exc).__name__}: {exc}"
-        if reply is not None:
-            if reply.tool_input is None:
-                error = "malformed: no structured output"
-            else:
-                try:
-                    output = model.model_validate(reply.tool_input)
-                except ValidationError as exc:
-                    error = f"malformed: {_short(exc)}"
+            done = await call_validated(self.engine, call, model, timeout)
+            reply, output, error = done.reply, done.output, done.error
         record = dict(
             run_id=new_id(), parent_run_id=request.round_id, mission_run_id=request.run_id,
             agent=call.agent, engine=getattr(self.engine, "name", "unknown"),
@@ -398,17 +395,20 @@ class AgentPlanner:
 
     async def _critic(self, request, mission, constraints, solution, baseline, deadline,
                       reasons) -> None:
-        violations = constraint_violations(solution, constraints, mission)
+        def prepare():  # off the event loop, like every prompt
+            violations = constraint_violations(solution, constraints, mission)
+            rules = critic_rules(mission, solution, baseline=baseline, violations=violations)
+            prompt = "\n\n".join([mission_context(mission), solution_summary(mission, solution),
+                                  self._request_text(request, constraints)])
+            return rules, prompt, self._system(CRITIC_PROMPT)
+
         try:
-            rules = await asyncio.to_thread(critic_rules, mission, solution, baseline=baseline,
-                                            violations=violations)
+            rules, prompt, system = await asyncio.to_thread(prepare)
         except Exception as exc:  # noqa: BLE001 - the review is advisory
             log.exception("critic rules failed in round %s", request.round_id)
             reasons.append(f"critic: skipped: {type(exc).__name__}: {exc}")
             return
-        prompt = "\n\n".join([mission_context(mission), solution_summary(mission, solution),
-                              self._request_text(request, constraints)])
-        call = AgentCall(agent="critic", system=self._system(CRITIC_PROMPT), prompt=prompt,
+        call = AgentCall(agent="critic", system=system, prompt=prompt,
                          tool=CRITIC_TOOL, deterministic=rules)
         done = await self._call(request, call, CriticOutput, deadline)
         self.sink.emit(AgentRunRecord(**done.record))
@@ -463,12 +463,3 @@ def _compile(scenario) -> tuple[Mission, str]:
                                                                          by_alias=True))
 
 
-def _short(exc: ValidationError, limit: int = 3) -> str:
-    parts = []
-    for err in exc.errors()[:limit]:
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "input"
-        parts.append(f"{loc}: {err.get('msg', '')}")
-    more = exc.error_count() - limit
-    if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts)

@@ -18,7 +18,6 @@ passed on); on any failure the rules answer stands and the reason is in the trac
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 import time
@@ -26,11 +25,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from executive.agents.context import HARD_CONSTRAINTS, MemoryLike, format_memories
 from executive.contracts import AgentRunRecord, TraceSink, new_id
-from executive.engines.base import AgentCall, Engine, EngineError, ToolSpec
+from executive.engines.base import AgentCall, Engine, ToolSpec, call_validated
 from executive.mission_state import MissionState
 from planner.model import drone_label
 
@@ -532,30 +531,12 @@ async def respond(
     parts.append(f"OPERATOR QUESTION: {question}")
     call = AgentCall(agent="responder", system=system, prompt="\n\n".join(parts),
                      tool=RESPONDER_TOOL, deterministic=rules)
-    reply = error = output = raw = None
-    try:
-        reply = await asyncio.wait_for(engine.complete(call, timeout_s=timeout_s), timeout_s)
-    except asyncio.TimeoutError:
-        error = f"timeout: no answer within {timeout_s:g} s"
-    except EngineError as exc:
-        error = f"{exc.kind}: {exc.message}"
-        raw = exc.raw
-    except Exception as exc:  # noqa: BLE001 - a broken engine is a failed call
-        error = f"server_error: {type(exc).__name__}: {exc}"
-    if reply is not None:
-        if reply.tool_input is None:
-            error = "malformed: no structured output"
-        else:
-            try:
-                output = ResponderOutput.model_validate(reply.tool_input)
-            except ValidationError as exc:
-                error = "malformed: " + "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}"
-                    for e in exc.errors()[:3])
-            else:
-                error = _check_ids(output, _known_ids(state))
-                if error is not None:
-                    output = None
+    done = await call_validated(engine, call, ResponderOutput, timeout_s)
+    reply, output, error, raw = done.reply, done.output, done.error, done.raw
+    if output is not None:
+        error = _check_ids(output, _known_ids(state))
+        if error is not None:
+            output = None
     applied = output is not None
     chosen = output if applied else ResponderOutput.model_validate(rules)
     record = AgentRunRecord(

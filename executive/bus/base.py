@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from executive.bus.topics import TOPICS
 
-__all__ = ["Bus", "Message", "Subscription"]
+__all__ = ["Bus", "Fanout", "Message", "Subscription"]
 
 
 @dataclass(frozen=True)
@@ -132,3 +132,43 @@ class Bus(Protocol):
     def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
         """A new bounded subscription; retained messages of those topics arrive first."""
         ...
+
+
+class Fanout:
+    """The local side every bus shares: its subscriptions and its retained messages.
+
+    ``deliver(topic, payload, retained=False)`` keeps the newest message of each retained
+    topic (so a later subscription starts with it) and puts the message into every
+    subscription that wants it; ``subscribe`` hands the retained ones out first.
+    """
+
+    def __init__(self) -> None:
+        self.subscriptions: list[Subscription] = []
+        self.retained: dict[str, Message] = {}
+
+    def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
+        from executive.errors import ExecutiveError
+
+        topics = list(topics)
+        unknown = [t for t in topics if t not in TOPICS]
+        if unknown:
+            raise ExecutiveError(f"unknown bus topic(s): {', '.join(unknown)}")
+        sub = Subscription(topics, maxsize=maxsize)
+        for topic in topics:
+            if topic in self.retained:
+                sub.put(self.retained[topic])
+        sub.on_close = self.subscriptions.remove
+        self.subscriptions.append(sub)
+        return sub
+
+    def deliver(self, topic: str, payload: Any, *, retained: bool = False) -> None:
+        if TOPICS[topic].retained:
+            self.retained[topic] = Message(topic, payload, retained=True)
+        message = Message(topic, payload, retained=retained)
+        for sub in list(self.subscriptions):
+            if sub.wants(topic):
+                sub.put(message)
+
+    def close_all(self) -> None:
+        for sub in list(self.subscriptions):
+            sub.close()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from executive.bus.base import Message, Subscription
-from executive.bus.topics import RETAINED, TOPICS
+from executive.bus.base import Fanout, Subscription
+from executive.bus.topics import TOPICS
 from executive.errors import ExecutiveError
 
 __all__ = ["InProcessBus"]
@@ -21,16 +21,14 @@ __all__ = ["InProcessBus"]
 class InProcessBus:
     def __init__(self, run_id: str | None = None) -> None:
         self.run_id = run_id
-        self._subscriptions: list[Subscription] = []
-        self._retained: dict[str, Message] = {}
+        self._local = Fanout()
         self.published = 0
 
     async def start(self) -> None:
         pass
 
     async def stop(self) -> None:
-        for sub in list(self._subscriptions):
-            sub.close()
+        self._local.close_all()
 
     async def __aenter__(self) -> InProcessBus:
         await self.start()
@@ -42,26 +40,11 @@ class InProcessBus:
     def publish(self, topic: str, payload: dict[str, Any]) -> None:
         if topic not in TOPICS:
             raise ExecutiveError(f"unknown bus topic {topic!r}")
-        message = Message(topic, payload)
         self.published += 1
-        if topic in RETAINED:
-            self._retained[topic] = Message(topic, payload, retained=True)
-        for sub in self._subscriptions:
-            if sub.wants(topic):
-                sub.put(message)
+        self._local.deliver(topic, payload)
 
     def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
-        topics = list(topics)
-        unknown = [t for t in topics if t not in TOPICS]
-        if unknown:
-            raise ExecutiveError(f"unknown bus topic(s): {', '.join(unknown)}")
-        sub = Subscription(topics, maxsize=maxsize)
-        for topic in topics:
-            if topic in self._retained:
-                sub.put(self._retained[topic])
-        sub.on_close = self._subscriptions.remove
-        self._subscriptions.append(sub)
-        return sub
+        return self._local.subscribe(topics, maxsize=maxsize)
 
     def subscribers(self) -> list[Subscription]:
-        return list(self._subscriptions)
+        return list(self._local.subscriptions)

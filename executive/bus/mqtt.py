@@ -64,8 +64,8 @@ from urllib.parse import unquote, urlsplit
 
 import aiomqtt
 
-from executive.bus.base import Message, Subscription
-from executive.bus.topics import CMD, OUT_TOPICS, RETAINED, TOPICS, mqtt_topic
+from executive.bus.base import Fanout, Subscription
+from executive.bus.topics import CMD, OUT_TOPICS, TOPICS, mqtt_topic
 from executive.errors import ExecutiveError
 
 __all__ = ["MqttBus", "parse_mqtt_url"]
@@ -157,8 +157,7 @@ class MqttBus:
         self.published = 0
         self.received = 0
         self.bad_messages = 0  # incoming payloads that were not JSON objects (watcher)
-        self._subscriptions: list[Subscription] = []
-        self._retained: dict[str, Message] = {}
+        self._local = Fanout()
         self._client: aiomqtt.Client | None = None
         self._tasks: list[asyncio.Task] = []
         self._started = False
@@ -260,8 +259,7 @@ class MqttBus:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
-        for sub in list(self._subscriptions):
-            sub.close()
+        self._local.close_all()
         if self._run_found is not None and not self._run_found.done():
             self._run_found.set_exception(ExecutiveError("the MQTT bus was stopped"))
             self._run_found.exception()  # retrieved: nobody may be waiting
@@ -313,12 +311,7 @@ class MqttBus:
             self._enqueue(topic, payload)
             return
         self.published += 1
-        message = Message(topic, payload)
-        if topic in RETAINED:
-            self._retained[topic] = Message(topic, payload, retained=True)
-        for sub in self._subscriptions:
-            if sub.wants(topic):
-                sub.put(message)
+        self._local.deliver(topic, payload)
         if topic != CMD:  # a local command is for the local host only
             self._enqueue(topic, payload)
 
@@ -406,31 +399,14 @@ class MqttBus:
     # ----- in --------------------------------------------------------------------------
 
     def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
-        topics = list(topics)
-        unknown = [t for t in topics if t not in TOPICS]
-        if unknown:
-            raise ExecutiveError(f"unknown bus topic(s): {', '.join(unknown)}")
-        sub = Subscription(topics, maxsize=maxsize)
-        for topic in topics:
-            if topic in self._retained:
-                sub.put(self._retained[topic])
-        sub.on_close = self._subscriptions.remove
-        self._subscriptions.append(sub)
-        return sub
+        return self._local.subscribe(topics, maxsize=maxsize)
 
     def subscribers(self) -> list[Subscription]:
-        return list(self._subscriptions)
+        return list(self._local.subscriptions)
 
     def _deliver(self, topic: str, payload: Any, retained: bool) -> None:
         self.received += 1
-        message = Message(topic, payload)
-        if topic in RETAINED:
-            self._retained[topic] = Message(topic, payload, retained=True)
-        if retained:
-            message = Message(topic, payload, retained=True)
-        for sub in list(self._subscriptions):
-            if sub.wants(topic):
-                sub.put(message)
+        self._local.deliver(topic, payload, retained=retained)
 
     async def _read(self) -> None:
         client = self._client

@@ -12,6 +12,7 @@ SDK's async client, tool use), ``replay`` (answers recorded in a trace).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -19,8 +20,9 @@ from typing import Any, Literal, Mapping, Protocol, runtime_checkable
 
 from executive.errors import ExecutiveError
 
-__all__ = ["AgentCall", "Engine", "EngineError", "EngineReply", "ToolSpec", "blocks_json",
-           "input_hash", "tool_input_from_blocks"]
+__all__ = ["AgentCall", "CallResult", "Engine", "EngineError", "EngineReply", "ToolSpec",
+           "blocks_json", "call_validated", "input_hash", "tool_input_from_blocks",
+           "validation_summary"]
 
 ErrorKind = Literal["timeout", "rate_limited", "server_error", "malformed", "refused",
                     "unavailable", "not_recorded"]
@@ -125,3 +127,57 @@ def tool_input_from_blocks(blocks: Any, tool_name: str) -> dict[str, Any]:
         seen.append(f"{kind}:{block.get('name')}" if kind == "tool_use" else str(kind))
     raise EngineError("malformed", f"no tool_use block for {tool_name!r} "
                                    f"(blocks: {', '.join(seen) or 'none'})")
+
+
+def validation_summary(exc: Any, limit: int = 3) -> str:
+    """A pydantic ``ValidationError`` as one short line: ``loc: msg; ...; and N more``."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "input"
+        parts.append(f"{loc}: {err.get('msg', '')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What one agent call came to: the reply (if any), its validated output, or why not."""
+
+    reply: EngineReply | None
+    output: Any  # an instance of the output model, or None
+    error: str | None  # "kind: message"
+    raw: str | None  # what the engine said, for the trace (also when it was unusable)
+
+
+async def call_validated(engine: Engine, call: AgentCall, output_model: Any,
+                         timeout_s: float) -> CallResult:
+    """Ask ``engine``, race the deadline, parse the tool input with ``output_model``.
+
+    Never raises an engine failure: a timeout, an ``EngineError``, any other exception or
+    an output that does not validate becomes ``error`` (``"timeout: ..."``,
+    ``"malformed: ..."``, ``"server_error: ..."``).
+    """
+    from pydantic import ValidationError
+
+    reply = output = error = raw = None
+    try:
+        reply = await asyncio.wait_for(engine.complete(call, timeout_s=timeout_s), timeout_s)
+    except asyncio.TimeoutError:
+        error = f"timeout: no answer within {timeout_s:.2f} s"
+    except EngineError as exc:
+        error = f"{exc.kind}: {exc.message}"
+        raw = exc.raw
+    except Exception as exc:  # noqa: BLE001 - a broken engine is a failed call
+        error = f"server_error: {type(exc).__name__}: {exc}"
+    if reply is not None:
+        raw = reply.raw
+        if reply.tool_input is None:
+            error = "malformed: no structured output"
+        else:
+            try:
+                output = output_model.model_validate(reply.tool_input)
+            except ValidationError as exc:
+                error = f"malformed: {validation_summary(exc)}"
+    return CallResult(reply, output, error, raw)

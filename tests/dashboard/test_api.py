@@ -365,6 +365,10 @@ async def test_a_client_that_never_reads_drops_frames_while_the_run_keeps_tickin
         await reader.until(lambda f: len(mission.server.app.state.streams.clients()) == 1,
                            what="the stalled client forgotten")
         assert len(mission.bus.subscribers()) == 3  # mirror, host's cmd, the healthy client
+        # ... and its final counts stay readable
+        gone = (await http.get("/api/clients")).json()["departed"]
+        assert [c["id"] for c in gone] == [mine] and gone[0]["left"]
+        assert gone[0]["dropped_total"] >= info["dropped_total"]
 
 
 @run_async
