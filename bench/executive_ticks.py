@@ -128,7 +128,7 @@ async def bench(args) -> None:
             if tick > 0 and tick % every == 0:
                 executive.command(HumanCommand("REPLAN"))
 
-        executive._publish = publish
+        executive.watch(publish=publish)
         report = await executive.run(1.0, until=ticks_total)
     late = [x * 1000 for x in executive._lateness]
     late.sort()

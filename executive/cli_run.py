@@ -183,7 +183,6 @@ async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterat
                                                seed=seed)
     executive = Executive(scenario, planner=planner, sink=sink, policy=policy, seed=seed,
                           initial_plan=initial, initial_mission=initial_mission, config=config)
-    executive._coordinate = _coordinator(executive)
     report = None
     try:
         if bus is None:
@@ -202,15 +201,6 @@ async def _run(scenario, *, url, policy, engine, model, replay_run, seed, iterat
                                      report.to_dict() if report else {}))
             await asyncio.to_thread(writer.close)
     return report
-
-
-def _coordinator(executive):
-    """Operator words in CUT / REPLAN commands -> constraints, over what is known then."""
-    from executive.agents.coordinator import make_coordinate
-
-    return make_coordinate(lambda: executive.sim.world.known_environment,
-                           executive.scenario.drone_configs,
-                           lambda: executive.sim.world.collected())
 
 
 def _make_bus(mqtt: str | None):

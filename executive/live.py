@@ -203,8 +203,7 @@ class MissionHost:
         self._listener: asyncio.Task | None = None
         self._asks: set[asyncio.Task] = set()
         self.rejected = 0
-        executive._publish = self._publish
-        executive._on_tick = self._on_tick
+        executive.watch(publish=self._publish, on_tick=self._on_tick)
 
     # ----- out -------------------------------------------------------------------------
 
@@ -313,8 +312,7 @@ class MissionHost:
                 reply = {"intent": "error", "answer": f"could not answer: {exc}", "error": str(exc)}
         self._publish("answers", {"id": ask_id, "question": text, **reply})
 
-    async def _listen(self) -> None:
-        sub = self.bus.subscribe(["cmd"], maxsize=1024)
+    async def _listen(self, sub) -> None:
         try:
             async for message in sub:
                 self.handle(message.payload)
@@ -325,14 +323,19 @@ class MissionHost:
 
     async def run(self, speed: float | None = None, **kwargs) -> RunReport:
         self.bus.run_id = self.executive.run_id
+        # Subscribed before the first plan is made: a command sent meanwhile waits in the
+        # (bounded) subscription instead of being lost.
+        commands = self.bus.subscribe(["cmd"], maxsize=1024)
         self._publish("status", {"state": "starting"})
         try:
             await self.executive.start()
         except Exception as exc:  # a view must not wait on a run that never started
+            commands.close()
             self._publish("status", {"state": "failed", "error": str(exc)})
             raise
         self.publish_scene()
-        self._listener = asyncio.get_running_loop().create_task(self._listen(), name="cmd")
+        self._listener = asyncio.get_running_loop().create_task(self._listen(commands),
+                                                                name="cmd")
         try:
             report = await self.executive.run(speed, **kwargs)
         finally:

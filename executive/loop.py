@@ -8,7 +8,7 @@ Options
     in worker threads and races its agents against the deadline); ``sink`` a ``TraceSink``
     (``emit`` never blocks); ``publish(topic, payload)`` an optional non-blocking bus hook
     (topics ``telemetry``, ``events``, ``plan``, ``agents``, ``status``); ``coordinate(text)``
-    turns an operator's words into constraints (the coordinator); ``on_tick(result)`` is
+    turns an operator's words into constraints (default: the deterministic coordinator); ``on_tick(result)`` is
     called after every tick (the live host publishes its scene from it; it must not block).
 Consumes
     ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
@@ -67,6 +67,7 @@ from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution
 from planner.validation import validate_solution
 from sim import Hold, ResumeFlight, ReturnToBase, Sim, TickResult
+from sim._kernels import FUEL, HDG, STATUS_NAMES, S, X, Y
 from sim.outcome import Outcome, mission_outcome
 
 __all__ = ["Executive", "Replan", "RunReport"]
@@ -76,6 +77,14 @@ log = logging.getLogger(__name__)
 _SAM_MARGIN = 0.05  # km: a SAM this close to a planned path "touches" it
 _SAMPLE_KM = 0.25  # spacing of the points a path is checked at against a new SAM
 _SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a run ticks
+
+
+def _default_coordinator(executive: Executive) -> Callable[[str], dict]:
+    from executive.agents.coordinator import make_coordinate
+
+    return make_coordinate(lambda: executive.sim.world.known_environment,
+                           executive.scenario.drone_configs,
+                           lambda: executive.sim.world.collected())
 
 
 def _warm_kernels() -> None:
@@ -176,7 +185,9 @@ class Executive:
         self.run_id = run_id or new_id()
         self.seed = seed
         self._publish = publish
-        self._coordinate = coordinate
+        # Operator words in CUT / REPLAN -> constraints; the deterministic coordinator over
+        # what is known when the words arrive, unless the caller brings its own.
+        self._coordinate = coordinate or _default_coordinator(self)
         self._initial_plan = initial_plan
         self._initial_mission = initial_mission  # what the initial plan was made on
         self._config = dict(config or {})
@@ -218,6 +229,12 @@ class Executive:
     def stop(self) -> None:
         self._stop = True
 
+    def watch(self, *, publish: Callable[[str, dict], None] | None = None,
+              on_tick: Callable[[TickResult], None] | None = None) -> None:
+        """Attach a watcher's hooks (the live host's), as the constructor's would be."""
+        self._publish = publish
+        self._on_tick = on_tick
+
     def set_speed(self, speed: float | None) -> None:
         self.speed = speed
 
@@ -236,6 +253,11 @@ class Executive:
         """The draft waiting for review: (plan id, solution, cut tick), or None."""
         d = self._draft
         return None if d is None else (d.plan_id, d.outcome.solution, d.round.request.tick)
+
+    @property
+    def returning(self) -> dict[str, str]:
+        """Drones sent home by fuel safety (id -> why): no plan re-tasks them."""
+        return dict(self._returning)
 
     @property
     def checkpoints(self) -> dict:
@@ -382,7 +404,7 @@ class Executive:
         self._event(tick, "HUMAN_COMMAND", {"command": kind, "text": command.text,
                                             "source": command.source})
         if kind in ("CUT", "REPLAN"):
-            if command.text and self._coordinate is not None:
+            if command.text:
                 self._apply_words(command.text)
             self._trigger("operator", f"operator:{kind}")
         elif kind == "PAUSE":
@@ -620,7 +642,6 @@ class Executive:
     # ----- observe -------------------------------------------------------------------
 
     def _observe(self, result: TickResult) -> None:
-        sim = self.sim
         for event in result.events:
             payload = event.model_dump(mode="json")
             self.sink.emit(EventRecord(self.run_id, result.tick, event.kind, payload))
@@ -631,18 +652,17 @@ class Executive:
         for event in result.truth_events:  # hidden things: traces only
             self.sink.emit(EventRecord(self.run_id, result.tick, f"truth:{event.kind}",
                                        event.model_dump(mode="json")))
-        if result.tick % self.policy.telemetry_every == 0:
-            drones = self.telemetry(result)
+        traced = result.tick % self.policy.telemetry_every == 0
+        drones = self.telemetry(result) if traced or self._publish else None
+        if traced:
             self.sink.emit(TelemetryRecord(self.run_id, result.tick, drones))
         if result.state_hash is not None:
             self.sink.emit(StateHashRecord(self.run_id, result.tick, result.state_hash))
         if self._publish:
             self._publish("telemetry", {"tick": result.tick, "time": result.time,
-                                        "mode": self.mode, "drones": self.telemetry(result)})
+                                        "mode": self.mode, "drones": drones})
 
     def telemetry(self, result: TickResult) -> dict[str, dict]:
-        from sim._kernels import FUEL, HDG, S, X, Y, STATUS_NAMES
-
         F = result.fleet.fleet
         return {d: {"x": float(F[X, i]), "y": float(F[Y, i]), "heading": float(F[HDG, i]),
                     "fuel": float(F[FUEL, i]), "s": float(F[S, i]),
