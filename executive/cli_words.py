@@ -4,8 +4,8 @@ Registered by ``executive.cli``. Same conventions as the rest of the CLI: bad in
 unknown run, a bad memory kind or id, an unknown id in the words, an unusable trace store)
 is one line on stderr and exit code 2, never a traceback.
 
-``isr ask`` answers from a stored run's state (``MissionState.from_trace``: its last
-telemetry row) through the coordinator and the responder, and stores the agent runs behind
+``isr ask`` answers from a stored run's state (``mission_state.replay_trace``: the run
+re-executed from its inputs to its last telemetry row) through the coordinator and the responder, and stores the agent runs behind
 the answer in the trace store under that run. ``--trace`` prints their tree (agent, engine,
 model, duration, tokens, applied, error), read back from the store, as seed 004's debug CLI
 prints a request's chain. ``--json`` prints one JSON object instead.
@@ -94,20 +94,20 @@ async def _ask(url: str, run_id: str, question: str, engine_name: str, model: st
                timeout: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from executive.engines import make_engine
     from executive.memory import MemoryStore
-    from executive.mission_state import from_trace
+    from executive.mission_state import replay_trace
     from executive.traces import TraceReader, TraceWriter
     from executive.words import answer
 
     reader = TraceReader(url)
     try:
-        state = from_trace(reader, run_id)  # a few reads, before anything is written
+        state, world = replay_trace(reader, run_id)  # read before anything is written
         engine = make_engine(engine_name, model=model)
         memories = MemoryStore(url)
         writer = TraceWriter(url)
         writer.start()
         try:
             result = await answer(question, state, engine=engine, sink=writer,
-                                  memories=memories, timeout_s=timeout)
+                                  memories=memories, world=world, timeout_s=timeout)
         finally:
             await asyncio.to_thread(writer.close)
             memories.close()

@@ -11,11 +11,12 @@ run.
 Builders
     ``from_executive(executive)`` -- the live state (call it on the executive's event loop,
     between ticks: it reads the simulation's world).
-    ``from_trace(reader, run_id)`` -- a stored run: ``runs.scenario``, the last telemetry
-    row (its tick is the state's tick), the last committed ``plan_versions`` row, the
-    events up to that tick (collected targets, lost drones, known-environment changes:
-    edits applied, SAMs detected or revealed) and the recorded commands (the length of each
-    flying drone's current path).
+    ``from_trace(reader, run_id)`` -- a stored run, as it was after the tick of its last
+    telemetry row: the run is re-executed from its recorded inputs up to there (exactly, as
+    ``isr replay`` does), so the state is read from the same world the live run had, by the
+    same code. ``replay_trace`` also returns that world (what-if questions plan from it).
+    The committed plan and the operator's constraints come from the stored plan versions
+    and events.
 
 Remaining path (``DroneState.remaining_km``): flying -> the current flight's length minus
 the arc length flown; parked with a planned route -> that route's length; landed -> 0;
@@ -31,11 +32,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from executive.errors import ExecutiveError
-from planner.geometry import SamField
+from executive.replay import resimulate
 from planner.model import Environment, Scenario, Solution, drone_label
 from planner.scenario_io import ScenarioError, parse_scenario
+from sim import World
 
-__all__ = ["DroneState", "MissionState", "from_executive", "from_trace"]
+__all__ = ["DroneState", "MissionState", "from_executive", "from_trace", "replay_trace"]
 
 Source = Literal["live", "stored"]
 
@@ -173,18 +175,24 @@ def _planned(route: list[str], collected: Mapping[str, str], environment: Enviro
 
 def from_executive(executive) -> MissionState:
     """The live state of ``executive`` (started: it has a sim). Reads, never writes."""
-    sim = executive.sim
-    if sim is None:
+    if executive.sim is None:
         raise ExecutiveError("the mission has not started: there is no state to answer from")
-    world = sim.world
+    return _from_world(executive.sim.world, source="live", run_id=executive.run_id,
+                       mode=executive.mode, scenario=executive.scenario, plan=executive.plan,
+                       plan_id=executive.plan_id, constraints=dict(executive.constraints),
+                       reserve=executive.policy.fuel_reserve)
+
+
+def _from_world(world: World, *, source: Source, run_id: str, mode: str, scenario: Scenario,
+                plan: Solution | None, plan_id: str | None, constraints: dict[str, Any],
+                reserve: float) -> MissionState:
     known = world.known_environment
     collected = dict(world.collected())
-    plan = executive.plan
-    view = world.fleet_view(sim.tick)
+    view = world.fleet_view(world.tick)
     lost_reasons = dict(zip(view.ids, view.lost_reasons))
     points = {d: float(p) for d, p in zip(view.ids, view.points)}
     drones: dict[str, DroneState] = {}
-    for drone_id, config in executive.scenario.drone_configs.items():
+    for drone_id, config in scenario.drone_configs.items():
         status = world.status(drone_id)
         x, y, heading = world.position(drone_id)
         route = list(plan.routes[drone_id].route) if plan is not None and drone_id in plan.routes else []
@@ -206,18 +214,22 @@ def from_executive(executive) -> MissionState:
             collected=[t for t, d in collected.items() if d == drone_id],
             lost_reason=lost_reasons.get(drone_id))
     return MissionState(
-        source="live", run_id=executive.run_id, tick=sim.tick, time=sim.time,
-        mode=executive.mode, scenario=executive.scenario, environment=known, drones=drones,
-        collected=collected, plan_id=executive.plan_id, plan=plan,
-        constraints=dict(executive.constraints), excluded=_excluded(known),
-        fuel_reserve=executive.policy.fuel_reserve)
+        source=source, run_id=run_id, tick=world.tick, time=world.time, mode=mode,
+        scenario=scenario, environment=known, drones=drones, collected=collected,
+        plan_id=plan_id, plan=plan, constraints=constraints, excluded=_excluded(known),
+        fuel_reserve=reserve)
 
 
 # ----------------------------------------------------------------------------- stored
 
 
 def from_trace(reader, run_id: str) -> MissionState:
-    """The state of a stored run at its last telemetry row (``run_id`` may be a prefix)."""
+    """The state of a stored run after its last telemetry row (``run_id`` may be a prefix)."""
+    return replay_trace(reader, run_id)[0]
+
+
+def replay_trace(reader, run_id: str) -> tuple[MissionState, World]:
+    """``from_trace``'s state and the re-executed world it was read from."""
     run = reader.run(run_id)
     rid = run["run_id"]
     try:
@@ -225,112 +237,22 @@ def from_trace(reader, run_id: str) -> MissionState:
     except ScenarioError as exc:
         raise ExecutiveError(f"run {rid}: its stored scenario does not load: {exc}") from exc
     telemetry = reader.last_telemetry(rid)
-    tick = int(telemetry["tick"]) if telemetry is not None else 0
-    events = reader.events(rid)
-    known, collected, lost = _replay_events(scenario, events, tick)
+    until = int(telemetry["tick"]) + 1 if telemetry is not None else 0
+    sim = resimulate(run["scenario"], reader.inputs(rid))
+    while sim.tick < until:
+        sim.step()
     plan_id, plan = _last_committed(reader.plan_versions(rid))
-    commands = _last_commands(reader.inputs(rid), tick)
-    rows = (telemetry or {}).get("drones") or {}
-    config_of = run.get("config") or {}
-    reserve = float(((config_of.get("policy") or {}).get("fuel_reserve")) or 0.0)
-    field_ = None
-    drones: dict[str, DroneState] = {}
-    for drone_id, config in scenario.drone_configs.items():
-        row = rows.get(drone_id)
-        if row is None:  # before the first telemetry: where the scenario puts it
-            start = scenario.environment.airport(config.start or "")
-            row = {"x": start.x if start else 0.0, "y": start.y if start else 0.0,
-                   "heading": 0.0, "fuel": config.fuel_budget, "s": 0.0,
-                   "status": "parked", "points": 0.0}
-        status = "lost" if drone_id in lost else str(row["status"])
-        route = list(plan.routes[drone_id].route) if plan is not None and drone_id in plan.routes else []
-        planned = _planned(route, collected, known)
-        remaining: float | None
-        if status == "flying":
-            remaining, field_ = _remaining_stored(commands.get(drone_id), row, known, field_)
-        elif status == "parked":
-            remaining = plan.routes[drone_id].distance if planned else 0.0
-        elif status == "landed":
-            remaining = 0.0
-        else:
-            remaining = None
-        drones[drone_id] = DroneState(
-            id=drone_id, status=status, x=float(row["x"]), y=float(row["y"]),
-            heading=float(row.get("heading", 0.0)), fuel=float(row["fuel"]),
-            budget=config.fuel_budget, points=float(row.get("points", 0.0)),
-            sensors=config.accessible_targets, home=config.home, route=route,
-            planned_targets=planned, remaining_km=remaining,
-            collected=[t for t, d in collected.items() if d == drone_id],
-            lost_reason=lost.get(drone_id))
     constraints: dict[str, Any] = {}
-    for event in events:  # the last constraints the operator set, up to the tick
-        if event["kind"] == "CONSTRAINTS" and event["tick"] <= tick:
+    for event in reader.events(rid):  # the last constraints the operator set, up to the tick
+        if event["kind"] == "CONSTRAINTS" and event["tick"] < until:
             constraints = dict(event["payload"].get("constraints") or {})
-        elif event["kind"] == "RESET" and event["tick"] <= tick:
+        elif event["kind"] == "RESET" and event["tick"] < until:
             constraints = {}
-    hz = scenario.sim.tick_hz
-    return MissionState(
-        source="stored", run_id=rid, tick=tick, time=tick / hz, mode=str(run.get("status")),
-        scenario=scenario, environment=known, drones=drones, collected=collected,
-        plan_id=plan_id, plan=plan, constraints=constraints, excluded=_excluded(known),
-        fuel_reserve=reserve)
-
-
-def _replay_events(scenario: Scenario, events: list[dict], tick: int):
-    """The known environment, the collected targets and the lost drones at ``tick``, from
-    the observable events (and the truth events that carry hidden SAMs, for reveals)."""
-    env = scenario.environment.model_dump(by_alias=True)
-    targets = {t["id"]: t for t in env["targets"]}
-    sams = {s["id"]: s for s in env["sams"]}
-    hidden: dict[str, dict] = {}
-    collected: dict[str, str] = {}
-    lost: dict[str, str] = {}
-    for event in events:
-        if event["tick"] > tick:
-            continue
-        kind, payload = event["kind"], event["payload"]
-        if kind == "edit_applied":
-            _apply_edit(payload.get("edit") or {}, targets, sams, hidden)
-        elif kind == "truth:edit_applied":
-            edit = payload.get("edit") or {}
-            if edit.get("op") in ("add_sam", "move_sam") and edit.get("id") not in sams:
-                old = hidden.get(edit["id"], {})
-                hidden[edit["id"]] = {"id": edit["id"], "pos": edit.get("pos", old.get("pos")),
-                                      "range": edit.get("range") or old.get("range")}
-            elif edit.get("op") == "remove_sam":
-                hidden.pop(edit.get("id"), None)
-        elif kind == "sam_detected":
-            sams[payload["sam"]] = {"id": payload["sam"], "pos": list(payload["pos"]),
-                                    "range": payload["range"]}
-            hidden.pop(payload["sam"], None)
-        elif kind == "target_collected":
-            collected[payload["target"]] = payload["drone"]
-        elif kind == "drone_lost":
-            lost[payload["drone"]] = payload.get("reason") or "lost"
-    env["targets"] = list(targets.values())
-    env["sams"] = list(sams.values())
-    return Environment.model_validate(env), collected, lost
-
-
-def _apply_edit(edit: dict, targets: dict, sams: dict, hidden: dict) -> None:
-    op, item = edit.get("op"), edit.get("id")
-    if op == "add_target":
-        targets[item] = {k: edit[k] for k in ("id", "x", "y", "priority", "type")}
-    elif op == "remove_target":
-        targets.pop(item, None)
-    elif op == "move_target" and item in targets:
-        targets[item] = {**targets[item], "x": edit["x"], "y": edit["y"]}
-    elif op == "set_priority" and item in targets:
-        targets[item] = {**targets[item], "priority": edit["priority"]}
-    elif op == "add_sam" and not edit.get("hidden"):
-        sams[item] = {"id": item, "pos": list(edit["pos"]), "range": edit["range"]}
-    elif op == "remove_sam":
-        sams.pop(item, None)
-    elif op == "move_sam" and item in sams:
-        sams[item] = {**sams[item], "pos": list(edit["pos"]),
-                      "range": edit.get("range") or sams[item]["range"]}
-    elif op == "reveal_sam" and item in hidden:
-        sams[item] = hidden.pop(item)
+    policy = (run.get("config") or {}).get("policy") or {}
+    state = _from_world(sim.world, source="stored", run_id=rid, mode=str(run.get("status")),
+                        scenario=scenario, plan=plan, plan_id=plan_id, constraints=constraints,
+                        reserve=float(policy.get("fuel_reserve") or 0.0))
+    return state, sim.world
 
 
 def _last_committed(rows: list[dict]) -> tuple[str | None, Solution | None]:
@@ -339,33 +261,3 @@ def _last_committed(rows: list[dict]) -> tuple[str | None, Solution | None]:
         return None, None
     row = committed[-1]
     return row["plan_id"], Solution.model_validate(row["solution"])
-
-
-def _last_commands(inputs: list[dict], tick: int) -> dict[str, dict]:
-    """Per drone, the last movement command in effect at ``tick`` (a resume keeps the
-    flight of the fly_path before it)."""
-    last: dict[str, dict] = {}
-    for row in inputs:
-        if row["kind"] != "command" or row["tick"] > tick:
-            continue
-        payload = row["payload"]
-        kind = payload.get("kind")
-        if kind in ("fly_path", "return_to_base"):
-            last[payload["drone"]] = payload
-    return last
-
-
-def _remaining_stored(command: dict | None, row: dict, known: Environment, field_):
-    """The path a flying drone still has to fly, from the command that set its flight."""
-    if command is None:
-        return None, field_
-    if command["kind"] == "fly_path":
-        length = float((command.get("path") or {}).get("length", 0.0))
-        return max(0.0, length - float(row.get("s", 0.0))), field_
-    # return_to_base: the sim flies the shortest path around the known SAMs from here
-    airport = known.airport(command.get("airport") or "")
-    if airport is None:
-        return None, field_
-    field_ = field_ or SamField([(s.x, s.y, s.range) for s in known.sams])
-    path = field_.shortest_path((float(row["x"]), float(row["y"])), (airport.x, airport.y))
-    return (None if path is None else float(path.length)), field_

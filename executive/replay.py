@@ -15,7 +15,7 @@ from executive.inputs_codec import input_from_json
 from planner.scenario_io import ScenarioError, parse_scenario
 from sim import Sim
 
-__all__ = ["ReplayResult", "replay"]
+__all__ = ["ReplayResult", "replay", "resimulate"]
 
 
 @dataclass
@@ -31,11 +31,9 @@ class ReplayResult:
         return self.compared > 0 and not self.mismatches
 
 
-def replay(scenario: Mapping, inputs: Iterable[Mapping], recorded_hashes: Mapping[int, str],
-           *, hash_every: int, until: int | None = None) -> ReplayResult:
-    """``inputs``: rows with tick, kind (edit | command), payload, source, in the order they
-    were submitted (the first plan is its tick-0 fly_path commands). Timeline edits come
-    from the scenario itself."""
+def resimulate(scenario: Mapping, inputs: Iterable[Mapping], *, hash_every: int = 20) -> Sim:
+    """A new simulation of the traced ``scenario`` with every recorded input submitted at
+    its stamped tick (timeline edits come from the scenario itself); not stepped yet."""
     try:
         parsed = parse_scenario(dict(scenario), "<traced scenario>")
     except ScenarioError as exc:
@@ -47,6 +45,14 @@ def replay(scenario: Mapping, inputs: Iterable[Mapping], recorded_hashes: Mappin
     for row in rows:
         if row.get("source") != "timeline":
             sim.submit(input_from_json(row["kind"], row["payload"]))
+    return sim
+
+
+def replay(scenario: Mapping, inputs: Iterable[Mapping], recorded_hashes: Mapping[int, str],
+           *, hash_every: int, until: int | None = None) -> ReplayResult:
+    """``inputs``: rows with tick, kind (edit | command), payload, source, in the order they
+    were submitted (the first plan is its tick-0 fly_path commands)."""
+    sim = resimulate(scenario, inputs, hash_every=hash_every)
     last_tick = max(recorded_hashes, default=-1) if until is None else until - 1
     hashes: dict[int, str] = {}
     while sim.tick <= last_tick or (until is None and not sim.done):

@@ -14,10 +14,10 @@ Produces
     (``changed``), and their difference per drone (targets added / removed, fuel before /
     after) and overall (points, targets dropped / gained).
 How
-    The remainder is the problem as it stands now: for a live executive,
-    ``executive.replan_problem.build_replan`` at the current tick (read on the event loop,
-    between ticks); for a stored run, the stored known environment with the stored fuel,
-    positions and statuses (``remainder_from_state``). The change is applied to that copy,
+    The remainder is the problem as it stands now: ``executive.replan_problem.build_replan``
+    on the world at its current tick — a live executive's (read on the event loop, between
+    ticks) or a stored run's, re-executed (``mission_state.replay_trace``) — the same cut a
+    replan makes, with the drones sent home left out. The change is applied to that copy,
     and both plans are made by the algorithmic planner (team search with a fixed iteration
     budget and seed, post-optimised, validated) in one worker thread
     (``asyncio.to_thread``): the event loop never waits on it. Nothing here writes to the
@@ -27,7 +27,6 @@ How
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,21 +41,22 @@ from executive.agents.constraints import (
 )
 from executive.errors import ExecutiveError
 from executive.mission_state import MissionState
+from executive.replan_problem import build_replan
 from planner.errors import PlannerError
 from planner.mission import compile_mission
-from planner.model import Scenario, Solution, drone_label, synthetic_start_id
+from planner.model import Scenario, Solution, drone_label
 from planner.planning import team_problem
 from planner.postopt import post_optimise
 from planner.solution import build_solution
 from planner.team_search import StopCriterion, solve_team
 from planner.validation import ensure_valid
+from sim import World
 
 __all__ = ["DEFAULT_ITERATIONS", "DroneFigures", "PlanFigures", "WhatIfError", "WhatIfResult",
            "apply_changes", "current_figures", "describe_change", "plan_remainder",
-           "remainder_from_state", "what_if"]
+           "what_if"]
 
 DEFAULT_ITERATIONS = 2000  # team-search iterations per plan: reproducible with the seed
-_AT_AIRPORT_KM = 1e-3
 
 
 class WhatIfError(ExecutiveError):
@@ -168,35 +168,6 @@ def _diff(current: PlanFigures, changed: PlanFigures) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- the copy
-
-
-def remainder_from_state(state: MissionState) -> Scenario:
-    """The remainder as a planning problem from a stored state: the known environment
-    without collected targets, each drone from where it is with the fuel it has (minus the
-    reserve); airborne drones start at a synthetic start, lost drones are not planned."""
-    env = state.environment.model_dump(by_alias=True)
-    env["targets"] = [t for t in env["targets"] if t["id"] not in state.collected]
-    starts: dict[str, dict[str, float]] = {}
-    configs = {}
-    for drone_id, config in state.scenario.drone_configs.items():
-        d = state.drones.get(drone_id)
-        if d is None or d.status == "lost" or not config.enabled:
-            configs[drone_id] = config.model_copy(update={"enabled": False, "frozen_segments": []})
-            continue
-        if d.airborne:
-            start = synthetic_start_id(drone_id)
-            starts[start] = {"x": d.x, "y": d.y}
-        else:
-            start = next((a.id for a in state.environment.airports
-                          if math.hypot(a.x - d.x, a.y - d.y) <= _AT_AIRPORT_KM), config.start)
-        configs[drone_id] = config.model_copy(update={
-            "start_airport": start, "fuel_budget": max(0.0, d.fuel - state.fuel_reserve),
-            "frozen_segments": [], "home_airport": config.home})
-    env["synthetic_starts"] = starts
-    return Scenario.model_validate({
-        "environment": env,
-        "drone_configs": {k: v.model_dump(by_alias=True) for k, v in configs.items()},
-        "sim": state.scenario.sim.model_dump()})
 
 
 def describe_change(change: Mapping[str, Any]) -> str:
@@ -322,23 +293,18 @@ def plan_remainder(scenario: Scenario, constraints: OperatorConstraints | Mappin
 
 
 async def what_if(changes: Sequence[Mapping[str, Any]], state: MissionState, *,
-                  executive=None, iterations: int = DEFAULT_ITERATIONS,
-                  seed: int = 0) -> WhatIfResult:
+                  world: World, not_planned: Mapping[str, str] | None = None,
+                  iterations: int = DEFAULT_ITERATIONS, seed: int = 0) -> WhatIfResult:
     """Plan ``changes`` on a copy of the remainder and compare (see the module docstring).
 
-    With ``executive`` (live), the remainder comes from its simulation at the current tick;
-    otherwise from ``state``.
+    ``world`` is the world ``state`` was read from; ``not_planned`` the drones no plan may
+    re-task (sent home by fuel safety).
     """
     if not changes:
         raise WhatIfError("what if: nothing to change")
-    if executive is not None:
-        from executive.replan_problem import build_replan
-
-        world = executive.sim.world
-        # read on the loop, between ticks; the worker thread only sees the copy
-        base = build_replan(world, world.tick, reserve=executive.policy.fuel_reserve).scenario
-    else:
-        base = remainder_from_state(state)
+    # read between ticks; the worker thread only ever sees the copy
+    base = build_replan(world, world.tick, reserve=state.fuel_reserve,
+                        not_planned=dict(not_planned or {})).scenario
     changed, constraints, notes = apply_changes(base, changes, state)
     try:
         control_constraints = parse_constraints(_base_constraints(state))

@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from executive.agents.context import MemoryLike
-from executive.agents.coordinator import coordinate_environment, make_coordinate
+from executive.agents.coordinator import coordinate_environment
 from executive.agents.responder import respond
 from executive.contracts import AgentRunRecord, HumanCommand, TraceSink, new_id
 from executive.engines.base import Engine, canonical_json
@@ -84,9 +84,13 @@ def _describe(constraints: dict[str, Any]) -> list[str]:
 
 
 async def answer(text: str, state: MissionState, *, engine: Engine, sink: TraceSink,
-                 memories=None, live=None, timeout_s: float = 20.0,
+                 memories=None, live=None, world=None, timeout_s: float = 20.0,
                  iterations: int = DEFAULT_ITERATIONS, seed: int = 0) -> dict[str, Any]:
-    """Answer the operator's ``text`` about ``state`` (see the module docstring)."""
+    """Answer the operator's ``text`` about ``state`` (see the module docstring).
+
+    ``live`` is the running executive (commands apply to it; what-ifs plan from its world);
+    for a stored state, ``world`` is the re-executed world it was read from.
+    """
     started = time.perf_counter()
     read_memories, store = _memory_parts(memories)
     root = new_id()
@@ -127,8 +131,15 @@ async def answer(text: str, state: MissionState, *, engine: Engine, sink: TraceS
 
             t0 = time.perf_counter()
             try:
-                result = await what_if(decision["what_if"], state, executive=live,
-                                       iterations=iterations, seed=seed)
+                if live is not None:
+                    world, not_planned = live.sim.world, live.returning
+                elif world is not None:
+                    not_planned = None
+                else:
+                    raise WhatIfError("what if: no world to plan from was given")
+                result = await what_if(decision["what_if"], state, world=world,
+                                       not_planned=not_planned, iterations=iterations,
+                                       seed=seed)
             except WhatIfError as exc:
                 errors.append(str(exc))
                 out["answer"] = f"Cannot plan this what-if: {exc}."
@@ -151,7 +162,6 @@ async def answer(text: str, state: MissionState, *, engine: Engine, sink: TraceS
         if errors:
             out["answer"] = "Not applied: " + "; ".join(errors) + "."
         elif live is not None:
-            _ensure_coordinator(live)
             live.command(HumanCommand("REPLAN", text, "operator"))
             out["applied"] = True
             out["answer"] = (f"Applying at the next tick: {what}. The remainder is replanned"
@@ -219,16 +229,6 @@ def _emit_planning(sink, root, state, decision, result, t0, error, iterations, s
         duration_ms=(time.perf_counter() - t0) * 1000, raw_output=None,
         validated_output=json.loads(canonical_json(summary)) if summary else None,
         clamp_actions=(), applied=False, error=error, tick=state.tick))
-
-
-def _ensure_coordinator(executive) -> None:
-    """A live executive built without the coordinator hook gets it, so the words of the
-    REPLAN command become constraints in ``Executive._apply_words``."""
-    if getattr(executive, "_coordinate", None) is None:
-        sim = executive.sim
-        executive._coordinate = make_coordinate(
-            lambda: sim.world.known_environment, list(executive.scenario.drone_configs),
-            lambda: sim.world.collected())
 
 
 def make_asker(engine: Engine, sink: TraceSink | None = None, memories=None, *,

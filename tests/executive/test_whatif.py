@@ -12,7 +12,7 @@ from executive.algorithmic_planner import AlgorithmicPlanner
 from executive.contracts import AgentRunRecord
 from executive.engines import make_engine
 from executive.loop import Executive
-from executive.mission_state import from_executive, from_trace
+from executive.mission_state import from_executive, from_trace, replay_trace
 from executive.policy import Policy
 from executive.sinks import ListSink, TeeSink
 from executive.traces import TraceReader, TraceWriter
@@ -134,7 +134,8 @@ def test_what_if_on_a_lost_drone_is_a_clear_error(live):
     lost = state.model_copy(update={"drones": {**state.drones, "3": state.drones["3"].model_copy(
         update={"status": "lost", "lost_reason": "disabled"})}})
     with pytest.raises(WhatIfError, match="D3 is lost"):
-        asyncio.run(what_if([{"kind": "set_fuel", "drone": "3", "fuel": 300}], lost))
+        asyncio.run(what_if([{"kind": "set_fuel", "drone": "3", "fuel": 300}], lost,
+                            world=live.sim.world))
 
 
 # ----------------------------------------------------------------------------- stored
@@ -144,11 +145,13 @@ def test_the_stored_state_is_the_live_state_it_was_recorded_from(recorded):
     reader = TraceReader(url)
     try:
         stored = from_trace(reader, live.run_id[:8])  # a unique prefix works
+        _, world = replay_trace(reader, live.run_id)
     finally:
         reader.close()
     now = from_executive(live)
+    assert world.state_hash() == live.sim.world.state_hash()  # the very same world
     assert stored.source == "stored" and stored.run_id == live.run_id
-    assert stored.tick == TICKS - 1  # the telemetry row of the last tick run
+    assert stored.tick == now.tick == TICKS  # re-executed to just after the last tick run
     assert stored.environment == now.environment
     assert stored.collected == now.collected
     assert stored.plan_id == now.plan_id
@@ -166,12 +169,13 @@ def test_a_what_if_on_a_stored_run_plans_from_the_stored_state(recorded):
     live, url = recorded
     reader = TraceReader(url)
     try:
-        stored = from_trace(reader, live.run_id)
+        stored, world = replay_trace(reader, live.run_id)
     finally:
         reader.close()
     changes = [{"kind": "lose_drone", "drone": "3"}]
-    from_store = asyncio.run(what_if(changes, stored))
-    from_live = asyncio.run(what_if(changes, from_executive(live), executive=live))
+    from_store = asyncio.run(what_if(changes, stored, world=world))
+    from_live = asyncio.run(what_if(changes, from_executive(live), world=live.sim.world,
+                                    not_planned=live.returning))
     assert from_store.source == "stored"
     # the same remainder problem either way: the same (exactly solved) difference
     assert from_store.changed.points == pytest.approx(from_live.changed.points)
