@@ -61,7 +61,7 @@ async def clients_only(url: str, n: int, seconds: float, mqtt: str | None, run_i
         async with websockets.connect(f"{url}/ws/live", max_size=None, max_queue=1):
             await asyncio.sleep(seconds + 60)
 
-    mqtt_count = {"telemetry": 0, "other": 0}
+    mqtt_count: dict[str, int] = {}  # per topic
 
     async def mqtt_watcher() -> None:
         import aiomqtt
@@ -72,8 +72,8 @@ async def clients_only(url: str, n: int, seconds: float, mqtt: str | None, run_i
         async with aiomqtt.Client(host, port) as client:
             await client.subscribe(f"isr/{run_id}/#", qos=1)
             async for message in client.messages:
-                key = "telemetry" if str(message.topic).endswith("/telemetry") else "other"
-                mqtt_count[key] += 1
+                topic = str(message.topic).rsplit("/", 1)[-1]
+                mqtt_count[topic] = mqtt_count.get(topic, 0) + 1
 
     tasks = [asyncio.create_task(reader(k)) for k in range(n - 1)]
     tasks.append(asyncio.create_task(stalled()))
@@ -95,7 +95,6 @@ async def bench(args) -> int:
 
     from dashboard.server import start_dashboard
     from executive.bus import InProcessBus
-    from executive.contracts import HumanCommand
     from executive.engines.rules import RulesEngine
     from executive.live import BusSink, MissionHost
     from executive.loop import Executive
@@ -121,23 +120,24 @@ async def bench(args) -> int:
     scenario = large_scenario()
     hz = scenario.sim.tick_hz
     ticks_total = int(args.seconds * hz)
-    every = int(args.replan_every * hz)
     db = Path(tempfile.mkdtemp(prefix="isr-bench-")) / "runs.db"
     writer = TraceWriter(f"sqlite:///{db}")
     writer.start()
     loop = asyncio.get_running_loop()
     policy = Policy(planning_deadline_s=0.5)
-    executive = Executive(scenario, planner=None, sink=writer, policy=policy)
     if args.mqtt:
         from executive.bus.mqtt import MqttBus
 
-        bus = MqttBus(args.mqtt, run_id=executive.run_id, role="executive")
+        bus = MqttBus(args.mqtt, role="executive")
     else:
-        bus = InProcessBus(executive.run_id)
+        bus = InProcessBus()
     sink = TeeSink(writer, BusSink(bus, loop))
-    executive.sink = sink
-    executive.planner = AgentPlanner(RulesEngine(), sink)
+    executive = Executive(scenario, planner=AgentPlanner(RulesEngine(), sink), sink=sink,
+                          policy=policy)
+    bus.run_id = executive.run_id  # the MQTT last will names the run: known before start
     host = MissionHost(executive, bus)
+    # what the executive published, per topic, to compare with what the subscriber got
+    published = bus.subscribe(["events", "agents", "plan", "status"], maxsize=1_000_000)
     await bus.start()
     server = await start_dashboard(bus, host="127.0.0.1", port=0, token="bench")
     console.print(f"{args.seconds:g} s at 1x real time, {hz:g} Hz, 5 drones / 50 targets / 10 SAMs;"
@@ -157,15 +157,16 @@ async def bench(args) -> int:
             await asyncio.sleep(0.05)
         clients_at_start = len((await http.get("/api/clients")).json()["clients"])
 
-        def on_tick(result, _inner=executive._on_tick):
-            _inner(result)
-            if result.tick > 0 and result.tick % every == 0:
-                executive.command(HumanCommand("REPLAN"))
+        async def operator() -> None:  # asks for a replan now and then, as the page would
+            while True:
+                await asyncio.sleep(args.replan_every)
+                bus.publish("cmd", {"type": "command", "command": "REPLAN"})
 
-        executive._on_tick = on_tick
+        asker = asyncio.create_task(operator())
         started = time.perf_counter()
         report = await host.run(1.0, until=ticks_total)
         wall = time.perf_counter() - started
+        asker.cancel()
         body = (await http.get("/api/clients")).json()
         # a client the server disconnected (the stalled one stops answering pings) is
         # reported with its final counts
@@ -201,8 +202,14 @@ async def bench(args) -> int:
     console.print(table)
     console.print(f"telemetry arrived in tick order at every reading client: {seen['telemetry_in_order']}")
     if args.mqtt:
-        console.print(f"MQTT: subscriber received telemetry {seen['mqtt']['telemetry']},"
-                      f" other {seen['mqtt']['other']}; dropped at the sender: {mqtt_dropped or 'none'}")
+        sent: dict[str, int] = {}
+        while (message := published.get_nowait()) is not None:
+            sent[message.topic] = sent.get(message.topic, 0) + 1
+        got = seen["mqtt"]
+        console.print(f"MQTT: telemetry received {got.get('telemetry', 0)} of {report.ticks}"
+                      f" ticks (dropped at the sender: {mqtt_dropped or 'none'});"
+                      + "".join(f" {t} received {got.get(t, 0)} of {n} published;"
+                                for t, n in sorted(sent.items())))
     target = "PASS" if report.overruns == 0 else "FAIL"
     console.print(f"zero overruns: {target}; p99 lateness {j['p99']:.3f} ms")
     return 0 if report.overruns == 0 else 1

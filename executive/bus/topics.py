@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CMD", "OUT_TOPICS", "QOS", "RETAINED", "TOPICS", "TopicSpec", "mqtt_topic"]
+__all__ = ["CMD", "OUT_TOPICS", "RETAINED", "TOPICS", "TopicSpec", "mqtt_topic"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,6 @@ TOPICS: dict[str, TopicSpec] = {
 }
 CMD = "cmd"
 OUT_TOPICS = tuple(name for name in TOPICS if name != CMD)
-QOS = {name: spec.qos for name, spec in TOPICS.items()}
 RETAINED = frozenset(name for name, spec in TOPICS.items() if spec.retained)
 
 
