@@ -47,6 +47,9 @@ STRATEGIES = ("efficient", "greedy", "balanced", "geographic", "exclusive")
 _LENGTH_TOL = 1e-9  # same tolerance as the exact router (orienteering.LENGTH_TOL)
 _MIN_COST = 1e-9  # a marginal below this counts as this much, so the ratio stays finite
 
+_Key = tuple[float, float, float, int, int]
+"""A candidate's sort key: -ratio, -score, cost, target, drone (smaller is better)."""
+
 
 class _Tour:
     """A drone's insertion tour: the open path ``start, prefix..., targets...`` plus best end."""
@@ -162,7 +165,7 @@ class _Allocator:
         cands = np.flatnonzero(ok)
         return cands, self.scores[cands] / np.maximum(self.cost[k, cands], _MIN_COST)
 
-    def best_of(self, k: int, mask: np.ndarray | None = None) -> tuple[tuple, int] | None:
+    def best_of(self, k: int, mask: np.ndarray | None = None) -> tuple[_Key, int] | None:
         """Drone ``k``'s best target by ratio, with its sort key (smaller key = better)."""
         cands, ratio = self.ratio(k, mask)
         if len(cands) == 0:
@@ -247,8 +250,10 @@ def _sectors(state: _Allocator, mission: Mission) -> np.ndarray:
     if m == 0 or len(pool) == 0:
         return masks
     corridor = np.array(
-        [(pos[s.start] + pos[list(s.ends)].mean(axis=0)) / 2 if s.ends else pos[s.start]
-         for s in state.drones]
+        [
+            (pos[s.start] + pos[list(s.ends)].mean(axis=0)) / 2 if s.ends else pos[s.start]
+            for s in state.drones
+        ]
     )
     centre = corridor.mean(axis=0)
     rel = pos[pool] - centre
@@ -260,7 +265,7 @@ def _sectors(state: _Allocator, mission: Mission) -> np.ndarray:
     cut = (int(np.argmax(gaps)) + 1) % len(order)
     ring = np.roll(order, -cut)
     chunks = np.array_split(ring, m)
-    centres = []
+    centres: list[float | None] = []
     for chunk in chunks:
         if len(chunk) == 0:
             centres.append(None)

@@ -28,9 +28,22 @@ op                      fields (besides ``t`` / ``tick`` / ``source``)
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from typing_extensions import override
+
+from planner.limits import (
+    Coordinate,
+    Flag,
+    Fuel,
+    Identifier,
+    Priority,
+    SamRange,
+    Seconds,
+    SensorType,
+    Tick,
+)
 
 __all__ = [
     "EDIT_OPS",
@@ -52,11 +65,6 @@ __all__ = [
 
 EditSource = Literal["timeline", "operator", "sensor"]
 
-_Coordinate = Annotated[float, Field(allow_inf_nan=False)]
-_NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-_Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-_Identifier = Annotated[str, Field(min_length=1)]
-
 # A time given in seconds lands on the first tick boundary at or after it; this slack keeps
 # 0.15 s at 20 Hz on tick 3 despite binary rounding (0.15 * 20 = 3.0000000000000004).
 _STAMP_SLACK = 1e-9
@@ -68,14 +76,16 @@ def tick_of_time(t: float, tick_hz: float) -> int:
 
 
 class _Edit(BaseModel):
+    """What every edit has: its stamp (``t`` or ``tick``) and its ``source``."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    t: _NonNegative | None = None
-    tick: Annotated[int, Field(ge=0)] | None = None
+    t: Seconds | None = None
+    tick: Tick | None = None
     source: EditSource = "timeline"
 
     @model_validator(mode="after")
-    def _one_stamp(self):
+    def _one_stamp(self) -> Self:
         if self.t is not None and self.tick is not None:
             raise ValueError('give "t" (seconds) or "tick", not both')
         return self
@@ -88,127 +98,171 @@ class _Edit(BaseModel):
             return tick_of_time(self.t, tick_hz)
         return None
 
-    def stamped(self, tick: int):
+    def stamped(self, tick: int) -> Self:
         """A copy stamped with ``tick`` (and no ``t``): what a log records and replays."""
         return self.model_copy(update={"tick": int(tick), "t": None})
 
     def describe(self) -> str:  # pragma: no cover - every subclass overrides
-        return self.op  # type: ignore[attr-defined]
+        """The edit in a few words, for logs and events."""
+        raise NotImplementedError
 
 
 class AddTarget(_Edit):
-    op: Literal["add_target"] = "add_target"
-    id: _Identifier
-    x: _Coordinate
-    y: _Coordinate
-    priority: _NonNegative
-    type: _Identifier
+    """A new target appears (a pop-up), with its priority and sensor type."""
 
+    op: Literal["add_target"] = "add_target"
+    id: Identifier
+    x: Coordinate
+    y: Coordinate
+    priority: Priority
+    type: SensorType
+
+    @override
     def describe(self) -> str:
         return f"add target {self.id} ({self.type}, priority {self.priority:g}) at ({self.x:g}, {self.y:g})"
 
 
 class RemoveTarget(_Edit):
-    op: Literal["remove_target"] = "remove_target"
-    id: _Identifier
+    """A target disappears; nobody can collect it any more."""
 
+    op: Literal["remove_target"] = "remove_target"
+    id: Identifier
+
+    @override
     def describe(self) -> str:
         return f"remove target {self.id}"
 
 
 class MoveTarget(_Edit):
-    op: Literal["move_target"] = "move_target"
-    id: _Identifier
-    x: _Coordinate
-    y: _Coordinate
+    """A target moves to ``(x, y)``."""
 
+    op: Literal["move_target"] = "move_target"
+    id: Identifier
+    x: Coordinate
+    y: Coordinate
+
+    @override
     def describe(self) -> str:
         return f"move target {self.id} to ({self.x:g}, {self.y:g})"
 
 
 class SetPriority(_Edit):
-    op: Literal["set_priority"] = "set_priority"
-    id: _Identifier
-    priority: _NonNegative
+    """A target's priority (its points) changes."""
 
+    op: Literal["set_priority"] = "set_priority"
+    id: Identifier
+    priority: Priority
+
+    @override
     def describe(self) -> str:
         return f"set priority of target {self.id} to {self.priority:g}"
 
 
 class AddSam(_Edit):
-    op: Literal["add_sam"] = "add_sam"
-    id: _Identifier
-    pos: tuple[_Coordinate, _Coordinate]
-    range: _Positive
-    hidden: bool = False
+    """A SAM appears at ``pos`` with ``range`` km; ``hidden`` ones exist in the truth only,
+    until a drone detects them or a ``reveal_sam`` announces them."""
 
+    op: Literal["add_sam"] = "add_sam"
+    id: Identifier
+    pos: tuple[Coordinate, Coordinate]
+    range: SamRange
+    hidden: Flag = False
+
+    @override
     def describe(self) -> str:
         kind = "hidden SAM" if self.hidden else "SAM"
         return f"add {kind} {self.id} at ({self.pos[0]:g}, {self.pos[1]:g}), range {self.range:g}"
 
 
 class RemoveSam(_Edit):
-    op: Literal["remove_sam"] = "remove_sam"
-    id: _Identifier
+    """A SAM is gone."""
 
+    op: Literal["remove_sam"] = "remove_sam"
+    id: Identifier
+
+    @override
     def describe(self) -> str:
         return f"remove SAM {self.id}"
 
 
 class MoveSam(_Edit):
-    op: Literal["move_sam"] = "move_sam"
-    id: _Identifier
-    pos: tuple[_Coordinate, _Coordinate]
-    range: _Positive | None = None
+    """A SAM moves to ``pos`` (and takes a new ``range`` if one is given)."""
 
+    op: Literal["move_sam"] = "move_sam"
+    id: Identifier
+    pos: tuple[Coordinate, Coordinate]
+    range: SamRange | None = None
+
+    @override
     def describe(self) -> str:
         extra = "" if self.range is None else f", range {self.range:g}"
         return f"move SAM {self.id} to ({self.pos[0]:g}, {self.pos[1]:g}){extra}"
 
 
 class RevealSam(_Edit):
-    op: Literal["reveal_sam"] = "reveal_sam"
-    id: _Identifier
+    """A hidden SAM becomes known: announced, or detected by a drone."""
 
+    op: Literal["reveal_sam"] = "reveal_sam"
+    id: Identifier
+
+    @override
     def describe(self) -> str:
         return f"reveal SAM {self.id}"
 
 
 class DisableDrone(_Edit):
-    op: Literal["disable_drone"] = "disable_drone"
-    drone: _Identifier
+    """A drone is lost: it stops flying and its remaining targets need another drone."""
 
+    op: Literal["disable_drone"] = "disable_drone"
+    drone: Identifier
+
+    @override
     def describe(self) -> str:
         return f"disable drone {self.drone}"
 
 
 class SetFuel(_Edit):
-    op: Literal["set_fuel"] = "set_fuel"
-    drone: _Identifier
-    fuel: _NonNegative
+    """A drone has ``fuel`` km of flight left from now on."""
 
+    op: Literal["set_fuel"] = "set_fuel"
+    drone: Identifier
+    fuel: Fuel
+
+    @override
     def describe(self) -> str:
         return f"set fuel of drone {self.drone} to {self.fuel:g} km"
 
 
 Edit = Annotated[
-    Union[
-        AddTarget, RemoveTarget, MoveTarget, SetPriority,
-        AddSam, RemoveSam, MoveSam, RevealSam,
-        DisableDrone, SetFuel,
-    ],
+    AddTarget
+    | RemoveTarget
+    | MoveTarget
+    | SetPriority
+    | AddSam
+    | RemoveSam
+    | MoveSam
+    | RevealSam
+    | DisableDrone
+    | SetFuel,
     Field(discriminator="op"),
 ]
 
 EDIT_OPS: tuple[str, ...] = (
-    "add_target", "remove_target", "move_target", "set_priority",
-    "add_sam", "remove_sam", "move_sam", "reveal_sam",
-    "disable_drone", "set_fuel",
+    "add_target",
+    "remove_target",
+    "move_target",
+    "set_priority",
+    "add_sam",
+    "remove_sam",
+    "move_sam",
+    "reveal_sam",
+    "disable_drone",
+    "set_fuel",
 )
 
-_ADAPTER: TypeAdapter = TypeAdapter(Edit)
+_ADAPTER: TypeAdapter[Edit] = TypeAdapter(Edit)
 
 
-def parse_edit(data: dict) -> Edit:
+def parse_edit(data: dict[str, Any]) -> Edit:
     """One edit from JSON-like data (raises pydantic's ValidationError on bad input)."""
     return _ADAPTER.validate_python(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from shapely.geometry import LineString
 
@@ -15,6 +16,10 @@ __all__ = ["analyze_solution_geometry", "compute_solution_metrics"]
 
 @dataclass(frozen=True)
 class DroneMetrics:
+    """One drone's figures: points, fuel used against its budget, what it visits and what it
+    could still visit.
+    """
+
     drone: str
     points: float
     fuel_used: float
@@ -26,6 +31,8 @@ class DroneMetrics:
 
 @dataclass(frozen=True)
 class SolutionMetrics:
+    """A plan's figures as agents and operators cite them (seed 000 §5)."""
+
     total_points: float
     total_possible_points: float
     points_coverage: float
@@ -36,11 +43,15 @@ class SolutionMetrics:
     excluded_targets: list[str]
     drones: dict[str, DroneMetrics] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (nested dicts and lists), for JSON and prompts."""
         return asdict(self)
 
 
 def compute_solution_metrics(mission: Mission, solution: Solution) -> SolutionMetrics:
+    """Points, coverage, fuel and per-drone figures of ``solution`` on ``mission``; excluded
+    targets count as neither possible nor unvisited.
+    """
     visited = {t for r in solution.routes.values() for t in r.visited_targets}
     accessible = [mission.node_ids[n] for n in mission.target_nodes]
     possible = float(sum(mission.scores[n] for n in mission.target_nodes))
@@ -76,6 +87,8 @@ def compute_solution_metrics(mission: Mission, solution: Solution) -> SolutionMe
 
 @dataclass(frozen=True)
 class Crossing:
+    """Two route segments (of two drones, or of one) that cross at ``point``."""
+
     drone_a: str
     segment_a: tuple[str, str]
     drone_b: str
@@ -85,6 +98,8 @@ class Crossing:
 
 @dataclass(frozen=True)
 class AcuteAngle:
+    """A turn sharper than the threshold at waypoint ``at``."""
+
     drone: str
     at: str
     angle_deg: float
@@ -92,11 +107,14 @@ class AcuteAngle:
 
 @dataclass(frozen=True)
 class GeometryReport:
+    """What :func:`analyze_solution_geometry` finds."""
+
     crossings: list[Crossing]
     acute_angles: list[AcuteAngle]
     frozen_segments: dict[str, list[tuple[str, str]]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (nested dicts and lists), for JSON and prompts."""
         return asdict(self)
 
 
@@ -139,8 +157,10 @@ def analyze_solution_geometry(
     return GeometryReport(crossings, acute, frozen)
 
 
-def _interior_angle(p0, p1, p2) -> float | None:
-    if None in (p0, p1, p2):
+def _interior_angle(
+    p0: tuple[float, float] | None, p1: tuple[float, float] | None, p2: tuple[float, float] | None
+) -> float | None:
+    if p0 is None or p1 is None or p2 is None:
         return None
     v1 = (p0[0] - p1[0], p0[1] - p1[1])
     v2 = (p2[0] - p1[0], p2[1] - p1[1])

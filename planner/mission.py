@@ -35,6 +35,13 @@ class DroneSpec:
 
 @dataclass
 class Mission:
+    """The compiled scenario every solver and the validator share.
+
+    Nodes are indexed ``0..n-1`` (``node_ids[i]`` is the scenario id of node ``i``,
+    ``index`` the way back): airports first, then synthetic starts, then the targets that can
+    be planned. ``paths`` holds every SAM-avoiding leg; ``dist`` is its distance matrix.
+    """
+
     scenario: Scenario
     node_ids: list[str]
     positions: np.ndarray  # (n, 2)
@@ -51,13 +58,16 @@ class Mission:
 
     @property
     def environment(self) -> Environment:
+        """The scenario's environment (airports, targets, SAMs)."""
         return self.scenario.environment
 
     @property
     def dist(self) -> np.ndarray:
+        """(n, n) SAM-avoiding distances between nodes (km, ``inf`` where no way exists)."""
         return self.paths.dist
 
     def drone(self, drone_id: str) -> DroneSpec:
+        """The enabled drone ``drone_id`` (``KeyError`` if there is none)."""
         for spec in self.drones:
             if spec.id == drone_id:
                 return spec
@@ -65,9 +75,11 @@ class Mission:
 
     @cached_property
     def airport_nodes(self) -> tuple[int, ...]:
+        """Node indices of the airports, in scenario order."""
         return tuple(self.index[a.id] for a in self.environment.airports)
 
     def route_length(self, route: list[int]) -> float:
+        """Length (km) of a node route, summed leg by leg."""
         return float(sum(self.dist[a, b] for a, b in zip(route, route[1:])))
 
     def route_path(self, route: list[int]) -> Path:
@@ -76,9 +88,11 @@ class Mission:
         return Path.concat(legs)
 
     def ids(self, route: list[int]) -> list[str]:
+        """Node indices to scenario ids."""
         return [self.node_ids[i] for i in route]
 
     def nodes(self, ids: list[str]) -> list[int]:
+        """Scenario ids to node indices (``KeyError`` for an unknown id)."""
         return [self.index[node_id] for node_id in ids]
 
 
@@ -108,9 +122,7 @@ def compile_mission(scenario: Scenario) -> Mission:
     for drone_id, config in scenario.enabled_drones().items():
         if config.start not in index:
             raise PlannerError(f"drone {drone_id}: unknown start {config.start!r}")
-        eligible = tuple(
-            index[t] for t in target_type if config.can_sense(target_type[t])
-        )
+        eligible = tuple(index[t] for t in target_type if config.can_sense(target_type[t]))
         frozen = config.frozen_route()[1:]
         prefix = tuple(index[node_id] for node_id in frozen if node_id in target_type)
         drones.append(

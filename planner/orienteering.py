@@ -7,16 +7,22 @@ we maximise the total score of the visited targets (prefix targets count), then 
 the length. The modes of the seed map onto ``ends``: ``return`` -> ``[start]``, ``end`` ->
 ``[end_airport]``, ``best_end`` -> every allowed airport.
 
-The DP table ``best[mask, j]`` is the length of the shortest route start -> prefix ->
-exactly the candidates of ``mask`` ending at candidate ``j`` (the prefix length is
+The dynamic programme is the Held-Karp core shared with the team solver
+(:mod:`planner._held_karp`): ``best[mask, j]`` is the length of the shortest route start ->
+prefix -> exactly the candidates of ``mask`` ending at candidate ``j`` (the prefix length is
 included, and every length is summed left to right exactly like :func:`route_length`,
 so the reported length and a recomputation agree bit for bit). States that cannot reach
 an end within the budget -- by a shortest-path lower bound, valid even when ``dist`` is
-not metric or holds ``inf`` -- are stored as ``inf`` and never expand. The route is
-reconstructed by recomputing the minimising predecessor, so no parent table is kept.
+not metric or holds ``inf`` -- are stored as ``inf`` and never expand. Each subset keeps its
+shortest route that fits; the best subset is chosen from those. The route is reconstructed
+by recomputing the minimising predecessor, so no parent table is kept.
 
-Memory is one float64 table of ``2**k * k`` entries for ``k`` usable candidates:
-168 MB for 20, 369 MB for 21, 738 MB for 22 (``MAX_EXACT_TARGETS``).
+``dist`` is taken as symmetric: the leg from candidate ``a`` to candidate ``b`` is read as
+``dist[b, a]`` (every distance matrix of the planner is symmetric; with an asymmetric one
+the reported length may differ from :func:`route_length`).
+
+Memory is one float64 table of ``2**k * k`` entries for ``k`` usable candidates, plus 10
+bytes per subset: 178 MB for 20, 373 MB for 21, 780 MB for 22 (``MAX_EXACT_TARGETS``).
 
 Determinism and ties: the answer depends only on the inputs, not on the order of
 ``candidates`` or ``ends`` (both are sorted by node id). Scores within ``SCORE_RTOL``
@@ -37,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from planner._held_karp import subset_order, subset_paths
 from planner.errors import InfeasibleError, PlannerError
 
 __all__ = [
@@ -60,6 +67,8 @@ SCORE_RTOL: float = 1e-12
 
 @dataclass(frozen=True)
 class OrienteeringResult:
+    """The best route: its node sequence, its length (summed left to right) and its score."""
+
     route: list[int]  # full node sequence: start, prefix..., chosen targets..., end
     length: float
     score: float
@@ -77,9 +86,23 @@ def route_length(dist: np.ndarray, route: Sequence[int]) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _held_karp(dmat, d0, endd, endi, scores, lb, base, base_score, base_end_d,
-               base_end_i, limit, prune_limit, score_eps):
-    """Held-Karp over ``k`` candidates.
+def _best_route(
+    dmat: np.ndarray,
+    d0: np.ndarray,
+    endd: np.ndarray,
+    endi: np.ndarray,
+    scores: np.ndarray,
+    lb: np.ndarray,
+    base: float,
+    base_score: float,
+    base_end_d: float,
+    base_end_i: int,
+    limit: float,
+    prune_limit: float,
+    score_eps: float,
+) -> tuple[bool, int, int, float, float, int, np.ndarray]:
+    """The best route over ``k`` candidates: Held-Karp (:func:`subset_paths`), then the
+    subset of the best score (ties within ``score_eps``: the shorter route).
 
     dmat[i, j]  distance between candidates i and j (k x k)
     d0[j]       distance effective start -> candidate j
@@ -97,15 +120,13 @@ def _held_karp(dmat, d0, endd, endi, scores, lb, base, base_score, base_end_d,
     """
     k = d0.shape[0]
     nmask = 1 << k
-    inf = np.inf
-    best = np.full((nmask, k), inf)
-    alive = np.zeros(nmask, dtype=np.uint8)
+    best, done, done_last = subset_paths(dmat, d0, endd, lb, base, limit, prune_limit, nmask - 1)
 
     found = False
     b_mask = 0
     b_last = -1
-    b_len = inf
-    b_score = -inf
+    b_len = np.inf
+    b_score = -np.inf
     b_end = -1
     if base_end_i >= 0:
         length = base + base_end_d
@@ -115,109 +136,33 @@ def _held_karp(dmat, d0, endd, endi, scores, lb, base, base_score, base_end_d,
             b_score = base_score
             b_end = base_end_i
 
+    # Subsets in ascending order, each with its shortest fitting route from the DP. A
+    # subset's score is summed in ascending bit order: the sum of its lower bits (a smaller
+    # subset, seen before) plus the score of its top bit. The sums are kept in ``done``, over
+    # entries already read, so they cost no memory.
+    done[0] = base_score
+    top = 0
     for mask in range(1, nmask):
-        # score of the subset, summed in ascending bit order
-        s = base_score
-        rest = mask
-        while rest:
-            low = rest & (-rest)
-            j = _bit_index(low)
-            s += scores[j]
-            rest ^= low
-        any_alive = False
-        rest = mask
-        while rest:
-            low = rest & (-rest)
-            last = _bit_index(low)
-            rest ^= low
-            prev = mask ^ low
-            if prev == 0:
-                v = base + d0[last]
-            else:
-                if alive[prev] == 0:
-                    continue
-                row = best[prev]
-                drow = dmat[last]
-                v = inf
-                for p in range(k):
-                    c = row[p] + drow[p]
-                    if c < v:
-                        v = c
-            if v + lb[last] > prune_limit:
-                continue
-            best[mask, last] = v
-            any_alive = True
-            # complete the route at the best end of ``last``
-            length = v + endd[last]
-            if length <= limit:
-                better = False
-                if not found or s > b_score + score_eps:
-                    better = True
-                elif s >= b_score - score_eps and length < b_len:
-                    better = True
-                if better:
-                    found = True
-                    b_mask = mask
-                    b_last = last
-                    b_len = length
-                    b_score = s
-                    b_end = endi[last]
-        if any_alive:
-            alive[mask] = 1
+        if mask == 2 << top:
+            top += 1
+        s = done[mask ^ (1 << top)] + scores[top]
+        length = done[mask]
+        done[mask] = s
+        last = done_last[mask]
+        if last < 0:
+            continue
+        if not found or s > b_score + score_eps or (s >= b_score - score_eps and length < b_len):
+            found = True
+            b_mask = mask
+            b_last = last
+            b_len = length
+            b_score = s
+            b_end = endi[last]
 
-    # reconstruct by recomputing the minimising predecessor (lowest index on ties)
-    npop = 0
-    rest = b_mask
-    while rest:
-        rest &= rest - 1
-        npop += 1
-    order = np.empty(npop, dtype=np.int64)
-    if found and b_mask != 0:
-        mask = b_mask
-        last = b_last
-        pos = npop - 1
-        while True:
-            order[pos] = last
-            prev = mask ^ (1 << last)
-            if prev == 0:
-                break
-            target = best[mask, last]
-            nxt = -1
-            for p in range(k):
-                if (prev >> p) & 1 and best[prev, p] + dmat[last, p] == target:
-                    nxt = p
-                    break
-            if nxt < 0:  # cannot happen: the same float sums are recomputed
-                found = False
-                break
-            mask = prev
-            last = nxt
-            pos -= 1
+    ok, order = subset_order(best, dmat, b_mask, b_last)
+    if not ok:  # cannot happen: the same float sums are recomputed
+        found = False
     return found, b_mask, b_last, b_len, b_score, b_end, order
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bit_index(low):
-    """Index of the single set bit of ``low`` (a power of two below 2**63)."""
-    i = 0
-    if low >= 1 << 32:
-        low >>= 32
-        i += 32
-    if low >= 1 << 16:
-        low >>= 16
-        i += 16
-    if low >= 1 << 8:
-        low >>= 8
-        i += 8
-    if low >= 1 << 4:
-        low >>= 4
-        i += 4
-    if low >= 1 << 2:
-        low >>= 2
-        i += 2
-    if low >= 1 << 1:
-        i += 1
-    return i
 
 
 # ----------------------------------------------------------------------------- wrapper
@@ -319,11 +264,7 @@ def solve_orienteering(
         raise InfeasibleError(
             f"no allowed end {ends_l} is reachable from {eff} within budget {budget}"
         )
-    keep = [
-        i
-        for i in range(n_c)
-        if base + sp[0, 1 + i] + lb_all[1 + i] <= prune_limit
-    ]
+    keep = [i for i in range(n_c) if base + sp[0, 1 + i] + lb_all[1 + i] <= prune_limit]
     cands = [cands[i] for i in keep]
     lb = np.ascontiguousarray(lb_all[[1 + i for i in keep]], dtype=np.float64)
     k = len(cands)
@@ -347,14 +288,24 @@ def solve_orienteering(
     scale = 1.0 + float(np.abs(cscores).sum()) + abs(base_score)
     score_eps = SCORE_RTOL * scale
 
-    found, _mask, _last, length, _s, end, order = _held_karp(
-        dmat, d0, endd, endi, cscores, lb, base, base_score, base_end_d, base_end_i,
-        limit, prune_limit, score_eps,
+    found, _mask, _last, length, _s, end, order = _best_route(
+        dmat,
+        d0,
+        endd,
+        endi,
+        cscores,
+        lb,
+        base,
+        base_score,
+        base_end_d,
+        base_end_i,
+        limit,
+        prune_limit,
+        score_eps,
     )
     if not found:
         raise InfeasibleError(
-            f"no route from {start} via prefix {prefix_l} to an end {ends_l} "
-            f"fits budget {budget}"
+            f"no route from {start} via prefix {prefix_l} to an end {ends_l} fits budget {budget}"
         )
     route = [*head, *(cands[i] for i in order), int(end)]
     score = base_score + float(sum(float(cscores[i]) for i in order))

@@ -32,6 +32,10 @@ STRATEGIES = (DEFAULT_STRATEGY, *ALLOCATION_STRATEGIES)
 
 @dataclass
 class PlanResult:
+    """A validated plan, the strategy that made it, the wall time it took and the changes
+    post-optimisation made.
+    """
+
     solution: Solution
     strategy: str
     seconds: float

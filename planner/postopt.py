@@ -51,6 +51,8 @@ _MAX_MOVES = 100_000  # safety net; every counted move strictly shortens the pla
 
 @dataclass(frozen=True)
 class Change:
+    """One change a tool made, with its exact effect on points and fuel."""
+
     tool: str  # "insert", "swap" or "no_cross"
     drone: str  # the drone whose route now holds the change (for a move: the receiver)
     description: str  # "inserted T5 at position 3 of D1" (index in the route, start = 0)
@@ -60,15 +62,19 @@ class Change:
 
 @dataclass
 class PostOptResult:
+    """The improved routes and the changes that led to them, in order."""
+
     routes: dict[str, list[int]]
     changes: list[Change]
 
     @property
     def points_delta(self) -> float:
+        """Points gained by all the changes."""
         return float(sum(c.points_delta for c in self.changes))
 
     @property
     def fuel_delta(self) -> float:
+        """Change of the total length (km) by all the changes (negative = saved)."""
         return float(sum(c.fuel_delta for c in self.changes))
 
 
@@ -91,8 +97,10 @@ class _Plan:
         for spec in self.specs:
             route = [int(n) for n in routes[spec.id]]
             k = len(spec.prefix)
-            if len(route) < 2 or route[0] != spec.start or tuple(route[1 : 1 + k]) != tuple(
-                spec.prefix
+            if (
+                len(route) < 2
+                or route[0] != spec.start
+                or tuple(route[1 : 1 + k]) != tuple(spec.prefix)
             ):
                 raise PlannerError(
                     f"drone {spec.id}: route {route} does not begin with its start"
@@ -226,7 +234,9 @@ def insert_missed(mission: Mission, routes: dict[str, list[int]]) -> PostOptResu
     return plan.result(changes)
 
 
-def _best_move(plan: _Plan, src: DroneSpec, t: int):
+def _best_move(
+    plan: _Plan, src: DroneSpec, t: int
+) -> tuple[float, DroneSpec, list[int], float, list[int], float] | None:
     """The best improving move of target ``t`` off ``src``'s route, or None."""
     route = plan.routes[src.id]
     i = route.index(t)
@@ -269,7 +279,8 @@ def trajectory_swap(
     while moves < _MAX_MOVES:
         moved = False
         todo = [
-            (spec, plan.routes[spec.id][i]) for spec in plan.specs
+            (spec, plan.routes[spec.id][i])
+            for spec in plan.specs
             for i in _free(spec, plan.routes[spec.id])
         ]
         owner = {t: spec for spec, t in todo}
@@ -286,10 +297,15 @@ def trajectory_swap(
             owner[t] = dst
             moved = True
             moves += 1
-            changes.append(Change(
-                "swap", dst.id,
-                f"moved {plan.name(t)} from {drone_label(src.id)} to {drone_label(dst.id)}",
-                0.0, -gain))
+            changes.append(
+                Change(
+                    "swap",
+                    dst.id,
+                    f"moved {plan.name(t)} from {drone_label(src.id)} to {drone_label(dst.id)}",
+                    0.0,
+                    -gain,
+                )
+            )
             if moves >= _MAX_MOVES:
                 break
         if not cascade or not moved:
@@ -321,11 +337,16 @@ def _two_opt(plan: _Plan, spec: DroneSpec, changes: list[Change]) -> None:
         if best is None:
             return
         gain, i, j, new, new_len = best
-        changes.append(Change(
-            "no_cross", spec.id,
-            f"2-opt reversed {plan.name(route[i])}..{plan.name(route[j])}"
-            f" of {drone_label(spec.id)}",
-            0.0, new_len - old))
+        changes.append(
+            Change(
+                "no_cross",
+                spec.id,
+                f"2-opt reversed {plan.name(route[i])}..{plan.name(route[j])}"
+                f" of {drone_label(spec.id)}",
+                0.0,
+                new_len - old,
+            )
+        )
         plan.routes[spec.id], plan.lengths[spec.id] = new, new_len
 
 
@@ -339,10 +360,15 @@ def _closer_end(plan: _Plan, spec: DroneSpec, changes: list[Change]) -> bool:
     new_len = plan.length(new)
     old = plan.lengths[spec.id]
     if old - new_len > MIN_GAIN:
-        changes.append(Change(
-            "no_cross", spec.id,
-            f"end {plan.name(route[-1])} -> {plan.name(e)} of {drone_label(spec.id)}",
-            0.0, new_len - old))
+        changes.append(
+            Change(
+                "no_cross",
+                spec.id,
+                f"end {plan.name(route[-1])} -> {plan.name(e)} of {drone_label(spec.id)}",
+                0.0,
+                new_len - old,
+            )
+        )
         plan.routes[spec.id], plan.lengths[spec.id] = new, new_len
         return True
     return False

@@ -91,15 +91,15 @@ def _check_allocation(mission: Mission, allocation: dict[str, list[int]]) -> Non
             t = int(t)
             name = mission.node_ids[t] if 0 <= t < len(mission.node_ids) else repr(t)
             if frozen_owner.get(t, drone_id) != drone_id:
-                raise PlannerError(
-                    f"drone {drone_id}: {name} is frozen on drone {frozen_owner[t]}")
+                raise PlannerError(f"drone {drone_id}: {name} is frozen on drone {frozen_owner[t]}")
             if t in frozen_owner:
                 continue  # its own frozen target: already on its route
             if t not in eligible:
                 raise PlannerError(f"drone {drone_id}: {name} is not an eligible target")
             if owner.get(t, drone_id) != drone_id:
                 raise PlannerError(
-                    f"{name} is allocated to both drone {owner[t]} and drone {drone_id}")
+                    f"{name} is allocated to both drone {owner[t]} and drone {drone_id}"
+                )
             owner[t] = drone_id
 
 

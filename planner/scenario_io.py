@@ -1,26 +1,60 @@
 """Reading scenario files: JSON text in, a checked ``Scenario`` out, or every problem named.
 
 A problem is one line ``<JSON path>: <what is wrong>`` (``$.environment.targets[3].priority:
-must be >= 0, got -2``), so a user can fix a file without reading a traceback. Schema errors
-come from pydantic; the cross-references a schema cannot see (unknown airport ids, duplicate
-ids, a start inside a SAM, a drone with nothing it may visit, a broken frozen chain) are
-checked here.
+must be >= 0, got -2``), so a user can fix a file without reading a traceback. The JSON is
+read strictly first (``parse_json``): at most ``limits.MAX_SCENARIO_BYTES``, nested at most
+``limits.MAX_JSON_DEPTH`` deep, no key twice in one object (named by the object's path),
+integers of any length. Then the sizes (``limits.size_problems``), then the schema
+(pydantic, strict types, every number bounded by ``planner.limits``); the
+cross-references a schema cannot see (unknown airport ids, duplicate ids, a start inside a
+SAM, a drone with nothing it may visit, a broken frozen chain) and the relations between
+fields (``limits.motion_problems``: one tick's step, the longest flight) are checked here.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from planner.edits import EDIT_OPS
+from planner.edits import (
+    EDIT_OPS,
+    AddSam,
+    AddTarget,
+    DisableDrone,
+    MoveSam,
+    MoveTarget,
+    RemoveSam,
+    RemoveTarget,
+    RevealSam,
+    SetFuel,
+    SetPriority,
+)
 from planner.errors import PlannerError
-from planner.model import Scenario
+from planner.limits import (
+    MAX_JSON_DEPTH,
+    MAX_SAMS,
+    MAX_SCENARIO_BYTES,
+    MAX_TARGETS,
+    motion_problems,
+    size_problems,
+)
+from planner.model import DroneConfig, Scenario, Target
 
-__all__ = ["ScenarioError", "json_path", "load_scenario", "parse_scenario", "scenario_problems"]
+__all__ = [
+    "ScenarioError",
+    "json_path",
+    "load_scenario",
+    "parse_json",
+    "parse_scenario",
+    "read_json_file",
+    "scenario_problems",
+]
 
 
 class ScenarioError(PlannerError):
@@ -38,53 +72,148 @@ def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and part.isidentifier():
+        elif isinstance(part, str) and part.isidentifier() and part.isascii():
             out += f".{part}"
         else:
             out += f"[{json.dumps(str(part))}]"
     return out
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and check a scenario file; raise ScenarioError naming every problem."""
+def read_json_file(path: str | Path) -> str | bytes:
+    """The bytes of a JSON file, at most ``MAX_SCENARIO_BYTES`` of them, or ScenarioError
+    (``$: file not found``, too large, unreadable) naming the file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
         raise ScenarioError(str(path), ["$: file not found"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(str(path), [f"$: cannot read file ({exc})"]) from None
-    return parse_scenario(text, source=str(path))
+    except OSError as exc:
+        raise ScenarioError(str(path), [f"$: cannot read file ({exc.strerror or exc})"]) from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            str(path), [f"$: file larger than {MAX_SCENARIO_BYTES:,} bytes (the limit)"]
+        )
+    return data
 
 
-def parse_scenario(text: str | bytes | dict, source: str = "<scenario>") -> Scenario:
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and check a scenario file; raise ScenarioError naming every problem."""
+    return parse_scenario(read_json_file(path), source=str(path))
+
+
+def parse_scenario(text: str | bytes | dict[str, Any], source: str = "<scenario>") -> Scenario:
+    """Check a scenario given as JSON text or already-parsed data; raise ScenarioError naming
+    every problem (``source`` names it in the messages).
+    """
     if isinstance(text, dict):
-        data = text
+        data: Any = text
+        problems = _structure_problems(data)
+        if problems:
+            raise ScenarioError(source, problems)
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ScenarioError(
-                source, [f"$: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
-            ) from None
+        data = parse_json(text, source)
     if not isinstance(data, dict):
         raise ScenarioError(source, [f"$: must be a JSON object, got {type(data).__name__}"])
+    problems = size_problems(data)
+    if problems:
+        raise ScenarioError(source, problems)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(source, _schema_problems(exc)) from None
+    except RecursionError:  # already-parsed data nested past what the validator can walk
+        raise ScenarioError(source, [f"$: nested deeper than {MAX_JSON_DEPTH} levels"]) from None
     problems = scenario_problems(scenario)
     if problems:
         raise ScenarioError(source, problems)
     return scenario
 
 
+# ----- strict JSON -------------------------------------------------------------------------
+
+# An integer literal longer than this is read as a float (inf past 1e308): Python refuses
+# to convert more than 4300 digits, and no bound here needs more than a few.
+_MAX_INT_DIGITS = 30
+
+
+class _Object(dict[str, Any]):
+    """A JSON object that had a key more than once (the keys named in ``duplicates``)."""
+
+    duplicates: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    marked = _Object(out)
+    marked.duplicates = [k for k, n in Counter(k for k, _ in pairs).items() if n > 1]
+    return marked
+
+
+def _int(literal: str) -> int | float:
+    return int(literal) if len(literal) <= _MAX_INT_DIGITS else float(literal)
+
+
+def parse_json(text: str | bytes, source: str = "<json>") -> Any:
+    """JSON text to data, refusing what ``json.loads`` would take silently or choke on:
+    text over ``MAX_SCENARIO_BYTES``, nesting deeper than ``MAX_JSON_DEPTH``, a key twice in
+    one object (each named by the object's JSON path). ``NaN`` and ``Infinity`` come
+    through as floats, for the schema's "finite number" to name. ScenarioError otherwise.
+    """
+    if len(text) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(source, [f"$: larger than {MAX_SCENARIO_BYTES:,} bytes (the limit)"])
+    if isinstance(text, bytes):
+        try:
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(source, [f"$: cannot decode the text ({exc.reason})"]) from None
+    try:
+        data = json.loads(text, object_pairs_hook=_object, parse_int=_int)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(
+            source, [f"$: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]
+        ) from None
+    except RecursionError:
+        raise ScenarioError(source, [f"$: nested deeper than {MAX_JSON_DEPTH} levels"]) from None
+    problems = _structure_problems(data)
+    if problems:
+        raise ScenarioError(source, problems)
+    return data
+
+
+def _structure_problems(data: Any) -> list[str]:
+    """Objects with a key twice, and the first container nested too deep, by JSON path."""
+    problems: list[str] = []
+    too_deep = False
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            continue
+        if len(loc) >= MAX_JSON_DEPTH:
+            if not too_deep:
+                problems.append(f"{json_path(loc)}: nested deeper than {MAX_JSON_DEPTH} levels")
+                too_deep = True
+            continue
+        if isinstance(value, _Object):
+            keys = ", ".join(json.dumps(k) for k in value.duplicates)
+            problems.append(f"{json_path(loc)}: key given more than once: {keys}")
+        # reversed, so that problems come out in the order of the document
+        stack.extend(reversed([(child, (*loc, key)) for key, child in children]))
+    return problems
+
+
 def _schema_problems(exc: ValidationError) -> list[str]:
     problems = []
     for err in exc.errors(include_url=False):
-        loc = list(err["loc"])
         # Union branches add their type name to the location; the user never wrote it.
-        loc = [p for p in loc if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS))]
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and _is_tag(p))]
         message = err["msg"]
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
             message += f", got {_short(err['input'])}"
@@ -92,21 +221,22 @@ def _schema_problems(exc: ValidationError) -> list[str]:
     return _unique(problems)
 
 
-# Discriminated unions (timeline edits) add their tag, ``op``, to the location too.
-_UNION_TAGS = {"list", "literal", "str", "float", "int", *EDIT_OPS}
+# Discriminated unions (timeline edits) add their tag, ``op``, to the location too; other
+# unions add the branch's type (``list[constrained-str]``, ``function-after[...]``).
+_UNION_TAGS = {"list", "literal", "str", "float", "int", "[key]", *EDIT_OPS}
+_TYPE_TAG = re.compile(r"[a-z][a-z0-9_-]*\[.*\]", re.S)
+
+
+def _is_tag(part: str) -> bool:
+    return part in _UNION_TAGS or _TYPE_TAG.fullmatch(part) is not None
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value) if _jsonable(value) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _jsonable(value: Any) -> bool:
     try:
-        json.dumps(value, allow_nan=True)
-        return True
-    except (TypeError, ValueError):
-        return False
+        text = json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -133,11 +263,12 @@ def scenario_problems(scenario: Scenario) -> list[str]:
     duplicates("sams", [s.id for s in env.sams])
     # Airports, targets and synthetic starts share one namespace: the distance matrix's.
     airport_ids = {a.id for a in env.airports}
+    targets = {t.id: t for t in reversed(env.targets)}  # the first of a duplicated id
     for i, target in enumerate(env.targets):
         if target.id in airport_ids:
             problems.append(f"$.environment.targets[{i}].id: {target.id!r} is also an airport id")
     for start_id in env.synthetic_starts:
-        if start_id in airport_ids or env.target(start_id) is not None:
+        if start_id in airport_ids or start_id in targets:
             problems.append(
                 f"$.environment.synthetic_starts[{json.dumps(start_id)}]: id {start_id!r}"
                 " is already an airport or target id"
@@ -151,6 +282,13 @@ def scenario_problems(scenario: Scenario) -> list[str]:
 
     excluded = {t.id for t in env.targets if inside_sam(t.x, t.y)}
     start_ids = airport_ids | set(env.synthetic_starts)
+    # Where each id is, as Environment.position finds it (airports, then targets, then
+    # starts; the first of a duplicated id), looked up once.
+    positions: dict[str, tuple[float, float]] = {
+        k: (p.x, p.y) for k, p in env.synthetic_starts.items()
+    }
+    positions.update((t.id, (t.x, t.y)) for t in reversed(env.targets))
+    positions.update((a.id, (a.x, a.y)) for a in reversed(env.airports))
     frozen_owner: dict[str, str] = {}
     for drone_id, drone in scenario.drone_configs.items():
         at = f"$.drone_configs[{json.dumps(drone_id)}]"
@@ -169,40 +307,52 @@ def scenario_problems(scenario: Scenario) -> list[str]:
                 problems.append(f"{at}.allowed_ends[{i}]: unknown airport id {end_id!r}")
         if drone.mode == "return" and drone.home not in airport_ids:
             problems.append(f"{at}: mode 'return' needs a home_airport that is an airport")
-        start_pos = env.position(drone.start) if drone.start in start_ids else None
+        start_pos = positions.get(drone.start) if drone.start in start_ids else None
         if start_pos is not None and (sam_id := inside_sam(*start_pos)):
             problems.append(f"{at}.start_airport: start {drone.start!r} is inside SAM {sam_id!r}")
         for end_id in drone.end_options(sorted(airport_ids)):
-            end_pos = env.position(end_id) if end_id in airport_ids else None
+            end_pos = positions.get(end_id) if end_id in airport_ids else None
             if end_pos is not None and (sam_id := inside_sam(*end_pos)):
                 problems.append(f"{at}: end airport {end_id!r} is inside SAM {sam_id!r}")
         if not drone.enabled:
             continue
-        eligible = [
-            t for t in env.targets if t.id not in excluded and drone.can_sense(t.type)
-        ]
+        eligible = [t for t in env.targets if t.id not in excluded and drone.can_sense(t.type)]
         if env.targets and not eligible:
             problems.append(
                 f"{at}.accessibleTargets: drone has no eligible target"
                 f" (sensors {drone.accessible_targets!r}; targets inside SAMs are excluded)"
             )
-        problems.extend(_frozen_chain_problems(at, drone_id, drone, env, excluded, frozen_owner))
+        problems.extend(
+            _frozen_chain_problems(at, drone_id, drone, positions, targets, excluded, frozen_owner)
+        )
     problems.extend(_sim_problems(scenario))
     problems.extend(_timeline_problems(scenario))
+    problems.extend(motion_problems(scenario))
     return problems
 
 
-def _frozen_chain_problems(at, drone_id, drone, env, excluded, frozen_owner) -> list[str]:
+def _frozen_chain_problems(
+    at: str,
+    drone_id: str,
+    drone: DroneConfig,
+    positions: dict[str, tuple[float, float]],
+    targets: dict[str, Target],
+    excluded: set[str],
+    frozen_owner: dict[str, str],
+) -> list[str]:
+    """Problems of one drone's frozen chain: broken links, unknown ids, targets inside a SAM
+    or beyond its sensors, and targets frozen on two drones (``frozen_owner`` is shared)."""
     problems = []
     previous = drone.start
+    times = Counter(drone.frozen_route())
     for i, seg in enumerate(drone.frozen_segments):
         where = f"{at}.frozen_segments[{i}]"
         if seg.from_ != previous:
             problems.append(f"{where}.from: chain broken, expected {previous!r}, got {seg.from_!r}")
         for field, node_id in (("from", seg.from_), ("to", seg.to)):
-            if env.position(node_id) is None:
+            if node_id not in positions:
                 problems.append(f"{where}.{field}: unknown id {node_id!r}")
-        target = env.target(seg.to)
+        target = targets.get(seg.to)
         if target is not None:
             if target.id in excluded:
                 problems.append(f"{where}.to: target {target.id!r} is inside a SAM")
@@ -211,7 +361,7 @@ def _frozen_chain_problems(at, drone_id, drone, env, excluded, frozen_owner) -> 
                     f"{where}.to: drone cannot sense target {target.id!r} of type {target.type!r}"
                 )
             owner = frozen_owner.setdefault(target.id, drone_id)
-            if owner != drone_id or drone.frozen_route().count(target.id) > 1:
+            if owner != drone_id or times[target.id] > 1:
                 problems.append(f"{where}.to: target {target.id!r} is frozen twice")
         previous = seg.to
     return problems
@@ -249,40 +399,43 @@ def _timeline_problems(scenario: Scenario) -> list[str]:
         edit = scenario.timeline[i]
         at = f"$.timeline[{i}]"
         when = f"at t={tick / hz:g} s"
-        op = edit.op
-        if op == "add_target":
-            if edit.id in targets or edit.id in node_ids:
-                problems.append(f"{at}.id: id {edit.id!r} already exists {when}")
-            targets.add(edit.id)
-        elif op in ("remove_target", "move_target", "set_priority"):
-            if edit.id not in targets:
+        match edit:
+            case AddTarget():
+                if edit.id in targets or edit.id in node_ids:
+                    problems.append(f"{at}.id: id {edit.id!r} already exists {when}")
+                targets.add(edit.id)
+                if len(targets) == MAX_TARGETS + 1:
+                    problems.append(
+                        f"{at}: more than {MAX_TARGETS} targets {when}, at most {MAX_TARGETS}"
+                    )
+            case RemoveTarget() | MoveTarget() | SetPriority() if edit.id not in targets:
                 problems.append(f"{at}.id: unknown target id {edit.id!r} {when}")
-            elif op == "remove_target":
+            case RemoveTarget():
                 targets.discard(edit.id)
-        elif op == "add_sam":
-            if edit.id in sams:
-                problems.append(f"{at}.id: SAM id {edit.id!r} already exists {when}")
-            sams[edit.id] = edit.hidden
-            sam_range[edit.id] = edit.range
-        elif op in ("remove_sam", "move_sam", "reveal_sam"):
-            if edit.id not in sams:
-                problems.append(f"{at}.id: unknown SAM id {edit.id!r} {when}")
-            elif op == "remove_sam":
-                del sams[edit.id]
-            elif op == "reveal_sam" and not sams[edit.id]:
-                problems.append(f"{at}.id: SAM {edit.id!r} is not hidden {when}")
-            elif op == "reveal_sam":
-                sams[edit.id] = False
-            elif edit.range is not None:
+            case AddSam():
+                if edit.id in sams:
+                    problems.append(f"{at}.id: SAM id {edit.id!r} already exists {when}")
+                sams[edit.id] = edit.hidden
                 sam_range[edit.id] = edit.range
-        elif op in ("disable_drone", "set_fuel"):
-            if edit.drone not in scenario.drone_configs:
+                if len(sams) == MAX_SAMS + 1:
+                    problems.append(f"{at}: more than {MAX_SAMS} SAMs {when}, at most {MAX_SAMS}")
+            case RemoveSam() | MoveSam() | RevealSam() if edit.id not in sams:
+                problems.append(f"{at}.id: unknown SAM id {edit.id!r} {when}")
+            case RemoveSam():
+                del sams[edit.id]
+            case RevealSam() if not sams[edit.id]:
+                problems.append(f"{at}.id: SAM {edit.id!r} is not hidden {when}")
+            case RevealSam():
+                sams[edit.id] = False
+            case MoveSam() if edit.range is not None:
+                sam_range[edit.id] = edit.range
+            case DisableDrone() | SetFuel() if edit.drone not in scenario.drone_configs:
                 problems.append(f"{at}.drone: unknown drone id {edit.drone!r}")
-            elif edit.drone in lost:
+            case DisableDrone() | SetFuel() if edit.drone in lost:
                 problems.append(f"{at}.drone: drone {edit.drone!r} is already disabled {when}")
-            elif op == "disable_drone":
+            case DisableDrone():
                 lost.add(edit.drone)
-        if op in ("add_sam", "move_sam") and edit.id in sams:
+        if isinstance(edit, AddSam | MoveSam) and edit.id in sams:
             x, y = edit.pos
             radius = sam_range[edit.id]
             for place_id, px, py, kind in places:

@@ -6,7 +6,7 @@ prefixes (:class:`TeamProblem`). :func:`solve_team` is anytime: a valid solution
 after the greedy construction (first milliseconds), and a ruin-and-recreate iterated local
 search improves it until the stop criterion says so.
 
-Algorithm (kernels in :mod:`planner._team_kernels`, numba, ``nogil``):
+Algorithm (kernels in :mod:`planner._team`, numba, ``nogil``):
 
 - construction: greedy insertion of the best ``score / extra length`` target into the
   cheapest feasible place of any route, then the local search below;
@@ -33,13 +33,29 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from planner import _team_kernels as K
+from planner._team.exact import exact_team
+from planner._team.rng import rng_next
+from planner._team.search import (
+    F_BEST_LEN,
+    F_BEST_SCORE,
+    F_CUR_LEN,
+    F_CUR_SCORE,
+    F_MEAN_SCORE,
+    F_T0,
+    I_CYCLE_POS,
+    I_ITER,
+    N_FSTATE,
+    N_ISTATE,
+    construct,
+    run_chunk,
+)
+from planner._team.solution import copy_sol, route_length
 from planner.errors import InfeasibleError, PlannerError
 
 __all__ = [
@@ -85,7 +101,11 @@ class TeamProblem:
 
 @runtime_checkable
 class StopLike(Protocol):
-    def __call__(self, iterations: int, seconds: float) -> bool: ...
+    """Anything that says when to stop: ``stop(iterations, seconds) -> True`` to stop."""
+
+    def __call__(self, iterations: int, seconds: float) -> bool:
+        """True to stop after ``iterations`` search iterations and ``seconds`` of wall time."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -102,15 +122,18 @@ class StopCriterion:
             raise PlannerError("StopCriterion needs max_seconds, max_iterations or both")
 
     def __call__(self, iterations: int, seconds: float) -> bool:
+        """True once either limit is reached."""
         if self.max_iterations is not None and iterations >= self.max_iterations:
             return True
-        if self.max_seconds is not None and seconds >= self.max_seconds:
-            return True
-        return False
+        return bool(self.max_seconds is not None and seconds >= self.max_seconds)
 
 
 @dataclass
 class TeamSolution:
+    """A team plan: per vehicle its route (start, prefix..., targets..., end) and length, the
+    total score, the search effort, and the history of improvements ``(seconds, score)``.
+    """
+
     routes: list[list[int]]  # per vehicle: start, prefix..., targets..., end
     lengths: list[float]
     score: float
@@ -146,7 +169,7 @@ def verify_solution(problem: TeamProblem, sol: TeamSolution, tol: float = 1e-6) 
         if not problem.end_options[k, r[-1]]:
             errs.append(f"vehicle {k}: ends at {r[-1]}, not an allowed end")
         pf = list(prefixes[k])
-        if r[1:1 + len(pf)] != pf:
+        if r[1 : 1 + len(pf)] != pf:
             errs.append(f"vehicle {k}: route {r} does not begin with prefix {pf}")
         ln = _route_length(problem.dist, r)
         if not ln <= float(problem.budget[k]) + tol:
@@ -163,7 +186,7 @@ def verify_solution(problem: TeamProblem, sol: TeamSolution, tol: float = 1e-6) 
     return errs
 
 
-def _norm_prefixes(prefixes, m: int) -> list[tuple[int, ...]]:
+def _norm_prefixes(prefixes: Sequence[Sequence[int]], m: int) -> list[tuple[int, ...]]:
     if not prefixes:
         return [()] * m
     if len(prefixes) != m:
@@ -171,7 +194,7 @@ def _norm_prefixes(prefixes, m: int) -> list[tuple[int, ...]]:
     return [tuple(int(x) for x in p) for p in prefixes]
 
 
-def _as_stop(stop) -> Callable[[int, float], bool]:
+def _as_stop(stop: StopCriterion | Callable[[int, float], bool]) -> Callable[[int, float], bool]:
     if isinstance(stop, StopCriterion) or callable(stop):
         return stop
     raise PlannerError(f"not a stop criterion: {stop!r}")
@@ -195,8 +218,12 @@ class _Prepared:
         ends = np.asarray(p.end_options, dtype=bool)
         budget = np.ascontiguousarray(np.asarray(p.budget, dtype=np.float64).reshape(-1))
         elig = np.asarray(p.eligible, dtype=bool)
-        if score.shape != (n,) or ends.shape != (m, n) or elig.shape != (m, n) \
-                or budget.shape != (m,):
+        if (
+            score.shape != (n,)
+            or ends.shape != (m, n)
+            or elig.shape != (m, n)
+            or budget.shape != (m,)
+        ):
             raise PlannerError("inconsistent shapes in TeamProblem")
         if ((starts < 0) | (starts >= n)).any():
             raise PlannerError("start node out of range")
@@ -229,12 +256,15 @@ class _Prepared:
         for k in range(m):
             head = [int(starts[k]), *prefixes[k]]
             hl = _route_length(dist, head)
-            if not (math.isfinite(hl + endd[k, head[-1]])
-                    and hl + endd[k, head[-1]] <= budget[k] + LENGTH_TOL):
+            if not (
+                math.isfinite(hl + endd[k, head[-1]])
+                and hl + endd[k, head[-1]] <= budget[k] + LENGTH_TOL
+            ):
                 raise InfeasibleError(
                     f"vehicle {k}: no feasible route (start {head[0]}, prefix "
                     f"{list(prefixes[k])}, length to an end {hl + endd[k, head[-1]]} > "
-                    f"budget {budget[k]})")
+                    f"budget {budget[k]})"
+                )
             fp[k] = len(head)
             head_len[k] = hl
             cap_pf = max(cap_pf, len(head))
@@ -251,7 +281,7 @@ class _Prepared:
         if not np.isfinite(dist).all():
             lb = dist.copy()
             for v in range(n):
-                np.minimum(lb, lb[:, v:v + 1] + lb[v:v + 1, :], out=lb)
+                np.minimum(lb, lb[:, v : v + 1] + lb[v : v + 1, :], out=lb)
         lb_end = np.full((m, n), np.inf)
         for k in range(m):
             lb_end[k] = lb[:, ends[k]].min(axis=1)
@@ -273,33 +303,37 @@ class _Prepared:
         self.dscale = 1e-6 * max(mean_d, 1e-12)
         self.mean_score = float(score[cand].mean()) if cand.size else 1.0
 
-    def new_solution(self):
+    def new_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A solution holding only the frozen heads: ``(seq, L, rlen, where)``."""
         seq = np.zeros((self.m, self.cap), dtype=np.int64)
         L = np.zeros(self.m, dtype=np.int64)
         rlen = np.zeros(self.m)
         where = np.full(self.n, -1, dtype=np.int64)
         for k in range(self.m):
             head = [int(self.starts[k]), *self.prefixes[k]]
-            seq[k, :len(head)] = head
+            seq[k, : len(head)] = head
             L[k] = len(head)
             for u in self.prefixes[k]:
                 where[u] = k
-        K_len = np.array([K.route_length(self.dist, self.endd, seq, L, k)
-                          for k in range(self.m)])
+        K_len = np.array([route_length(self.dist, self.endd, seq, L, k) for k in range(self.m)])
         rlen[:] = K_len
         return seq, L, rlen, where
 
-    def to_solution(self, seq, L, rlen, iterations, seconds) -> TeamSolution:
+    def to_solution(
+        self, seq: np.ndarray, L: np.ndarray, rlen: np.ndarray, iterations: int, seconds: float
+    ) -> TeamSolution:
+        """The solution arrays as routes (each with its nearest end) and recomputed lengths."""
         routes, lengths = [], []
         sc = 0.0
         for k in range(self.m):
-            r = [int(x) for x in seq[k, :L[k]]]
+            r = [int(x) for x in seq[k, : L[k]]]
             r.append(int(self.endn[k, r[-1]]))
             routes.append(r)
             lengths.append(_route_length(self.dist, r))
             sc += float(sum(self.score[u] for u in r[1:-1]))
-        return TeamSolution(routes=routes, lengths=lengths, score=sc,
-                            iterations=iterations, seconds=seconds)
+        return TeamSolution(
+            routes=routes, lengths=lengths, score=sc, iterations=iterations, seconds=seconds
+        )
 
 
 def _exact_single(pr: _Prepared, t0: float) -> TeamSolution | None:
@@ -307,24 +341,37 @@ def _exact_single(pr: _Prepared, t0: float) -> TeamSolution | None:
         from planner.orienteering import solve_orienteering
     except ImportError:  # pragma: no cover - the exact solver is optional
         return None
-    res = solve_orienteering(pr.dist, pr.score, int(pr.starts[0]),
-                             [int(u) for u in pr.cand if pr.elig[0, u]],
-                             [int(e) for e in np.flatnonzero(pr.ends[0])],
-                             float(pr.budget[0]), prefix=pr.prefixes[0])
+    res = solve_orienteering(
+        pr.dist,
+        pr.score,
+        int(pr.starts[0]),
+        [int(u) for u in pr.cand if pr.elig[0, u]],
+        [int(e) for e in np.flatnonzero(pr.ends[0])],
+        float(pr.budget[0]),
+        prefix=pr.prefixes[0],
+    )
     route = list(res.route)
-    sol = TeamSolution(routes=[route], lengths=[_route_length(pr.dist, route)],
-                       score=float(sum(pr.score[u] for u in route[1:-1])),
-                       iterations=0, seconds=time.perf_counter() - t0, optimal=True)
+    sol = TeamSolution(
+        routes=[route],
+        lengths=[_route_length(pr.dist, route)],
+        score=float(sum(pr.score[u] for u in route[1:-1])),
+        iterations=0,
+        seconds=time.perf_counter() - t0,
+        optimal=True,
+    )
     return sol
 
 
 def _exact_team(pr: _Prepared, t0: float) -> TeamSolution:
-    heads_last = np.array([pf[-1] if pf else int(pr.starts[k])
-                           for k, pf in enumerate(pr.prefixes)], dtype=np.int64)
-    head_len = np.array([_route_length(pr.dist, [int(pr.starts[k]), *pf])
-                         for k, pf in enumerate(pr.prefixes)])
-    ok, orders, cnt = K.exact_team(pr.dist, pr.score, pr.endd, pr.budget, pr.elig,
-                                   heads_last, head_len, pr.cand)
+    heads_last = np.array(
+        [pf[-1] if pf else int(pr.starts[k]) for k, pf in enumerate(pr.prefixes)], dtype=np.int64
+    )
+    head_len = np.array(
+        [_route_length(pr.dist, [int(pr.starts[k]), *pf]) for k, pf in enumerate(pr.prefixes)]
+    )
+    ok, orders, cnt = exact_team(
+        pr.dist, pr.score, pr.endd, pr.budget, pr.elig, heads_last, head_len, pr.cand
+    )
     if not ok:  # pragma: no cover - every head was checked feasible before
         raise InfeasibleError("no feasible team plan")
     seq, L, rlen, _where = pr.new_solution()
@@ -347,16 +394,22 @@ def _exact_polish(pr: _Prepared, problem: TeamProblem, sol: TeamSolution) -> Tea
     routes = [list(r) for r in sol.routes]
     used = {u for r in routes for u in r[1:-1]}
     for k in range(pr.m):
-        own = routes[k][pr.fp[k]:-1]
+        own = routes[k][pr.fp[k] : -1]
         free = [int(u) for u in pr.cand if pr.elig[k, u] and u not in used]
         cands = own + free
         if not free or len(cands) > EXACT_ROUTE_MAX:
             continue
         try:
-            res = solve_orienteering(pr.dist, pr.score, int(pr.starts[k]), cands,
-                                     [int(e) for e in np.flatnonzero(ends_all[k])],
-                                     float(pr.budget[k]), prefix=pr.prefixes[k])
-        except Exception:  # noqa: BLE001 - polishing is optional
+            res = solve_orienteering(
+                pr.dist,
+                pr.score,
+                int(pr.starts[k]),
+                cands,
+                [int(e) for e in np.flatnonzero(ends_all[k])],
+                float(pr.budget[k]),
+                prefix=pr.prefixes[k],
+            )
+        except Exception:
             continue
         new = list(res.route)
         new_sc = sum(pr.score[u] for u in new[1:-1])
@@ -368,9 +421,14 @@ def _exact_polish(pr: _Prepared, problem: TeamProblem, sol: TeamSolution) -> Tea
     if routes != sol.routes:
         lengths = [_route_length(pr.dist, r) for r in routes]
         sc = float(sum(pr.score[u] for r in routes for u in r[1:-1]))
-        return TeamSolution(routes=routes, lengths=lengths, score=sc,
-                            iterations=sol.iterations, seconds=sol.seconds,
-                            history=sol.history)
+        return TeamSolution(
+            routes=routes,
+            lengths=lengths,
+            score=sc,
+            iterations=sol.iterations,
+            seconds=sol.seconds,
+            history=sol.history,
+        )
     return sol
 
 
@@ -381,7 +439,7 @@ def solve_team(
     seed: int = 0,
     on_improvement: Callable[[TeamSolution], None] | None = None,
     *,
-    params: dict | None = None,
+    params: dict[str, float] | None = None,
     exact: bool = True,
 ) -> TeamSolution:
     """Plan all vehicles together; anytime until ``stop(iterations, seconds)``.
@@ -407,44 +465,45 @@ def solve_team(
             on_improvement(sol)
         return sol
     if exact and pr.m == 1 and n_usable <= EXACT_SINGLE_MAX:
-        sol = _exact_single(pr, t0)
-        if sol is not None:
-            sol.history.append((sol.seconds, sol.score))
+        single = _exact_single(pr, t0)
+        if single is not None:
+            single.history.append((single.seconds, single.score))
             if on_improvement is not None:
-                on_improvement(sol)
-            return sol
+                on_improvement(single)
+            return single
 
-    st = np.array([np.uint64(0x9E3779B97F4A7C15) ^ np.uint64((seed * 2654435761 + 1)
-                                                            & 0xFFFFFFFFFFFFFFFF)],
-                  dtype=np.uint64)
+    st = np.array(
+        [np.uint64(0x9E3779B97F4A7C15) ^ np.uint64((seed * 2654435761 + 1) & 0xFFFFFFFFFFFFFFFF)],
+        dtype=np.uint64,
+    )
     if st[0] == 0:
         st[0] = np.uint64(88172645463325252)
     for _ in range(4):
-        K.rng_next(st)
+        rng_next(st)
     cur = pr.new_solution()
     best = pr.new_solution()
     scratch = pr.new_solution()
-    fstate = np.zeros(K.N_FSTATE)
-    istate = np.zeros(K.N_ISTATE, dtype=np.int64)
+    fstate = np.zeros(N_FSTATE)
+    istate = np.zeros(N_ISTATE, dtype=np.int64)
     ins_d = np.zeros((pr.m, max(n_usable, 1)))
     ins_p = np.zeros((pr.m, max(n_usable, 1)), dtype=np.int64)
     tmp = np.zeros(pr.cap, dtype=np.int64)
     args = (pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand, pr.dscale, st)
 
-    K.construct(*args, *cur, fstate, istate, ins_d, ins_p, tmp)
-    K.copy_sol(*cur, *best)
-    fstate[K.F_BEST_SCORE] = fstate[K.F_CUR_SCORE]
-    fstate[K.F_BEST_LEN] = fstate[K.F_CUR_LEN]
-    fstate[K.F_MEAN_SCORE] = pr.mean_score
-    fstate[K.F_T0] = prm["temp"] * pr.mean_score
-    istate[K.I_CYCLE_POS] = 0
+    construct(*args, *cur, fstate, istate, ins_d, ins_p, tmp)
+    copy_sol(*cur, *best)
+    fstate[F_BEST_SCORE] = fstate[F_CUR_SCORE]
+    fstate[F_BEST_LEN] = fstate[F_CUR_LEN]
+    fstate[F_MEAN_SCORE] = pr.mean_score
+    fstate[F_T0] = prm["temp"] * pr.mean_score
+    istate[I_CYCLE_POS] = 0
     params_arr = np.array([float(prm["cycle"]), float(prm["qfrac"]), float(prm["temp"])])
 
     history: list[tuple[float, float]] = []
 
     def snapshot() -> TeamSolution:
         el = time.perf_counter() - t0
-        s = pr.to_solution(*best[:3], int(istate[K.I_ITER]), el)
+        s = pr.to_solution(*best[:3], int(istate[I_ITER]), el)
         return s
 
     first = snapshot()
@@ -460,15 +519,14 @@ def solve_team(
         return sol
     while True:
         el = time.perf_counter() - t0
-        done = int(istate[K.I_ITER])
+        done = int(istate[I_ITER])
         if stop_fn(done, el):
             break
         n_it = chunk
         if isinstance(stop_fn, StopCriterion) and stop_fn.max_iterations is not None:
             n_it = min(n_it, stop_fn.max_iterations - done)
         t1 = time.perf_counter()
-        K.run_chunk(*args, n_it, *cur, *best, *scratch, fstate, istate, params_arr,
-                    ins_d, ins_p, tmp)
+        run_chunk(*args, n_it, *cur, *best, *scratch, fstate, istate, params_arr, ins_d, ins_p, tmp)
         dt = time.perf_counter() - t1
         per = dt / max(n_it, 1)
         # aim for chunks of ~5 ms, never overshooting a time limit by much
@@ -477,7 +535,7 @@ def solve_team(
             left = stop_fn.max_seconds - (time.perf_counter() - t0)
             target = max(min(target, left * 0.5), 1e-4)
         chunk = int(max(1, min(chunk * 4, target / max(per, 1e-7))))
-        if fstate[K.F_BEST_SCORE] > last_reported + 1e-9:
+        if fstate[F_BEST_SCORE] > last_reported + 1e-9:
             s = snapshot()
             last_reported = s.score
             history.append((s.seconds, s.score))
@@ -505,7 +563,13 @@ def warmup() -> None:
     ends[:, 0] = True
     el = np.ones((2, n), dtype=bool)
     el[:, 0] = False
-    prob = TeamProblem(dist=d, score=np.array([0, 1, 2, 3, 4, 5.0]),
-                       starts=np.array([0, 0]), end_options=ends,
-                       budget=np.array([4.0, 4.0]), eligible=el)
-    solve_team(prob, StopCriterion(max_iterations=20), seed=1)
+    prob = TeamProblem(
+        dist=d,
+        score=np.array([0, 1, 2, 3, 4, 5.0]),
+        starts=np.array([0, 0]),
+        end_options=ends,
+        budget=np.array([4.0, 4.0]),
+        eligible=el,
+    )
+    solve_team(prob, StopCriterion(max_iterations=20), seed=1)  # the exact team kernel
+    solve_team(prob, StopCriterion(max_iterations=20), seed=1, exact=False)  # the search's

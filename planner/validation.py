@@ -18,7 +18,13 @@ from planner.mission import Mission
 from planner.model import Solution
 from planner.solution import FEASIBILITY_TOLERANCE
 
-__all__ = ["PlanRejected", "Violation", "ensure_valid", "polyline_sam_clearance", "validate_solution"]
+__all__ = [
+    "PlanRejected",
+    "Violation",
+    "ensure_valid",
+    "polyline_sam_clearance",
+    "validate_solution",
+]
 
 # A reported figure may differ from the recomputed one by rounding, not more.
 _REPORT_TOLERANCE = 1e-6
@@ -26,6 +32,10 @@ _REPORT_TOLERANCE = 1e-6
 
 @dataclass(frozen=True)
 class Violation:
+    """One broken hard constraint: which ``rule``, which drone (None for the plan as a whole),
+    and what is wrong.
+    """
+
     rule: str  # fuel, eligibility, excluded, duplicate, start, end, frozen, sam, unknown, ...
     drone: str | None
     message: str
@@ -36,12 +46,15 @@ class Violation:
 
 
 class PlanRejected(PlannerError):
+    """Raised by :func:`ensure_valid`; ``violations`` lists every reason."""
+
     def __init__(self, violations: list[Violation]):
         self.violations = violations
         super().__init__("plan rejected:\n" + "\n".join(str(v) for v in violations))
 
 
 def ensure_valid(mission: Mission, solution: Solution) -> Solution:
+    """``solution`` itself if it passes the validator; :class:`PlanRejected` otherwise."""
     violations = validate_solution(mission, solution)
     if violations:
         raise PlanRejected(violations)
@@ -72,17 +85,25 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
             found.append(Violation("unknown", drone_id, what))
             continue
         if route[0] != mission.node_ids[spec.start]:
-            found.append(Violation(
-                "start", drone_id,
-                f"starts at {route[0]}, must start at {mission.node_ids[spec.start]}"))
+            found.append(
+                Violation(
+                    "start",
+                    drone_id,
+                    f"starts at {route[0]}, must start at {mission.node_ids[spec.start]}",
+                )
+            )
         allowed_ends = [mission.node_ids[e] for e in spec.ends]
         if route[-1] not in allowed_ends:
             found.append(Violation("end", drone_id, f"ends at {route[-1]}, allowed {allowed_ends}"))
         frozen = [mission.node_ids[n] for n in spec.prefix]
         if route[1 : 1 + len(frozen)] != frozen:
-            found.append(Violation(
-                "frozen", drone_id,
-                f"route must begin with its frozen prefix {frozen}, got {route[1:1 + len(frozen)]}"))
+            found.append(
+                Violation(
+                    "frozen",
+                    drone_id,
+                    f"route must begin with its frozen prefix {frozen}, got {route[1 : 1 + len(frozen)]}",
+                )
+            )
         for node in route[1:-1]:
             if node not in target_type:
                 found.append(Violation("waypoint", drone_id, f"{node} is not a target"))
@@ -90,13 +111,18 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
             if node in excluded:
                 found.append(Violation("excluded", drone_id, f"{node} is inside a SAM zone"))
             if not spec.config.can_sense(target_type[node]):
-                found.append(Violation(
-                    "eligibility", drone_id,
-                    f"{node} has type {target_type[node]!r}, sensors"
-                    f" {spec.config.accessible_targets!r}"))
+                found.append(
+                    Violation(
+                        "eligibility",
+                        drone_id,
+                        f"{node} has type {target_type[node]!r}, sensors"
+                        f" {spec.config.accessible_targets!r}",
+                    )
+                )
             if node in owner:
-                found.append(Violation(
-                    "duplicate", drone_id, f"{node} also visited by drone {owner[node]}"))
+                found.append(
+                    Violation("duplicate", drone_id, f"{node} also visited by drone {owner[node]}")
+                )
             owner.setdefault(node, drone_id)
         if any(node in excluded for node in route):
             continue
@@ -106,26 +132,42 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
             found.append(Violation("sam", drone_id, "a leg has no SAM-free path"))
             continue
         if length > spec.budget + FEASIBILITY_TOLERANCE:
-            found.append(Violation(
-                "fuel", drone_id, f"needs {length:.3f} km of fuel, budget {spec.budget:.3f}"))
+            found.append(
+                Violation(
+                    "fuel", drone_id, f"needs {length:.3f} km of fuel, budget {spec.budget:.3f}"
+                )
+            )
         if abs(result.fuel_used - length) > _REPORT_TOLERANCE * max(1.0, length):
-            found.append(Violation(
-                "reported", drone_id,
-                f"reports fuel_used {result.fuel_used:.6f}, recomputed {length:.6f}"))
+            found.append(
+                Violation(
+                    "reported",
+                    drone_id,
+                    f"reports fuel_used {result.fuel_used:.6f}, recomputed {length:.6f}",
+                )
+            )
         points = float(sum(mission.scores[n] for n in nodes[1:-1]))
         if abs(result.total_points - points) > _REPORT_TOLERANCE:
-            found.append(Violation(
-                "reported", drone_id, f"reports {result.total_points} points, recomputed {points}"))
+            found.append(
+                Violation(
+                    "reported",
+                    drone_id,
+                    f"reports {result.total_points} points, recomputed {points}",
+                )
+            )
         polyline = result.path if result.path is not None else mission.route_path(nodes).sample()
         clearance, sam_id = polyline_sam_clearance(mission, np.asarray(polyline, dtype=float))
         if clearance < -FEASIBILITY_TOLERANCE:
-            found.append(Violation(
-                "sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km"))
+            found.append(
+                Violation("sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km")
+            )
     for drone_id, targets in solution.allocation.items():
         visited = solution.routes[drone_id].visited_targets if drone_id in solution.routes else []
         if sorted(targets) != sorted(visited):
-            found.append(Violation(
-                "allocation", drone_id, f"allocation {targets} differs from route {visited}"))
+            found.append(
+                Violation(
+                    "allocation", drone_id, f"allocation {targets} differs from route {visited}"
+                )
+            )
     return found
 
 

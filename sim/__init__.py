@@ -1,13 +1,15 @@
 """The world as it truly is, advanced one fixed tick at a time.
 
 ``Sim`` (the driver: simpy time, stamped inputs, ``step()``), ``run_paced`` (real time x k
-or as fast as possible), ``World`` (truth and known environments, the fleet in arrays),
-the typed events, the commands, and ``mission_outcome`` (what a finished run achieved).
+or as fast as possible) over a ``Pacer`` (when each tick is due, on an injected ``Clock``),
+``World`` (truth and known environments, the fleet in arrays), the typed events, the
+commands, ``FleetView.telemetry()`` (the per-drone telemetry frame) and ``mission_outcome``
+(what a finished run achieved).
 ``sim`` imports ``planner``; never ``executive`` or ``dashboard``.
 """
 
 from sim.commands import Command, Disable, FlyPath, Hold, ResumeFlight, ReturnToBase
-from sim.driver import Clock, PaceReport, Sim, TickResult, WallClock, run_paced
+from sim.driver import PaceReport, Sim, TickResult, run_paced
 from sim.errors import SimError
 from sim.events import (
     CommandApplied,
@@ -24,10 +26,13 @@ from sim.events import (
 )
 from sim.flight import Flight
 from sim.outcome import DroneOutcome, Outcome, mission_outcome
-from sim.snapshot import DroneState, FleetView, Snapshot
+from sim.pacing import MAX_SPEED, MIN_SPEED, Clock, Pacer, SleepingClock, WallClock
+from sim.snapshot import DroneState, DroneTelemetry, FleetView, Snapshot
 from sim.world import World
 
 __all__ = [
+    "MAX_SPEED",
+    "MIN_SPEED",
     "Clock",
     "Command",
     "CommandApplied",
@@ -38,6 +43,7 @@ __all__ = [
     "DroneLost",
     "DroneOutcome",
     "DroneState",
+    "DroneTelemetry",
     "EditApplied",
     "EditRejected",
     "Event",
@@ -47,11 +53,13 @@ __all__ = [
     "Hold",
     "Outcome",
     "PaceReport",
+    "Pacer",
     "ResumeFlight",
     "ReturnToBase",
     "SamDetected",
     "Sim",
     "SimError",
+    "SleepingClock",
     "Snapshot",
     "TargetCollected",
     "TargetMissed",

@@ -4,19 +4,28 @@ Phases, each a pass over the drones in index order (so events come out ordered b
 then by drone): move and burn fuel; collect (planned waypoints, then targets passed within
 the capture radius); detect hidden SAMs; lose drones inside a true SAM; land drones at the
 end of their path; lose drones with no fuel. The kernel writes events as int rows
-``(code, drone, object, aux)``; ``world.py`` turns them into typed events.
+``(code, drone, object, aux)``; ``sim._fleet`` turns them into typed events.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
-# Drone status codes.
+# The arrays the kernel reads and writes (numba ignores these annotations; mypy reads them).
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+StatusArray = NDArray[np.int8]
+
+# Drone status codes and their names.
 PARKED, FLYING, HOLDING, LANDED, LOST = 0, 1, 2, 3, 4
-STATUS_NAMES = ("parked", "flying", "holding", "landed", "lost")
+DroneStatus = Literal["parked", "flying", "holding", "landed", "lost"]
+STATUS_NAMES: tuple[DroneStatus, ...] = ("parked", "flying", "holding", "landed", "lost")
 
 # Rows of the fleet's float array.
 X, Y, HDG, SPEED, FUEL, S, LEN, ODO, OX, OY = range(10)
@@ -36,12 +45,12 @@ _WAYPOINT_SLACK = 1e-9
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _wrap(a):
+def _wrap(a: float) -> float:
     return math.atan2(math.sin(a), math.cos(a))
 
 
 @njit(cache=True, nogil=True)
-def _locate(P, k, u):
+def _locate(P: FloatArray, k: int, u: float) -> tuple[float, float, float]:
     """(x, y, heading) at arc length u into piece k (the formulas of planner.geometry)."""
     if P[0, k] == 0.0:  # line
         length = P[6, k]
@@ -59,7 +68,7 @@ def _locate(P, k, u):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _seg_dist2(x0, y0, x1, y1, px, py):
+def _seg_dist2(x0: float, y0: float, x1: float, y1: float, px: float, py: float) -> float:
     """Squared distance from point p to the segment (x0, y0)-(x1, y1)."""
     dx = x1 - x0
     dy = y1 - y0
@@ -74,8 +83,31 @@ def _seg_dist2(x0, y0, x1, y1, px, py):
 
 
 @njit(cache=True, nogil=True)
-def tick_kernel(dt, F, status, cur, p_lo, p_hi, P, wp_s, wp_t, wp_cur, wp_hi, end_airport,
-                T, t_type, t_alive, t_by, elig, capture_r, SM, s_alive, s_known, sensor_r, ev):
+def tick_kernel(
+    dt: float,
+    F: FloatArray,
+    status: StatusArray,
+    cur: IntArray,
+    p_lo: IntArray,
+    p_hi: IntArray,
+    P: FloatArray,
+    wp_s: FloatArray,
+    wp_t: IntArray,
+    wp_cur: IntArray,
+    wp_hi: IntArray,
+    end_airport: IntArray,
+    T: FloatArray,
+    t_type: IntArray,
+    t_alive: BoolArray,
+    t_by: IntArray,
+    elig: BoolArray,
+    capture_r: float,
+    SM: FloatArray,
+    s_alive: BoolArray,
+    s_known: BoolArray,
+    sensor_r: float,
+    ev: IntArray,
+) -> int:
     """Advance one tick; return the number of event rows written to ``ev``."""
     n = status.shape[0]
     nt = T.shape[1]
@@ -174,7 +206,10 @@ def tick_kernel(dt, F, status, cur, p_lo, p_hi, P, wp_s, wp_t, wp_cur, wp_hi, en
             if not s_alive[q] or s_known[q]:
                 continue
             reach = SM[2, q] + sensor_r
-            if _seg_dist2(F[OX, d], F[OY, d], F[X, d], F[Y, d], SM[0, q], SM[1, q]) <= reach * reach:
+            if (
+                _seg_dist2(F[OX, d], F[OY, d], F[X, d], F[Y, d], SM[0, q], SM[1, q])
+                <= reach * reach
+            ):
                 s_known[q] = True
                 ev[ne, 0] = EV_DETECTED
                 ev[ne, 1] = d
@@ -215,7 +250,7 @@ def tick_kernel(dt, F, status, cur, p_lo, p_hi, P, wp_s, wp_t, wp_cur, wp_hi, en
     # 6. No fuel left in the air: lost.
     for d in range(n):
         st = status[d]
-        if (st == FLYING or st == HOLDING) and F[FUEL, d] <= 0.0:
+        if (st in (FLYING, HOLDING)) and F[FUEL, d] <= 0.0:
             status[d] = LOST
             ev[ne, 0] = EV_LOST_FUEL
             ev[ne, 1] = d

@@ -24,14 +24,22 @@ with a ``CommandRejected`` event; it never raises inside a tick.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.geometry import Path
 
-__all__ = ["START_TOLERANCE", "Command", "Disable", "FlyPath", "Hold", "ResumeFlight",
-           "ReturnToBase"]
+__all__ = [
+    "COMMAND_TYPES",
+    "START_TOLERANCE",
+    "Command",
+    "Disable",
+    "FlyPath",
+    "Hold",
+    "ResumeFlight",
+    "ReturnToBase",
+]
 
 # How far (km) a new path's start may be from the drone's position at its tick.
 START_TOLERANCE = 1e-6
@@ -45,33 +53,47 @@ class _Command(BaseModel):
     drone: Annotated[str, Field(min_length=1)]
     tick: _Tick = None
 
-    def stamped(self, tick: int):
+    def stamped(self, tick: int) -> Self:
+        """A copy stamped with ``tick``: what a trace records and a replay resubmits."""
         return self.model_copy(update={"tick": int(tick)})
 
 
 class FlyPath(_Command):
+    """Fly ``path`` from where the drone is, collecting ``waypoints`` on the way."""
+
     kind: Literal["fly_path"] = "fly_path"
     path: Path
     waypoints: tuple[tuple[str, float], ...] = ()
 
 
 class Hold(_Command):
+    """Fly a holding circle through where the drone is, keeping its flight to resume."""
+
     kind: Literal["hold"] = "hold"
 
 
 class ResumeFlight(_Command):
+    """Finish the orbit back to where the hold began, then continue the kept flight."""
+
     kind: Literal["resume"] = "resume"
 
 
 class ReturnToBase(_Command):
+    """Fly around the known SAMs to ``airport`` (default: the drone's home) and land."""
+
     kind: Literal["return_to_base"] = "return_to_base"
     airport: str | None = None
 
 
 class Disable(_Command):
+    """The drone is lost (reason ``disabled``)."""
+
     kind: Literal["disable"] = "disable"
 
 
 Command = Annotated[
-    Union[FlyPath, Hold, ResumeFlight, ReturnToBase, Disable], Field(discriminator="kind")
+    FlyPath | Hold | ResumeFlight | ReturnToBase | Disable, Field(discriminator="kind")
 ]
+
+# Every command class: ``isinstance(item, COMMAND_TYPES)`` tells a command from an edit.
+COMMAND_TYPES = (FlyPath, Hold, ResumeFlight, ReturnToBase, Disable)

@@ -21,8 +21,9 @@ Produces (per tick)
     ticks, the state hash.
 Lifecycle
     Build, then ``step()`` as often as wanted (pure with respect to wall time), or
-    ``run(until=...)`` as fast as possible, or ``run_paced(sim, speed)`` for real time x k.
-    Nothing to stop or close; no threads, no asyncio.
+    ``run(until=...)`` as fast as possible, or ``run_paced(sim, speed)`` for real time x k
+    (its schedule is a ``sim.pacing.Pacer``). Nothing to stop or close; no threads, no
+    asyncio.
 
 Within a tick: inputs stamped for it are applied first, in submission order (timeline
 first at tick boundaries, then the rest), then the world moves (``World.advance``).
@@ -39,18 +40,19 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Any
 
 import simpy
 
 from planner.edits import Edit
 from planner.mission import Mission
 from planner.model import Scenario, Solution
-from sim.commands import Command
+from sim.commands import COMMAND_TYPES, Command
 from sim.errors import SimError
-from sim.events import CommandRejected, EditRejected
+from sim.events import CommandRejected, EditRejected, Event
+from sim.pacing import Clock, Pacer, SleepingClock, WallClock
 from sim.snapshot import FleetView, Snapshot
 from sim.world import World
 
@@ -59,18 +61,23 @@ __all__ = ["Clock", "PaceReport", "Sim", "TickResult", "WallClock", "run_paced"]
 
 @dataclass(frozen=True, slots=True)
 class TickResult:
+    """What one tick produced; see the module's contract."""
+
     tick: int  # the tick just run
     time: float  # simulated seconds at its end
-    events: tuple  # observable events, in order
-    truth_events: tuple  # events that name hidden things: traces only
+    events: tuple[Event, ...]  # observable events, in order
+    truth_events: tuple[Event, ...]  # events that name hidden things: traces only
     fleet: FleetView
     state_hash: str | None = None  # every ``hash_every`` ticks
 
     def snapshot(self) -> Snapshot:
+        """The pydantic snapshot of the fleet after this tick (built on request)."""
         return self.fleet.snapshot()
 
 
 class Sim:
+    """The simulation driver; see the module's contract."""
+
     def __init__(
         self,
         scenario: Scenario,
@@ -86,42 +93,50 @@ class Sim:
         self.hash_every = int(hash_every)
         self.env = simpy.Environment(initial_time=0)
         # (tick, lane, sequence, input): at one tick the timeline (lane 0) goes first.
-        self._inbox: list[tuple[int, int, int, object]] = []
+        self._inbox: list[tuple[int, int, int, Edit | Command]] = []
         self._seq = 0
-        self._late: list = []
+        self._late: list[Event] = []
         self._last: TickResult | None = None
         timeline = sorted(
             ((edit.tick_at(self.tick_hz), i, edit) for i, edit in enumerate(scenario.timeline)),
             key=lambda item: (item[0] if item[0] is not None else -1, item[1]),
         )
+        scripted: list[tuple[int, Edit]] = []
         for tick, _, edit in timeline:
             if tick is None:
                 raise SimError(f"timeline edit {edit.describe()!r} has no time")
+            scripted.append((tick, edit))
         # The timeline process first: at a shared instant it runs before the clock.
-        self.env.process(self._timeline([(t, e) for t, _, e in timeline]))
+        self.env.process(self._timeline(scripted))
         self.env.process(self._clock())
 
     # ----- inputs --------------------------------------------------------------------
 
-    def submit(self, item: Edit | Command):
+    def submit(self, item: Edit | Command) -> Edit | Command:
         """Queue an edit or command for its stamped tick; returns the stamped copy."""
-        tick = item.tick_at(self.tick_hz) if hasattr(item, "tick_at") else item.tick
+        if isinstance(item, COMMAND_TYPES):
+            tick = item.tick
+        else:
+            tick = item.tick_at(self.tick_hz)
         if tick is None:
             tick = self.tick
-        stamped = item.stamped(tick)
+        stamped: Edit | Command = item.stamped(tick)
         if tick < self.tick:
             reason = f"stamped for tick {tick}, but tick {self.tick} is next"
-            if hasattr(item, "op"):
-                self._late.append(EditRejected(tick=self.tick, edit=stamped, reason=reason))
+            if isinstance(item, COMMAND_TYPES):
+                self._late.append(
+                    CommandRejected(
+                        tick=self.tick, drone=item.drone, command=item.kind, reason=reason
+                    )
+                )
             else:
-                self._late.append(CommandRejected(tick=self.tick, drone=item.drone,
-                                                  command=item.kind, reason=reason))
+                self._late.append(EditRejected(tick=self.tick, edit=stamped, reason=reason))
             return stamped
         heapq.heappush(self._inbox, (tick, 1, self._seq, stamped))
         self._seq += 1
         return stamped
 
-    def pending(self) -> list:
+    def pending(self) -> list[Edit | Command]:
         """Inputs queued for future ticks, in the order they will apply."""
         return [entry[-1] for entry in sorted(self._inbox, key=lambda e: e[:3])]
 
@@ -134,6 +149,7 @@ class Sim:
 
     @property
     def time(self) -> float:
+        """Simulated seconds elapsed: the start of the next tick."""
         return self.world.time
 
     def step(self) -> TickResult:
@@ -166,24 +182,26 @@ class Sim:
             return True
         if self.tick == 0 or self.world.active():
             return False
-        return not any(not hasattr(entry[-1], "op") for entry in self._inbox)
+        return not any(isinstance(entry[-1], COMMAND_TYPES) for entry in self._inbox)
 
     def state_hash(self) -> str:
+        """The world's state hash now (``World.state_hash``)."""
         return self.world.state_hash()
 
     def snapshot(self) -> Snapshot:
+        """The pydantic snapshot of the fleet after the last tick run."""
         return self.world.fleet_view(self.tick - 1).snapshot()
 
     # ----- simpy processes -----------------------------------------------------------
 
-    def _timeline(self, items: list[tuple[int, Edit]]):
+    def _timeline(self, items: list[tuple[int, Edit]]) -> Generator[Any, Any, None]:
         for tick, edit in items:
             if tick > self.env.now:
                 yield self.env.timeout(tick - self.env.now)
             heapq.heappush(self._inbox, (tick, 0, self._seq, edit.stamped(tick)))
             self._seq += 1
 
-    def _clock(self):
+    def _clock(self) -> Generator[Any, Any, None]:
         while True:
             yield self.env.timeout(0)  # let every process woken at this instant deliver
             self._last = self._run_tick()
@@ -192,27 +210,28 @@ class Sim:
     def _run_tick(self) -> TickResult:
         world = self.world
         k = world.tick
-        events: list = list(self._late)
-        truth: list = []
+        events: list[Event] = list(self._late)
+        truth: list[Event] = []
         self._late.clear()
         inbox = self._inbox
         while inbox and inbox[0][0] <= k:
             item = heapq.heappop(inbox)[-1]
-            if hasattr(item, "op"):
+            if isinstance(item, COMMAND_TYPES):
+                events.extend(world.apply_command(item))
+            else:
                 seen, hidden = world.apply_edit(item)
                 events.extend(seen)
                 truth.extend(hidden)
-            else:
-                events.extend(world.apply_command(item))
         events.extend(world.advance())
         digest = None
         if self.hash_every and (k + 1) % self.hash_every == 0:
             digest = world.state_hash()
-        return TickResult(k, (k + 1) / self.tick_hz, tuple(events), tuple(truth),
-                          world.fleet_view(k), digest)
+        return TickResult(
+            k, (k + 1) / self.tick_hz, tuple(events), tuple(truth), world.fleet_view(k), digest
+        )
 
 
-def _routes(plan) -> dict[str, list[str]]:
+def _routes(plan: Solution | Mapping[str, Sequence[str]] | None) -> dict[str, list[str]]:
     if plan is None:
         return {}
     if isinstance(plan, Solution):
@@ -225,24 +244,10 @@ def _routes(plan) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------------------
 
 
-class Clock(Protocol):
-    """Wall time for the paced runner; tests pass a fake."""
-
-    def now(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
-
-
-class WallClock:
-    def now(self) -> float:
-        return time.perf_counter()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
 @dataclass
 class PaceReport:
+    """How a ``run_paced`` kept time."""
+
     ticks: int = 0
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -252,6 +257,7 @@ class PaceReport:
 
     @property
     def ticks_per_second(self) -> float:
+        """Ticks run per second of wall time."""
         return self.ticks / self.wall_seconds if self.wall_seconds > 0 else math.inf
 
 
@@ -261,26 +267,27 @@ def run_paced(
     *,
     until: int | None = None,
     on_tick: Callable[[TickResult], None] | None = None,
-    clock: Clock | None = None,
+    clock: SleepingClock | None = None,
     keep_tick_costs: bool = False,
 ) -> PaceReport:
     """Step ``sim`` at ``speed`` x real time (None: as fast as possible), sleeping the rest
     of each period, until tick ``until`` or the end of the mission.
 
-    Deadlines are absolute (tick k is due ``(k + 1) / (tick_hz * speed)`` after the start)
-    so sleeping does not drift. A tick that finishes late is an overrun: counted, its lateness
-    kept, and if it is more than a period late the schedule restarts from now instead of
-    bursting to catch up. Pacing only decides when ``step()`` is called, never what it does.
+    The schedule is a ``sim.pacing.Pacer`` (``speed`` within its range, or SimError):
+    deadlines are absolute (tick k is due ``(k + 1) / (tick_hz * speed)`` after the start)
+    so sleeping does not drift. A tick that finishes late (the next tick's deadline has
+    passed when it is done) is an overrun here: counted, its lateness kept; if it is more
+    than a period late the schedule restarts from now instead of bursting to catch up.
+    Pacing only decides when ``step()`` is called, never what it does.
     """
-    if speed is not None and not (speed > 0 and math.isfinite(speed)):
-        raise SimError(f"speed must be a positive number or None, got {speed!r}")
-    clock = clock or WallClock()
-    period = None if speed is None else 1.0 / (sim.tick_hz * speed)
+    clock = clock if clock is not None else WallClock()
+    pacer = Pacer(sim.tick_hz, speed, clock=clock)
     report = PaceReport()
     start_tick, start_time = sim.tick, sim.time
-    began = base = clock.now()
-    base_tick = sim.tick
+    began = clock.now()
+    pacer.start(sim.tick)
     while (sim.tick < until) if until is not None else not sim.done:
+        pacer.started(sim.tick)
         t0 = clock.now()
         result = sim.step()
         t1 = clock.now()
@@ -288,18 +295,14 @@ def run_paced(
             report.tick_seconds.append(t1 - t0)
         if on_tick is not None:
             on_tick(result)
-        if period is None:
+        if pacer.period is None:
             continue
-        due = base + (sim.tick - base_tick) * period
-        now = clock.now()
-        if now <= due:
-            clock.sleep(due - now)
+        slack = pacer.slack(sim.tick)
+        if slack >= 0.0:
+            clock.sleep(slack)
         else:
-            late = now - due
             report.overruns += 1
-            report.worst_overrun = max(report.worst_overrun, late)
-            if late > period:
-                base, base_tick = now, sim.tick
+            report.worst_overrun = max(report.worst_overrun, -slack)
     report.ticks = sim.tick - start_tick
     report.sim_seconds = sim.time - start_time
     report.wall_seconds = clock.now() - began

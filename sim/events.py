@@ -9,7 +9,7 @@ detected or revealed (edits to hidden SAMs are reported separately, in
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,10 +39,13 @@ class _Event(BaseModel):
     tick: int
 
     def describe(self) -> str:  # pragma: no cover - every subclass overrides
-        return self.kind  # type: ignore[attr-defined]
+        """One line for a human: what happened."""
+        raise NotImplementedError(type(self).__name__)
 
 
 class TargetCollected(_Event):
+    """A drone collected a target: at a planned waypoint, or in passing."""
+
     kind: Literal["target_collected"] = "target_collected"
     drone: str
     target: str
@@ -50,6 +53,7 @@ class TargetCollected(_Event):
     planned: bool  # a waypoint of the drone's flight, or collected in passing
 
     def describe(self) -> str:
+        """One line for a human."""
         how = "" if self.planned else " (in passing)"
         return f"drone {self.drone} collected {self.target} for {self.points:g} points{how}"
 
@@ -63,6 +67,7 @@ class TargetMissed(_Event):
     reason: Literal["removed", "moved", "already_collected", "sensor"]
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"drone {self.drone} missed {self.target}: {self.reason.replace('_', ' ')}"
 
 
@@ -78,14 +83,20 @@ class SamDetected(_Event):
     range: float
 
     def as_edit(self) -> RevealSam:
+        """This detection as the ``reveal_sam`` edit it amounts to (source ``sensor``)."""
         return RevealSam(id=self.sam, tick=self.tick, source="sensor")
 
     def describe(self) -> str:
-        return (f"drone {self.drone} detected SAM {self.sam} at"
-                f" ({self.pos[0]:.1f}, {self.pos[1]:.1f}), range {self.range:g}")
+        """One line for a human."""
+        return (
+            f"drone {self.drone} detected SAM {self.sam} at"
+            f" ({self.pos[0]:.1f}, {self.pos[1]:.1f}), range {self.range:g}"
+        )
 
 
 class DroneLost(_Event):
+    """A drone was lost: inside a true SAM, out of fuel in the air, or disabled."""
+
     kind: Literal["drone_lost"] = "drone_lost"
     drone: str
     reason: LostReason
@@ -93,16 +104,20 @@ class DroneLost(_Event):
     pos: tuple[float, float]
 
     def describe(self) -> str:
+        """One line for a human."""
         why = {"sam": f"inside SAM {self.sam}", "fuel": "out of fuel", "disabled": "disabled"}
         return f"drone {self.drone} lost ({why[self.reason]}) at ({self.pos[0]:.2f}, {self.pos[1]:.2f})"
 
 
 class DroneLanded(_Event):
+    """A drone reached the airport its flight ends at and landed."""
+
     kind: Literal["drone_landed"] = "drone_landed"
     drone: str
     airport: str
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"drone {self.drone} landed at {self.airport}"
 
 
@@ -115,51 +130,70 @@ class DroneHolding(_Event):
     pos: tuple[float, float]
 
     def describe(self) -> str:
+        """One line for a human."""
         why = "on command" if self.reason == "command" else "at the end of its path"
         return f"drone {self.drone} holding {why} at ({self.pos[0]:.2f}, {self.pos[1]:.2f})"
 
 
 class EditApplied(_Event):
+    """An environment edit took effect at this tick."""
+
     kind: Literal["edit_applied"] = "edit_applied"
     edit: Edit
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"{self.edit.source} edit applied: {self.edit.describe()}"
 
 
 class EditRejected(_Event):
+    """An environment edit could not be applied, and why."""
+
     kind: Literal["edit_rejected"] = "edit_rejected"
     edit: Edit
     reason: str
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"{self.edit.source} edit rejected ({self.edit.describe()}): {self.reason}"
 
 
 class CommandApplied(_Event):
+    """A command took effect at this tick; ``detail`` says what the drone does now."""
+
     kind: Literal["command_applied"] = "command_applied"
     drone: str
     command: str  # the command's kind: fly_path, hold, resume, return_to_base, disable
     detail: str
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"drone {self.drone}: {self.command} applied ({self.detail})"
 
 
 class CommandRejected(_Event):
+    """A command could not be applied, and why."""
+
     kind: Literal["command_rejected"] = "command_rejected"
     drone: str
     command: str
     reason: str
 
     def describe(self) -> str:
+        """One line for a human."""
         return f"drone {self.drone}: {self.command} rejected: {self.reason}"
 
 
 Event = Annotated[
-    Union[
-        TargetCollected, TargetMissed, SamDetected, DroneLost, DroneLanded, DroneHolding,
-        EditApplied, EditRejected, CommandApplied, CommandRejected,
-    ],
+    TargetCollected
+    | TargetMissed
+    | SamDetected
+    | DroneLost
+    | DroneLanded
+    | DroneHolding
+    | EditApplied
+    | EditRejected
+    | CommandApplied
+    | CommandRejected,
     Field(discriminator="kind"),
 ]

@@ -30,6 +30,8 @@ LINE, ARC = 0, 1
 
 @dataclass(frozen=True)
 class Flight:
+    """A path to follow and the targets to collect on it (see the module's docstring)."""
+
     path: Path
     waypoints: tuple[tuple[str, float], ...] = ()  # (target id, arc length), ascending
     holding: bool = False  # a holding circle: arc length wraps around
@@ -65,7 +67,9 @@ class Flight:
             if pos is None:
                 raise PlannerError(f"unknown node {node_id!r}")
             points.append(pos)
-        table = SamField([(s.x, s.y, s.range) for s in environment.sams]).all_pairs(np.array(points))
+        table = SamField([(s.x, s.y, s.range) for s in environment.sams]).all_pairs(
+            np.array(points)
+        )
         legs = [table.path(k, k + 1) for k in range(len(points) - 1)]
         target_ids = {t.id for t in environment.targets}
         waypoints, s = [], 0.0
@@ -77,6 +81,7 @@ class Flight:
 
     @property
     def length(self) -> float:
+        """The path's length (km)."""
         return self.path.length
 
     @cached_property
@@ -106,6 +111,7 @@ class Flight:
         return out
 
     def remaining_waypoints(self, s: float) -> tuple[tuple[str, float], ...]:
+        """The waypoints strictly beyond arc length ``s``."""
         return tuple(w for w in self.waypoints if w[1] > s)
 
 
@@ -119,6 +125,7 @@ def slice_path(path: Path, s0: float) -> Path | None:
     i = max(0, bisect_right(cum, s0) - 1)
     u = s0 - cum[i]
     first = path.pieces[i]
+    head: Line | Arc
     if isinstance(first, Line):
         x, y, _ = first.locate(u)
         head = Line((x, y), first.end)
@@ -126,7 +133,7 @@ def slice_path(path: Path, s0: float) -> Path | None:
         sign = 1.0 if first.sweep >= 0.0 else -1.0
         turned = sign * u / first.radius if first.radius > 0.0 else 0.0
         head = Arc(first.center, first.radius, first.start_angle + turned, first.sweep - turned)
-    pieces = tuple(p for p in (head, *path.pieces[i + 1:]) if p.length > 0.0)
+    pieces = tuple(p for p in (head, *path.pieces[i + 1 :]) if p.length > 0.0)
     if not pieces:
         return None
     return Path(pieces, path.length - s0)

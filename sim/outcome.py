@@ -14,6 +14,8 @@ __all__ = ["DroneOutcome", "Outcome", "mission_outcome"]
 
 
 class DroneOutcome(BaseModel):
+    """How one drone ended: status, fuel, distance, points and targets."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: DroneStatus
@@ -25,6 +27,8 @@ class DroneOutcome(BaseModel):
 
 
 class Outcome(BaseModel):
+    """What a run achieved, as ``isr sim`` prints it and a golden scenario checks it."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     total_points: float
@@ -38,6 +42,7 @@ class Outcome(BaseModel):
 
 
 def mission_outcome(sim: Sim) -> Outcome:
+    """The outcome of ``sim`` as it stands (after the last tick run)."""
     world = sim.world
     view = world.fleet_view(max(sim.tick - 1, 0))
     drones = {}
@@ -53,7 +58,8 @@ def mission_outcome(sim: Sim) -> Outcome:
     collected = world.collected()
     truth = world.truth_environment
     excluded = [
-        t.id for t in truth.targets
+        t.id
+        for t in truth.targets
         if any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in truth.sams)
     ]
     return Outcome(

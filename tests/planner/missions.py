@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,11 +14,11 @@ from hypothesis import strategies as st
 
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario
+from tests.conftest import SCENARIOS
 
-DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.json"
+DEMO = SCENARIOS / "demo.json"
 TYPES = ("A", "B", "C")
-SETTINGS = settings(max_examples=100, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -27,16 +26,21 @@ SETTINGS = settings(max_examples=100, deadline=None,
 
 def scenario(airports, targets, drones, sams=()) -> Scenario:
     """Compact builder: airports {id: (x, y)}, targets {id: (x, y, priority, type)}."""
-    return Scenario.model_validate({
-        "environment": {
-            "airports": [{"id": a, "x": x, "y": y} for a, (x, y) in airports.items()],
-            "targets": [{"id": t, "x": x, "y": y, "priority": p, "type": ty}
-                        for t, (x, y, p, ty) in targets.items()],
-            "sams": [{"id": f"S{i}", "pos": [x, y], "range": r}
-                     for i, (x, y, r) in enumerate(sams)],
-        },
-        "drone_configs": drones,
-    })
+    return Scenario.model_validate(
+        {
+            "environment": {
+                "airports": [{"id": a, "x": x, "y": y} for a, (x, y) in airports.items()],
+                "targets": [
+                    {"id": t, "x": x, "y": y, "priority": p, "type": ty}
+                    for t, (x, y, p, ty) in targets.items()
+                ],
+                "sams": [
+                    {"id": f"S{i}", "pos": [x, y], "range": r} for i, (x, y, r) in enumerate(sams)
+                ],
+            },
+            "drone_configs": drones,
+        }
+    )
 
 
 @st.composite
@@ -52,24 +56,36 @@ def random_missions(draw, max_targets: int = 10, max_drones: int = 4) -> Mission
         if all(math.hypot(x - ax, y - ay) > r + 1 for ax, ay in airports.values()):
             sams.append((x, y, r))
     n_t = draw(st.integers(0, max_targets))
-    targets = {f"T{i + 1}": (draw(coord), draw(coord), draw(st.integers(0, 10)),
-                             draw(st.sampled_from(TYPES))) for i in range(n_t)}
+    targets = {
+        f"T{i + 1}": (
+            draw(coord),
+            draw(coord),
+            draw(st.integers(0, 10)),
+            draw(st.sampled_from(TYPES)),
+        )
+        for i in range(n_t)
+    }
     drones = {}
     free = list(targets)
     for k in range(draw(st.integers(1, max_drones))):
         start = draw(st.sampled_from(sorted(airports)))
         mode = draw(st.sampled_from(["return", "end", "best_end"]))
-        cfg = {"fuelBudget": draw(st.floats(20, 400)), "start_airport": start,
-               "home_airport": start}
+        cfg = {
+            "fuelBudget": draw(st.floats(20, 400)),
+            "start_airport": start,
+            "home_airport": start,
+        }
         if mode == "end":
             cfg["end_airport"] = draw(st.sampled_from(sorted(airports)))
             cfg["end_mode"] = "end"
         elif mode == "best_end":
             cfg["end_mode"] = "best_end"
-            cfg["allowed_ends"] = draw(st.lists(st.sampled_from(sorted(airports)),
-                                                min_size=1, unique=True))
-        sensors = draw(st.one_of(st.just("ALL"),
-                                 st.lists(st.sampled_from(TYPES), min_size=1, unique=True)))
+            cfg["allowed_ends"] = draw(
+                st.lists(st.sampled_from(sorted(airports)), min_size=1, unique=True)
+            )
+        sensors = draw(
+            st.one_of(st.just("ALL"), st.lists(st.sampled_from(TYPES), min_size=1, unique=True))
+        )
         cfg["accessibleTargets"] = sensors
         n_prefix = draw(st.integers(0, 2)) if free and draw(st.booleans()) else 0
         chain = [start]
@@ -136,7 +152,7 @@ def plan_problems(mission: Mission, routes: dict[str, list[int]]) -> list[str]:
         if route[0] != spec.start:
             out.append(f"{spec.id}: starts at {route[0]}")
         if tuple(route[1 : 1 + k]) != tuple(spec.prefix) or len(route) < k + 2:
-            out.append(f"{spec.id}: prefix {route[1:1 + k]} != {spec.prefix}")
+            out.append(f"{spec.id}: prefix {route[1 : 1 + k]} != {spec.prefix}")
         if route[-1] not in spec.ends:
             out.append(f"{spec.id}: ends at {route[-1]} not in {spec.ends}")
         for t in route[1 + k : -1]:

@@ -19,14 +19,15 @@ from planner.scenario_io import load_scenario
 from tests.planner.missions import (
     DEMO,
     SETTINGS,
-    scenario,
-    random_missions,
-    tour_length,
     allocation_problems,
+    brute_force,
     plan_problems,
     prefix_fits,
-    brute_force,
+    random_missions,
+    scenario,
+    tour_length,
 )
+
 
 @pytest.fixture(scope="module")
 def demo() -> Mission:
@@ -67,8 +68,7 @@ def test_unknown_strategy_and_bad_cap(demo):
 
 
 @SETTINGS
-@given(mission=random_missions(), strategy=st.sampled_from(STRATEGIES),
-       cap=st.integers(1, 12))
+@given(mission=random_missions(), strategy=st.sampled_from(STRATEGIES), cap=st.integers(1, 12))
 def test_random_allocation_respects_constraints(mission, strategy, cap):
     alloc = allocate(mission, strategy, max_per_drone=cap)
     assert allocation_problems(mission, alloc, cap) == []
@@ -107,8 +107,9 @@ def test_single_drone_routing_is_the_exact_optimum(mission):
     cands = _all_free(spec, mission)
     routes = route_allocation(mission, {spec.id: cands})
     route = routes[spec.id]
-    direct = solve_orienteering(mission.dist, mission.scores, spec.start, cands, spec.ends,
-                                spec.budget, spec.prefix)
+    direct = solve_orienteering(
+        mission.dist, mission.scores, spec.start, cands, spec.ends, spec.budget, spec.prefix
+    )
     assert route == direct.route
     score = float(sum(mission.scores[t] for t in route[1:-1]))
     best_score, best_len = brute_force(mission, spec, cands)
@@ -122,20 +123,30 @@ def test_single_drone_routing_is_the_exact_optimum(mission):
 def test_efficient_prefers_the_cheap_points():
     # One drone, fuel for one of them: T2 (8 pts, 20 km round trip) beats T1 (10 pts, 80 km)
     # by points per km; both together need 91.2 km.
-    sc = scenario({"A": (0, 0)},
-                  {"T1": (40, 0, 10, "A"), "T2": (0, 10, 8, "A")},
-                  {"1": {"fuelBudget": 90, "home_airport": "A"}})
+    sc = scenario(
+        {"A": (0, 0)},
+        {"T1": (40, 0, 10, "A"), "T2": (0, 10, 8, "A")},
+        {"1": {"fuelBudget": 90, "home_airport": "A"}},
+    )
     m = compile_mission(sc)
     assert m.ids(allocate(m, "efficient")["1"]) == ["T2"]
     assert m.ids(allocate(m, "greedy")["1"]) == ["T1"]  # greedy takes the top priority first
 
 
 def test_greedy_gives_each_target_to_the_nearest_capable_drone():
-    sc = scenario({"W": (0, 0), "E": (100, 0)},
-                  {"T1": (10, 5, 9, "A"), "T2": (90, 5, 8, "A"), "T3": (95, -5, 7, "B"),
-                   "T4": (5, -5, 6, "A")},
-                  {"1": {"fuelBudget": 300, "home_airport": "W"},
-                   "2": {"fuelBudget": 300, "home_airport": "E", "accessibleTargets": ["A"]}})
+    sc = scenario(
+        {"W": (0, 0), "E": (100, 0)},
+        {
+            "T1": (10, 5, 9, "A"),
+            "T2": (90, 5, 8, "A"),
+            "T3": (95, -5, 7, "B"),
+            "T4": (5, -5, 6, "A"),
+        },
+        {
+            "1": {"fuelBudget": 300, "home_airport": "W"},
+            "2": {"fuelBudget": 300, "home_airport": "E", "accessibleTargets": ["A"]},
+        },
+    )
     m = compile_mission(sc)
     alloc = {d: sorted(m.ids(ts)) for d, ts in allocate(m, "greedy").items()}
     # T3 (type B) only drone 1 can sense: it crosses the map for it
@@ -144,10 +155,15 @@ def test_greedy_gives_each_target_to_the_nearest_capable_drone():
 
 def test_balanced_evens_the_counts():
     targets = {f"T{i}": (10 + 3 * i, 10, 5, "A") for i in range(7)}
-    sc = scenario({"A": (0, 0)}, targets,
-                  {"1": {"fuelBudget": 500, "home_airport": "A"},
-                   "2": {"fuelBudget": 500, "home_airport": "A"},
-                   "3": {"fuelBudget": 500, "home_airport": "A"}})
+    sc = scenario(
+        {"A": (0, 0)},
+        targets,
+        {
+            "1": {"fuelBudget": 500, "home_airport": "A"},
+            "2": {"fuelBudget": 500, "home_airport": "A"},
+            "3": {"fuelBudget": 500, "home_airport": "A"},
+        },
+    )
     m = compile_mission(sc)
     counts = sorted(len(ts) for ts in allocate(m, "balanced").values())
     assert counts == [2, 2, 3]
@@ -158,9 +174,14 @@ def test_balanced_evens_the_counts():
 def test_geographic_splits_by_sector_around_a_shared_base():
     east = {f"E{i}": (60 + 2 * i, 3 * i - 3, 5, "A") for i in range(3)}
     west = {f"W{i}": (-60 - 2 * i, 3 * i - 3, 5, "A") for i in range(3)}
-    sc = scenario({"A": (0, 0)}, {**east, **west},
-                  {"1": {"fuelBudget": 400, "home_airport": "A"},
-                   "2": {"fuelBudget": 400, "home_airport": "A"}})
+    sc = scenario(
+        {"A": (0, 0)},
+        {**east, **west},
+        {
+            "1": {"fuelBudget": 400, "home_airport": "A"},
+            "2": {"fuelBudget": 400, "home_airport": "A"},
+        },
+    )
     m = compile_mission(sc)
     groups = sorted(sorted(m.ids(ts)) for ts in allocate(m, "geographic").values())
     assert groups == [sorted(east), sorted(west)]
@@ -169,9 +190,14 @@ def test_geographic_splits_by_sector_around_a_shared_base():
 def test_geographic_gives_each_drone_the_sector_facing_its_corridor():
     north = {f"N{i}": (50 + 5 * i, 80, 5, "A") for i in range(3)}
     south = {f"S{i}": (50 + 5 * i, 20, 5, "A") for i in range(3)}
-    sc = scenario({"NB": (50, 100), "SB": (50, 0)}, {**north, **south},
-                  {"s": {"fuelBudget": 400, "home_airport": "SB"},
-                   "n": {"fuelBudget": 400, "home_airport": "NB"}})
+    sc = scenario(
+        {"NB": (50, 100), "SB": (50, 0)},
+        {**north, **south},
+        {
+            "s": {"fuelBudget": 400, "home_airport": "SB"},
+            "n": {"fuelBudget": 400, "home_airport": "NB"},
+        },
+    )
     m = compile_mission(sc)
     alloc = allocate(m, "geographic")
     assert sorted(m.ids(alloc["n"])) == sorted(north)
@@ -181,10 +207,14 @@ def test_geographic_gives_each_drone_the_sector_facing_its_corridor():
 def test_exclusive_serves_single_capability_targets_first():
     # Drone 1 (A, B sensors) has fuel for one target; drone 2 senses B only.
     # TA (type A) only drone 1 can visit; TB (type B) both can, and is drone 1's best ratio.
-    sc = scenario({"A1": (0, 0), "A2": (30, 0)},
-                  {"TA": (0, 10, 6, "A"), "TB": (5, 0, 9, "B")},
-                  {"1": {"fuelBudget": 21, "home_airport": "A1", "accessibleTargets": ["A", "B"]},
-                   "2": {"fuelBudget": 100, "home_airport": "A2", "accessibleTargets": ["B"]}})
+    sc = scenario(
+        {"A1": (0, 0), "A2": (30, 0)},
+        {"TA": (0, 10, 6, "A"), "TB": (5, 0, 9, "B")},
+        {
+            "1": {"fuelBudget": 21, "home_airport": "A1", "accessibleTargets": ["A", "B"]},
+            "2": {"fuelBudget": 100, "home_airport": "A2", "accessibleTargets": ["B"]},
+        },
+    )
     m = compile_mission(sc)
     efficient = {d: m.ids(ts) for d, ts in allocate(m, "efficient").items()}
     exclusive = {d: m.ids(ts) for d, ts in allocate(m, "exclusive").items()}
@@ -193,11 +223,18 @@ def test_exclusive_serves_single_capability_targets_first():
 
 
 def test_frozen_targets_are_never_allocated_again():
-    sc = scenario({"A": (0, 0)},
-                  {"T1": (10, 0, 5, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 5, "A")},
-                  {"1": {"fuelBudget": 100, "home_airport": "A",
-                         "frozen_segments": [{"from": "A", "to": "T1"}]},
-                   "2": {"fuelBudget": 100, "home_airport": "A"}})
+    sc = scenario(
+        {"A": (0, 0)},
+        {"T1": (10, 0, 5, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 5, "A")},
+        {
+            "1": {
+                "fuelBudget": 100,
+                "home_airport": "A",
+                "frozen_segments": [{"from": "A", "to": "T1"}],
+            },
+            "2": {"fuelBudget": 100, "home_airport": "A"},
+        },
+    )
     m = compile_mission(sc)
     t1 = m.index["T1"]
     for strategy in STRATEGIES:
@@ -226,10 +263,18 @@ def test_unreachable_targets_are_skipped(demo):
 
 
 def test_infeasible_prefix_names_the_drone():
-    sc = scenario({"A": (0, 0)}, {"T1": (100, 0, 5, "A"), "T2": (5, 0, 5, "A")},
-                  {"ok": {"fuelBudget": 50, "home_airport": "A"},
-                   "late": {"fuelBudget": 150, "home_airport": "A",
-                            "frozen_segments": [{"from": "A", "to": "T1"}]}})
+    sc = scenario(
+        {"A": (0, 0)},
+        {"T1": (100, 0, 5, "A"), "T2": (5, 0, 5, "A")},
+        {
+            "ok": {"fuelBudget": 50, "home_airport": "A"},
+            "late": {
+                "fuelBudget": 150,
+                "home_airport": "A",
+                "frozen_segments": [{"from": "A", "to": "T1"}],
+            },
+        },
+    )
     m = compile_mission(sc)
     with pytest.raises(InfeasibleError, match="drone late"):
         route_allocation(m, allocate(m, "efficient"))
@@ -250,10 +295,17 @@ def test_route_allocation_rejects_bad_allocations(demo):
 
 def test_shortlist_keeps_the_best_priority_per_detour():
     # Targets on the way out and back are free; the far one is dropped first.
-    sc = scenario({"A": (0, 0), "B": (100, 0)},
-                  {"T1": (25, 0, 5, "A"), "T2": (50, 1, 5, "A"), "T3": (75, 0, 5, "A"),
-                   "T4": (50, 40, 9, "A"), "T5": (50, 300, 10, "A")},
-                  {"1": {"fuelBudget": 200, "home_airport": "A", "end_airport": "B"}})
+    sc = scenario(
+        {"A": (0, 0), "B": (100, 0)},
+        {
+            "T1": (25, 0, 5, "A"),
+            "T2": (50, 1, 5, "A"),
+            "T3": (75, 0, 5, "A"),
+            "T4": (50, 40, 9, "A"),
+            "T5": (50, 300, 10, "A"),
+        },
+        {"1": {"fuelBudget": 200, "home_airport": "A", "end_airport": "B"}},
+    )
     m = compile_mission(sc)
     spec = m.drones[0]
     every = [m.index[t] for t in ("T1", "T2", "T3", "T4", "T5")]

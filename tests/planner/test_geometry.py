@@ -14,7 +14,7 @@ import shapely
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import dijkstra
-from shapely.geometry import LineString, MultiPolygon, Polygon
+from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
 from planner.errors import PlannerError
@@ -89,7 +89,9 @@ def assert_path_well_formed(path: Path, p, q) -> None:
     assert path.locate(path.length + 5.0)[:2] == path.locate(path.length)[:2]
 
 
-def _polygon_detour(circles: list[tuple[float, float, float]], p, q, sides: int, outer: bool) -> float:
+def _polygon_detour(
+    circles: list[tuple[float, float, float]], p, q, sides: int, outer: bool
+) -> float:
     """Shortest p->q path avoiding the interiors of regular polygons around the circles.
 
     outer=True: polygons circumscribe the circles (a feasible detour: an upper bound).
@@ -157,7 +159,10 @@ def test_paths_never_enter_a_true_disk(sams, pts):
 
 def test_dense_field_all_paths_safe_and_consistent():
     rng = np.random.default_rng(7)
-    sams = [(float(x), float(y), float(r)) for x, y, r in zip(rng.uniform(0, 100, 10), rng.uniform(0, 100, 10), rng.uniform(3, 12, 10))]
+    sams = [
+        (float(x), float(y), float(r))
+        for x, y, r in zip(rng.uniform(0, 100, 10), rng.uniform(0, 100, 10), rng.uniform(3, 12, 10))
+    ]
     pts = rng.uniform(0, 100, (60, 2))
     field = SamField(sams)
     table = field.all_pairs(pts)
@@ -188,9 +193,10 @@ def test_no_sams_is_straight_line(p, q):
     path = SamField([]).shortest_path(p, q)
     assert path is not None
     assert len(path.pieces) == 1 and isinstance(path.pieces[0], Line)
-    assert path.length == math.dist(p, q)
+    # numpy's hypot and math.dist may differ in the last bit: compare to a few ulps.
+    assert path.length == pytest.approx(math.dist(p, q), rel=1e-12, abs=1e-12)
     table = SamField([]).all_pairs(np.array([p, q]))
-    assert table.dist[0, 1] == math.dist(p, q)
+    assert table.dist[0, 1] == pytest.approx(math.dist(p, q), rel=1e-12, abs=1e-12)
 
 
 def test_unobstructed_with_sams_is_straight_line():
@@ -415,7 +421,10 @@ def test_buffers_overlap_but_true_disks_do_not():
 
 def test_point_enclosed_by_a_ring_is_unreachable():
     k, ring, r = 8, 10.0, 5.0  # neighbours 7.65 km apart < 2 r: the ring is closed
-    sams = [(ring * math.cos(2 * math.pi * i / k), ring * math.sin(2 * math.pi * i / k), r) for i in range(k)]
+    sams = [
+        (ring * math.cos(2 * math.pi * i / k), ring * math.sin(2 * math.pi * i / k), r)
+        for i in range(k)
+    ]
     field = SamField(sams)
     pts = np.array([(0.0, 0.0), (1.0, 1.0), (40.0, 0.0), (-40.0, 3.0)])
     table = field.all_pairs(pts)

@@ -123,7 +123,9 @@ def instances(draw):
     # best route may sit right on the budget
     finite = dist[np.isfinite(dist)]
     scale = float(finite.max()) if finite.size else 1.0
-    kind = draw(st.sampled_from(["zero", "tight", "tight", "mid", "mid", "loose", "exact", "exact"]))
+    kind = draw(
+        st.sampled_from(["zero", "tight", "tight", "mid", "mid", "loose", "exact", "exact"])
+    )
     if kind == "zero":
         budget = 0.0
     elif kind == "exact":
@@ -154,7 +156,9 @@ def test_matches_brute_force(inst):
     assert res.score == pytest.approx(best_score, abs=1e-9)
     assert abs(res.length - best_len) <= 1e-9
     # deterministic
-    again = solve_orienteering(dist, scores, start, list(reversed(candidates)), ends, budget, prefix)
+    again = solve_orienteering(
+        dist, scores, start, list(reversed(candidates)), ends, budget, prefix
+    )
     assert again == res
 
 

@@ -61,7 +61,9 @@ def test_demo_scenario_is_appendix_c(demo_path):
 
 
 def test_json_path_formatting():
-    assert json_path(("environment", "targets", 3, "priority")) == "$.environment.targets[3].priority"
+    assert (
+        json_path(("environment", "targets", 3, "priority")) == "$.environment.targets[3].priority"
+    )
     assert json_path(("drone_configs", "1", "fuelBudget")) == '$.drone_configs["1"].fuelBudget'
 
 
@@ -73,32 +75,60 @@ def test_malformed_json_names_line_and_column():
 @pytest.mark.parametrize(
     "mutate, expected",
     [
-        (lambda d: d["environment"]["targets"][0].update(priority=-3),
-         "$.environment.targets[0].priority: Input should be greater than or equal to 0, got -3"),
-        (lambda d: d["environment"]["targets"][0].update(x=float("nan")),
-         "$.environment.targets[0].x: Input should be a finite number"),
-        (lambda d: d["drone_configs"]["1"].update(fuelBudget=-1),
-         '$.drone_configs["1"].fuelBudget: Input should be greater than or equal to 0'),
-        (lambda d: d["environment"]["sams"][0].update(range=0),
-         "$.environment.sams[0].range: Input should be greater than 0"),
-        (lambda d: d["environment"]["airports"][0].pop("y"),
-         "$.environment.airports[0].y: Field required"),
-        (lambda d: d["environment"]["targets"][0].update(colour="red"),
-         "$.environment.targets[0].colour: Extra inputs are not permitted"),
-        (lambda d: d["drone_configs"]["1"].update(home_airport="A9"),
-         '$.drone_configs["1"].home_airport: unknown airport id \'A9\''),
-        (lambda d: d["drone_configs"]["1"].update(end_airport="Z"),
-         '$.drone_configs["1"].end_airport: unknown airport id \'Z\''),
-        (lambda d: d["environment"]["targets"].append(dict(d["environment"]["targets"][0])),
-         "$.environment.targets[1].id: duplicate id 'T1' (also at index 0)"),
-        (lambda d: d["environment"]["sams"].append({"id": "S9", "pos": [10, 20], "range": 1}),
-         '$.drone_configs["1"].start_airport: start \'A1\' is inside SAM \'S9\''),
-        (lambda d: d["drone_configs"]["1"].update(accessibleTargets=["Q"], frozen_segments=[]),
-         '$.drone_configs["1"].accessibleTargets: drone has no eligible target'),
-        (lambda d: d["drone_configs"]["1"].update(frozen_segments=[{"from": "A2", "to": "T1"}]),
-         '$.drone_configs["1"].frozen_segments[0].from: chain broken, expected \'A1\', got \'A2\''),
-        (lambda d: d["drone_configs"]["1"].update(frozen_segments=[{"from": "A1", "to": "T404"}]),
-         '$.drone_configs["1"].frozen_segments[0].to: unknown id \'T404\''),
+        (
+            lambda d: d["environment"]["targets"][0].update(priority=-3),
+            "$.environment.targets[0].priority: Input should be greater than or equal to 0, got -3",
+        ),
+        (
+            lambda d: d["environment"]["targets"][0].update(x=float("nan")),
+            "$.environment.targets[0].x: Input should be a finite number",
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(fuelBudget=-1),
+            '$.drone_configs["1"].fuelBudget: Input should be greater than or equal to 0',
+        ),
+        (
+            lambda d: d["environment"]["sams"][0].update(range=0),
+            "$.environment.sams[0].range: Input should be greater than 0",
+        ),
+        (
+            lambda d: d["environment"]["airports"][0].pop("y"),
+            "$.environment.airports[0].y: Field required",
+        ),
+        (
+            lambda d: d["environment"]["targets"][0].update(colour="red"),
+            "$.environment.targets[0].colour: Extra inputs are not permitted",
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(home_airport="A9"),
+            "$.drone_configs[\"1\"].home_airport: unknown airport id 'A9'",
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(end_airport="Z"),
+            "$.drone_configs[\"1\"].end_airport: unknown airport id 'Z'",
+        ),
+        (
+            lambda d: d["environment"]["targets"].append(dict(d["environment"]["targets"][0])),
+            "$.environment.targets[1].id: duplicate id 'T1' (also at index 0)",
+        ),
+        (
+            lambda d: d["environment"]["sams"].append({"id": "S9", "pos": [10, 20], "range": 1}),
+            "$.drone_configs[\"1\"].start_airport: start 'A1' is inside SAM 'S9'",
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(accessibleTargets=["Q"], frozen_segments=[]),
+            '$.drone_configs["1"].accessibleTargets: drone has no eligible target',
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(frozen_segments=[{"from": "A2", "to": "T1"}]),
+            "$.drone_configs[\"1\"].frozen_segments[0].from: chain broken, expected 'A1', got 'A2'",
+        ),
+        (
+            lambda d: d["drone_configs"]["1"].update(
+                frozen_segments=[{"from": "A1", "to": "T404"}]
+            ),
+            "$.drone_configs[\"1\"].frozen_segments[0].to: unknown id 'T404'",
+        ),
     ],
 )
 def test_bad_input_is_named_by_json_path(mutate, expected):

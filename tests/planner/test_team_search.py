@@ -19,7 +19,8 @@ from planner.team_search import (
     verify_solution,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "top"
+# Chao, Golden & Wasil sets 4 and 5, kept in the repository (see tests/data/top/README.md).
+DATA = Path(__file__).resolve().parents[1] / "data" / "top"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -39,11 +40,11 @@ def check_feasible(p: TeamProblem, s: TeamSolution) -> None:
         assert r[0] == p.starts[k]
         assert p.end_options[k, r[-1]], (k, r)
         pf = list(prefixes[k])
-        assert r[1:1 + len(pf)] == pf
+        assert r[1 : 1 + len(pf)] == pf
         length = sum(p.dist[a, b] for a, b in zip(r[:-1], r[1:]))
         assert length <= p.budget[k] + 1e-9, (k, length, p.budget[k])
         assert math.isclose(length, s.lengths[k], rel_tol=1e-9, abs_tol=1e-9)
-        for u in r[1 + len(pf):-1]:
+        for u in r[1 + len(pf) : -1]:
             assert p.eligible[k, u], (k, u)
         visited += r[1:-1]
         total += sum(p.score[u] for u in r[1:-1])
@@ -52,8 +53,15 @@ def check_feasible(p: TeamProblem, s: TeamSolution) -> None:
     assert verify_solution(p, s) == []
 
 
-def random_problem(rng: np.random.Generator, n_targets: int, m: int, *, prefixes=False,
-                   budget_scale=1.0, sams=False) -> TeamProblem:
+def random_problem(
+    rng: np.random.Generator,
+    n_targets: int,
+    m: int,
+    *,
+    prefixes=False,
+    budget_scale=1.0,
+    sams=False,
+) -> TeamProblem:
     n_air = 3
     n = n_air + n_targets
     pts = rng.uniform(0, 100, size=(n, 2))
@@ -82,7 +90,7 @@ def random_problem(rng: np.random.Generator, n_targets: int, m: int, *, prefixes
     pfx: tuple[tuple[int, ...], ...] = ()
     if prefixes:
         order = rng.permutation(np.arange(n_air, n))
-        pfx = tuple(tuple(int(x) for x in order[2 * k:2 * k + (k % 2) + 1]) for k in range(m))
+        pfx = tuple(tuple(int(x) for x in order[2 * k : 2 * k + (k % 2) + 1]) for k in range(m))
         # make the prefixes flyable and affordable
         for k in range(m):
             head = [int(starts[k]), *pfx[k]]
@@ -93,8 +101,15 @@ def random_problem(rng: np.random.Generator, n_targets: int, m: int, *, prefixes
             hl = sum(dist[a, b] for a, b in zip(head[:-1], head[1:]))
             back = min(dist[head[-1], e] for e in np.flatnonzero(ends[k]))
             budget[k] = max(budget[k], hl + back + 20.0)
-    return TeamProblem(dist=dist, score=score, starts=starts, end_options=ends,
-                       budget=budget, eligible=elig, prefixes=pfx)
+    return TeamProblem(
+        dist=dist,
+        score=score,
+        starts=starts,
+        end_options=ends,
+        budget=budget,
+        eligible=elig,
+        prefixes=pfx,
+    )
 
 
 def brute_force(p: TeamProblem) -> float:
@@ -102,8 +117,9 @@ def brute_force(p: TeamProblem) -> float:
     m = len(p.starts)
     n = len(p.score)
     prefixes = p.prefixes or tuple(() for _ in range(m))
-    targets = [u for u in range(n) if p.eligible[:, u].any()
-               and not any(u in pf for pf in prefixes)]
+    targets = [
+        u for u in range(n) if p.eligible[:, u].any() and not any(u in pf for pf in prefixes)
+    ]
     fixed_score = sum(p.score[u] for pf in prefixes for u in pf)
     best_by_vehicle: list[dict[frozenset, float]] = []
     for k in range(m):
@@ -145,23 +161,33 @@ def load_top(name: str) -> tuple[TeamProblem, float]:
     n = int(lines[0].split()[1])
     m = int(lines[1].split()[1])
     tmax = float(lines[2].split()[1])
-    a = np.array([[float(v) for v in ln.split()] for ln in lines[3:3 + n]])
+    a = np.array([[float(v) for v in ln.split()] for ln in lines[3 : 3 + n]])
     ends = np.zeros((m, n), dtype=bool)
     ends[:, n - 1] = True
     elig = np.ones((m, n), dtype=bool)
     elig[:, [0, n - 1]] = False
-    best = {ln.split()[0]: float(ln.split()[1])
-            for ln in (DATA / "best_known.txt").read_text().splitlines() if ln.strip()}
-    return TeamProblem(dist=euclid(a[:, :2]), score=a[:, 2], starts=np.zeros(m, dtype=np.int64),
-                       end_options=ends, budget=np.full(m, tmax), eligible=elig), best[name]
+    best = {
+        ln.split()[0]: float(ln.split()[1])
+        for ln in (DATA / "best_known.txt").read_text().splitlines()
+        if ln.strip()
+    }
+    return TeamProblem(
+        dist=euclid(a[:, :2]),
+        score=a[:, 2],
+        starts=np.zeros(m, dtype=np.int64),
+        end_options=ends,
+        budget=np.full(m, tmax),
+        eligible=elig,
+    ), best[name]
 
 
 # --------------------------------------------------------------------------- tests
 @pytest.mark.parametrize("seed", range(6))
 def test_random_problems_are_feasible(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    p = random_problem(rng, n_targets=25 + 5 * seed, m=1 + seed % 4, prefixes=seed % 2 == 1,
-                       sams=seed >= 3)
+    p = random_problem(
+        rng, n_targets=25 + 5 * seed, m=1 + seed % 4, prefixes=seed % 2 == 1, sams=seed >= 3
+    )
     s = solve_team(p, StopCriterion(max_iterations=300), seed=seed)
     check_feasible(p, s)
     assert s.iterations <= 300
@@ -198,8 +224,9 @@ def test_lambda_stop_criterion() -> None:
 @pytest.mark.parametrize("seed", range(8))
 def test_tiny_instances_match_brute_force(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
-    p = random_problem(rng, n_targets=7, m=2, prefixes=seed % 3 == 2, budget_scale=0.7,
-                       sams=seed % 2 == 1)
+    p = random_problem(
+        rng, n_targets=7, m=2, prefixes=seed % 3 == 2, budget_scale=0.7, sams=seed % 2 == 1
+    )
     s = solve_team(p, StopCriterion(max_iterations=300), seed=seed)
     check_feasible(p, s)
     assert s.score == pytest.approx(brute_force(p))
@@ -238,8 +265,15 @@ def test_frozen_prefix_over_budget_is_infeasible() -> None:
     p = random_problem(np.random.default_rng(9), n_targets=10, m=2, prefixes=True)
     budget = p.budget.copy()
     budget[1] = 1.0  # the prefix of vehicle 1 cannot be flown
-    bad = TeamProblem(dist=p.dist, score=p.score, starts=p.starts, end_options=p.end_options,
-                      budget=budget, eligible=p.eligible, prefixes=p.prefixes)
+    bad = TeamProblem(
+        dist=p.dist,
+        score=p.score,
+        starts=p.starts,
+        end_options=p.end_options,
+        budget=budget,
+        eligible=p.eligible,
+        prefixes=p.prefixes,
+    )
     with pytest.raises(InfeasibleError):
         solve_team(bad, StopCriterion(max_iterations=10))
 
@@ -252,8 +286,14 @@ def test_vehicle_that_cannot_move_gets_start_end() -> None:
     ends[:, 1] = True
     elig = np.zeros((2, n), dtype=bool)
     elig[:, 2:] = True
-    p = TeamProblem(dist=d, score=np.array([0, 0, 3.0, 4.0, 9.0]), starts=np.array([0, 0]),
-                    end_options=ends, budget=np.array([10.0, 10.5]), eligible=elig)
+    p = TeamProblem(
+        dist=d,
+        score=np.array([0, 0, 3.0, 4.0, 9.0]),
+        starts=np.array([0, 0]),
+        end_options=ends,
+        budget=np.array([10.0, 10.5]),
+        eligible=elig,
+    )
     s = solve_team(p, StopCriterion(max_iterations=50), seed=0)
     check_feasible(p, s)
     assert s.routes[0] == [0, 1]  # budget 10 = straight line only

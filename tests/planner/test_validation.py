@@ -14,8 +14,18 @@ from planner.validation import PlanRejected, ensure_valid, validate_solution
 from tests.factory import greedy_routes, random_scenario
 
 MUTATIONS = (
-    "ineligible", "duplicate", "fuel", "start", "end", "excluded", "sam_path",
-    "reported_fuel", "reported_points", "unknown", "missing", "waypoint_airport",
+    "ineligible",
+    "duplicate",
+    "fuel",
+    "start",
+    "end",
+    "excluded",
+    "sam_path",
+    "reported_fuel",
+    "reported_points",
+    "unknown",
+    "missing",
+    "waypoint_airport",
 )
 
 
@@ -37,7 +47,10 @@ def test_valid_plan_passes(demo_mission):
 def test_frozen_prefix_is_enforced():
     scenario = load_scenario("scenarios/demo.json")
     data = scenario.model_dump(by_alias=True)
-    data["drone_configs"]["1"]["frozen_segments"] = [{"from": "A1", "to": "T8"}, {"from": "T8", "to": "T2"}]
+    data["drone_configs"]["1"]["frozen_segments"] = [
+        {"from": "A1", "to": "T8"},
+        {"from": "T8", "to": "T2"},
+    ]
     from planner.scenario_io import parse_scenario
 
     mission = compile_mission(parse_scenario(data))
@@ -59,22 +72,32 @@ def _mutate(mission, solution, kind, draw):
     spec = mission.drone(drone)
     env = mission.environment
     if kind == "ineligible":
-        wrong = [t.id for t in env.targets
-                 if not spec.config.can_sense(t.type) and t.id not in mission.excluded_targets]
+        wrong = [
+            t.id
+            for t in env.targets
+            if not spec.config.can_sense(t.type) and t.id not in mission.excluded_targets
+        ]
         assume(wrong)
         result.route.insert(1, draw(st.sampled_from(wrong)))
         return "eligibility"
     if kind == "duplicate":
-        others = [t for d in drone_ids if d != drone for t in routes[d].visited_targets
-                  if spec.config.can_sense(env.target(t).type)]
+        others = [
+            t
+            for d in drone_ids
+            if d != drone
+            for t in routes[d].visited_targets
+            if spec.config.can_sense(env.target(t).type)
+        ]
         own = result.visited_targets
         assume(others or own)
         target = draw(st.sampled_from(others or own))
         result.route.insert(len(result.route) - 1, target)
         return "duplicate"
     if kind == "fuel":
-        far = max((mission.node_ids[t] for t in spec.eligible),
-                  key=lambda t: mission.dist[spec.start, mission.index[t]])
+        far = max(
+            (mission.node_ids[t] for t in spec.eligible),
+            key=lambda t: mission.dist[spec.start, mission.index[t]],
+        )
         # Fly to the farthest target and back several times: beyond any budget here.
         detour = [far, result.route[0]] * 20
         result.route[1:1] = detour

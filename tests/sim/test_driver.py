@@ -18,8 +18,10 @@ def straight() -> Path:
 
 
 def test_edits_and_commands_take_effect_exactly_at_their_stamped_tick():
-    timeline = [{"t": 2.5, "op": "set_fuel", "drone": "1", "fuel": 50.0},  # tick 50
-                {"tick": 70, "op": "add_target", "id": "T9", "x": 1, "y": 1, "priority": 2, "type": "A"}]
+    timeline = [
+        {"t": 2.5, "op": "set_fuel", "drone": "1", "fuel": 50.0},  # tick 50
+        {"tick": 70, "op": "add_target", "id": "T9", "x": 1, "y": 1, "priority": 2, "type": "A"},
+    ]
     sim = Sim(line_world(timeline=timeline))
     stamped = sim.submit(FlyPath(drone="1", path=straight()))  # unstamped: the next tick
     assert stamped.tick == 0
@@ -31,7 +33,12 @@ def test_edits_and_commands_take_effect_exactly_at_their_stamped_tick():
     for _ in range(130):
         result = sim.step()
         for event in result.events:
-            seen.setdefault(event.kind + ":" + getattr(event, "command", getattr(getattr(event, "edit", None), "op", "")), result.tick)
+            seen.setdefault(
+                event.kind
+                + ":"
+                + getattr(event, "command", getattr(getattr(event, "edit", None), "op", "")),
+                result.tick,
+            )
         if result.tick == 49:
             assert sim.world.fuel("1") == pytest.approx(100.0 - 50 * STEP)
         if result.tick == 50:
@@ -44,9 +51,13 @@ def test_edits_and_commands_take_effect_exactly_at_their_stamped_tick():
             assert sim.world.status("1") == "flying"
         if result.tick == 120:
             assert sim.world.status("1") == "holding"
-    assert seen == {"command_applied:fly_path": 0, "edit_applied:set_fuel": 50,
-                    "edit_applied:add_target": 70, "edit_applied:set_priority": 80,
-                    "command_applied:hold": 120}
+    assert seen == {
+        "command_applied:fly_path": 0,
+        "edit_applied:set_fuel": 50,
+        "edit_applied:add_target": 70,
+        "edit_applied:set_priority": 80,
+        "command_applied:hold": 120,
+    }
 
 
 def test_time_in_seconds_lands_on_the_first_tick_boundary_at_or_after_it():
@@ -62,7 +73,10 @@ def test_input_stamped_for_a_past_tick_is_rejected_in_the_next_tick():
     sim.submit(SetFuel(drone="1", fuel=1.0, tick=3, source="operator"))
     sim.submit(Hold(drone="1", tick=5))
     result = sim.step()
-    assert [(e.kind, e.tick) for e in result.events] == [("edit_rejected", 10), ("command_rejected", 10)]
+    assert [(e.kind, e.tick) for e in result.events] == [
+        ("edit_rejected", 10),
+        ("command_rejected", 10),
+    ]
     assert "stamped for tick 3, but tick 10 is next" in result.events[0].reason
     assert sim.world.fuel("1") == 100.0
 
@@ -73,7 +87,9 @@ def test_same_inputs_give_the_same_state_hash_at_every_tick(scenario_file):
 
     def hashes(extra_fuel: float) -> list[str]:
         sim = Sim(scenario, solution, mission=mission, hash_every=1)
-        sim.submit(AddTarget(id="T20", x=70.0, y=20.0, priority=3, type="C", tick=200, source="operator"))
+        sim.submit(
+            AddTarget(id="T20", x=70.0, y=20.0, priority=3, type="C", tick=200, source="operator")
+        )
         sim.submit(SetFuel(drone="3", fuel=extra_fuel, tick=9000, source="operator"))
         out = []
         sim.run(on_tick=lambda r: out.append(r.state_hash))
@@ -103,8 +119,12 @@ def test_pacing_never_changes_results(demo):
             self.t += seconds
 
     results = {}
-    for label, speed, cost in (("max", None, 1e-5), ("x1", 1.0, 1e-5), ("x50", 50.0, 1e-5),
-                               ("slow", 1000.0, 1e-3)):
+    for label, speed, cost in (
+        ("max", None, 1e-5),
+        ("x1", 1.0, 1e-5),
+        ("x50", 50.0, 1e-5),
+        ("slow", 1000.0, 1e-3),
+    ):
         sim = Sim(demo, solution, mission=mission)
         clock = FakeClock(cost)
         report = run_paced(sim, speed, until=4000, clock=clock)
@@ -134,7 +154,9 @@ def test_step_returns_a_light_view_and_a_snapshot_on_request(demo):
     early, late = results[0].snapshot(), results[-1].snapshot()
     flying = [d for d, s in late.drones.items() if s.status == "flying"]
     assert flying and all(late.drones[d].distance_flown == pytest.approx(20 * STEP) for d in flying)
-    assert all(early.drones[d].distance_flown == pytest.approx(STEP) for d in flying)  # frozen copies
+    assert all(
+        early.drones[d].distance_flown == pytest.approx(STEP) for d in flying
+    )  # frozen copies
     assert sim.snapshot() == late
     with pytest.raises(AttributeError):  # frozen
         results[0].fleet.tick = 3
@@ -145,7 +167,9 @@ def test_timeline_without_a_time_is_refused_at_build():
     from planner.model import Scenario
 
     scenario = line_world()
-    broken = Scenario.model_construct(**{**dict(scenario), "timeline": [_SetFuel(drone="1", fuel=3.0)]})
+    broken = Scenario.model_construct(
+        **{**dict(scenario), "timeline": [_SetFuel(drone="1", fuel=3.0)]}
+    )
     with pytest.raises(SimError):
         Sim(broken)
 
@@ -170,5 +194,7 @@ def test_a_flight_cut_at_a_predicted_checkpoint_is_accepted_there(demo):
     assert [(e.kind, e.tick) for e in result.events] == [("command_applied", cut)]
     events = []
     sim.run(on_tick=lambda r: events.extend(r.events))
-    assert [e.target for e in events if e.kind == "target_collected" and e.drone == drone_id] == [rest[0]]
+    assert [e.target for e in events if e.kind == "target_collected" and e.drone == drone_id] == [
+        rest[0]
+    ]
     assert sim.world.status(drone_id) == "landed"

@@ -35,7 +35,9 @@ def test_slice_path_keeps_the_rest_of_the_geometry(demo):
         rest = slice_path(path, float(s0))
         assert rest.length == pytest.approx(path.length - s0, abs=1e-9)
         for u in np.linspace(0.0, rest.length, 11):
-            assert rest.locate(float(u))[:2] == pytest.approx(path.locate(float(s0 + u))[:2], abs=1e-9)
+            assert rest.locate(float(u))[:2] == pytest.approx(
+                path.locate(float(s0 + u))[:2], abs=1e-9
+            )
     assert slice_path(path, path.length) is None and slice_path(path, 0.0) is path
 
 

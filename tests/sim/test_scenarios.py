@@ -54,7 +54,9 @@ def test_popup_sam_lies_on_the_planned_path_and_blind_flight_loses_the_drone():
         crossing = []
         for drone_id, route in solution.routes.items():
             path = mission.route_path(mission.nodes(route.route))
-            pts = np.array([path.locate(s)[:2] for s in np.arange(0.0, path.length, 0.05)] or [[0, 0]])
+            pts = np.array(
+                [path.locate(s)[:2] for s in np.arange(0.0, path.length, 0.05)] or [[0, 0]]
+            )
             gaps = np.hypot(pts[:, 0] - hidden.pos[0], pts[:, 1] - hidden.pos[1])
             if gaps.min() < hidden.range:
                 crossing.append(drone_id)
@@ -82,7 +84,7 @@ def test_popup_sam_replanned_at_detection_keeps_drone_and_points():
                 assert flight.length <= world.fuel(event.drone)
                 sim.submit(FlyPath(drone=event.drone, path=flight.path, waypoints=flight.waypoints))
 
-    sim, events = fly(scenario, mission, solution, react)
+    sim, _events = fly(scenario, mission, solution, react)
     outcome = mission_outcome(sim)
     assert outcome.lost == [] and outcome.total_points == solution.total_points
 
@@ -91,7 +93,7 @@ def test_lost_drone_leaves_points_that_a_spare_drone_can_take():
     scenario = load("lost_drone")
     (disable,) = scenario.timeline
     for mission, solution in plans(scenario):
-        sim, events = fly(scenario, mission, solution)
+        sim, _events = fly(scenario, mission, solution)
         blind = mission_outcome(sim)
         assert blind.lost == [disable.drone]
         assert blind.total_points < solution.total_points
@@ -100,13 +102,17 @@ def test_lost_drone_leaves_points_that_a_spare_drone_can_take():
         for event in result.events:
             if event.kind == "drone_lost":
                 world = sim.world
-                orphans = [t for t in remaining_route(solution, event.drone, world.collected())
-                           if world.known_environment.target(t) is not None]
+                orphans = [
+                    t
+                    for t in remaining_route(solution, event.drone, world.collected())
+                    if world.known_environment.target(t) is not None
+                ]
                 assert orphans
                 spare = "1"  # parked at A1 with 200 km of fuel and type-A sensors
                 config = scenario.drone_configs[spare]
-                flight = Flight.through(world.known_environment, world.position(spare)[:2],
-                                        [*orphans, config.home])
+                flight = Flight.through(
+                    world.known_environment, world.position(spare)[:2], [*orphans, config.home]
+                )
                 assert flight.length <= world.fuel(spare)
                 sim.submit(FlyPath(drone=spare, path=flight.path, waypoints=flight.waypoints))
 
@@ -120,16 +126,18 @@ def test_new_target_appears_mid_mission_within_reach():
     (added,) = scenario.timeline
     assert added.op == "add_target" and added.t > 0
     mission, solution = next(plans(scenario))
-    sim, events = fly(scenario, mission, solution)
+    sim, _events = fly(scenario, mission, solution)
     assert added.id in mission_outcome(sim).uncollected
 
     def react(sim, result):
         if any(e.kind == "edit_applied" and e.edit.op == "add_target" for e in result.events):
             world = sim.world
-            flight = Flight.through(world.known_environment, world.position("1")[:2], [added.id, "A1"])
+            flight = Flight.through(
+                world.known_environment, world.position("1")[:2], [added.id, "A1"]
+            )
             sim.submit(FlyPath(drone="1", path=flight.path, waypoints=flight.waypoints))
 
-    sim, events = fly(scenario, mission, solution, react)
+    sim, _events = fly(scenario, mission, solution, react)
     outcome = mission_outcome(sim)
     assert outcome.total_points == solution.total_points + added.priority
     assert outcome.drones["1"].collected == [added.id]
@@ -169,9 +177,13 @@ def test_bad_sim_and_timeline_sections_are_named_by_json_path():
     assert "$.sim.speed: Input should be greater than 0, got -1" in problems
     assert "$.sim.warp: Extra inputs are not permitted" in problems
     assert "$.timeline[0].range: Input should be greater than 0, got -3" in problems
-    assert any(p.startswith("$.timeline[1]: Input tag 'teleport' found using 'op'") for p in problems)
-    assert any(p.startswith('$.timeline[2]: Value error, give "t" (seconds) or "tick", not both')
-               for p in problems)
+    assert any(
+        p.startswith("$.timeline[1]: Input tag 'teleport' found using 'op'") for p in problems
+    )
+    assert any(
+        p.startswith('$.timeline[2]: Value error, give "t" (seconds) or "tick", not both')
+        for p in problems
+    )
     assert "$.timeline[3].t: Input should be greater than or equal to 0, got -1" in problems
     assert any(p.startswith("$.timeline[3].x: Input should be a valid number") for p in problems)
     assert "$.timeline[4].color: Extra inputs are not permitted" in problems
@@ -194,7 +206,7 @@ def test_timeline_cross_references_are_checked_in_time_order():
         {"op": "set_fuel", "drone": "1", "fuel": 10},
     ]
     assert problems_of(data) == [
-        '$.sim.drone_speeds["9"]: unknown drone id \'9\'',
+        "$.sim.drone_speeds[\"9\"]: unknown drone id '9'",
         '$.timeline[10]: needs "t" (seconds) or "tick"',
         "$.timeline[3].id: unknown target id 'T1' at t=2 s",
         "$.timeline[4].id: id 'A2' already exists at t=3 s",

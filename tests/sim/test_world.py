@@ -73,8 +73,10 @@ def test_planned_flights_never_enter_a_sam_and_burn_their_length(seed):
     # Faster drones, fewer ticks: exactness does not depend on the step.
     scenario = scenario.model_copy(update={"sim": SimConfig(speed=0.4)})
     mission = compile_mission(scenario)
-    routes = {spec.id: mission.ids(r) for spec, r in
-              ((mission.drone(d), r) for d, r in greedy_routes(mission).items())}
+    routes = {
+        spec.id: mission.ids(r)
+        for spec, r in ((mission.drone(d), r) for d, r in greedy_routes(mission).items())
+    }
     sim = Sim(scenario, routes, mission=mission)
     centres = np.array([s.pos for s in scenario.environment.sams])
     radii = np.array([s.range for s in scenario.environment.sams])
@@ -82,7 +84,9 @@ def test_planned_flights_never_enter_a_sam_and_burn_their_length(seed):
 
     def watch(result):
         pos = result.fleet.positions
-        gaps = np.hypot(pos[:, None, 0] - centres[None, :, 0], pos[:, None, 1] - centres[None, :, 1])
+        gaps = np.hypot(
+            pos[:, None, 0] - centres[None, :, 0], pos[:, None, 1] - centres[None, :, 1]
+        )
         closest[0] = min(closest[0], float((gaps - radii[None, :]).min()))
         assert not any(e.kind == "drone_lost" for e in result.events), result.events
 
@@ -110,8 +114,12 @@ def test_positions_follow_the_path_geometry(demo):
 
 
 def test_no_fuel_in_the_air_is_lost_and_exact_fuel_lands():
-    scenario = line_world(drones={"1": {"fuelBudget": 10.0, "home_airport": "A1"},
-                                  "2": {"fuelBudget": 40.0, "home_airport": "A1"}})
+    scenario = line_world(
+        drones={
+            "1": {"fuelBudget": 10.0, "home_airport": "A1"},
+            "2": {"fuelBudget": 40.0, "home_airport": "A1"},
+        }
+    )
     sim = Sim(scenario)
     for drone in ("1", "2"):
         sim.submit(FlyPath(drone=drone, path=straight(), tick=0))
@@ -208,9 +216,14 @@ def test_truth_never_leaks_into_what_the_executive_sees():
 
 
 def test_known_sam_edits_reach_both_environments():
-    sim = Sim(line_world(sams=[{"id": "S0", "pos": [20, 30], "range": 3}],
-                         timeline=[{"t": 0, "op": "add_sam", "id": "H", "pos": [20, -30],
-                                    "range": 3, "hidden": True}]))
+    sim = Sim(
+        line_world(
+            sams=[{"id": "S0", "pos": [20, 30], "range": 3}],
+            timeline=[
+                {"t": 0, "op": "add_sam", "id": "H", "pos": [20, -30], "range": 3, "hidden": True}
+            ],
+        )
+    )
     sim.submit(MoveSam(id="S0", pos=(21.0, 31.0), source="operator", tick=0))
     sim.submit(RevealSam(id="H", source="operator", tick=1))
     first = sim.step()
@@ -226,9 +239,9 @@ def test_known_sam_edits_reach_both_environments():
 
 def test_targets_passed_within_capture_radius_are_collected_if_sensors_fit():
     targets = [
-        {"id": "TA", "x": 10, "y": 0.4, "priority": 3, "type": "A"},   # within 0.5: collected
-        {"id": "TB", "x": 20, "y": 0.3, "priority": 5, "type": "B"},   # wrong sensor
-        {"id": "TC", "x": 30, "y": 0.6, "priority": 7, "type": "A"},   # too far
+        {"id": "TA", "x": 10, "y": 0.4, "priority": 3, "type": "A"},  # within 0.5: collected
+        {"id": "TB", "x": 20, "y": 0.3, "priority": 5, "type": "B"},  # wrong sensor
+        {"id": "TC", "x": 30, "y": 0.6, "priority": 7, "type": "A"},  # too far
     ]
     drones = {"1": {"fuelBudget": 100.0, "home_airport": "A1", "accessibleTargets": ["A"]}}
     sim = Sim(line_world(targets=targets, drones=drones))
@@ -262,8 +275,13 @@ def test_planned_waypoint_collected_when_reached_or_missed_with_a_reason():
 
 
 def test_hold_and_resume_orbit_back_then_finish_the_flight():
-    sim = Sim(line_world(targets=[{"id": "T1", "x": 30, "y": 0, "priority": 4, "type": "A"}],
-                         sim={"hold_radius": 0.5}), {"1": ["A1", "T1", "A2"]})
+    sim = Sim(
+        line_world(
+            targets=[{"id": "T1", "x": 30, "y": 0, "priority": 4, "type": "A"}],
+            sim={"hold_radius": 0.5},
+        ),
+        {"1": ["A1", "T1", "A2"]},
+    )
     sim.submit(Hold(drone="1", tick=1000))
     sim.submit(ResumeFlight(drone="1", tick=1700))
     sim.run(1000)
@@ -273,7 +291,9 @@ def test_hold_and_resume_orbit_back_then_finish_the_flight():
     assert sim.world.status("1") == "holding"
     fuel_at_hold = sim.world.fuel("1")
     sim.run(1700)
-    assert sim.world.fuel("1") == pytest.approx(fuel_at_hold - 699 * STEP, abs=1e-9)  # holding burns
+    assert sim.world.fuel("1") == pytest.approx(
+        fuel_at_hold - 699 * STEP, abs=1e-9
+    )  # holding burns
     events, _ = run_collect(sim)
     assert [e.target for e in events if e.kind == "target_collected"] == ["T1"]
     assert sim.world.status("1") == "landed"
@@ -313,9 +333,15 @@ def test_return_to_base_avoids_known_sams_and_lands():
 
 
 def test_bad_edits_and_commands_are_rejected_with_reasons_not_raised():
-    sim = Sim(line_world(targets=[{"id": "T1", "x": 10, "y": 5, "priority": 1, "type": "A"}],
-                         drones={"1": {"fuelBudget": 100.0, "home_airport": "A1"},
-                                 "2": {"fuelBudget": 100.0, "home_airport": "A2"}}))
+    sim = Sim(
+        line_world(
+            targets=[{"id": "T1", "x": 10, "y": 5, "priority": 1, "type": "A"}],
+            drones={
+                "1": {"fuelBudget": 100.0, "home_airport": "A1"},
+                "2": {"fuelBudget": 100.0, "home_airport": "A2"},
+            },
+        )
+    )
     bad = [
         RemoveTarget(id="T9", source="operator", tick=0),
         MoveSam(id="nope", pos=(1.0, 1.0), tick=0),
@@ -347,18 +373,37 @@ def test_bad_edits_and_commands_are_rejected_with_reasons_not_raised():
     outcomes = [(e.kind, getattr(e, "reason", None)) for e in result.events]
     kinds = [k for k, _ in outcomes]
     assert kinds == [
-        "edit_rejected", "edit_rejected", "edit_rejected", "edit_rejected", "edit_rejected",
-        "edit_applied", "edit_applied", "drone_lost", "edit_rejected", "edit_applied",
-        "edit_rejected", "edit_rejected",
-        "command_rejected", "command_rejected", "command_rejected", "command_rejected",
-        "command_rejected", "command_rejected", "command_rejected", "command_rejected",
-        "command_rejected", "command_rejected",
+        "edit_rejected",
+        "edit_rejected",
+        "edit_rejected",
+        "edit_rejected",
+        "edit_rejected",
+        "edit_applied",
+        "edit_applied",
+        "drone_lost",
+        "edit_rejected",
+        "edit_applied",
+        "edit_rejected",
+        "edit_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
+        "command_rejected",
     ]
     reasons = [r for _, r in outcomes if r]
     assert "no target 'T9'" in reasons and "no SAM 'nope'" in reasons
     assert "target 'T1' already exists" in reasons and "drone 2 is already lost" in reasons
     assert "SAM 'S1' is already known" in reasons and "SAM 'S1' already exists" in reasons
-    assert any(r.startswith("the path starts at (5.000000, 0.000000), 5 km from the drone") for r in reasons)
+    assert any(
+        r.startswith("the path starts at (5.000000, 0.000000), 5 km from the drone")
+        for r in reasons
+    )
     assert "the drone is parked, not flying" in reasons and "the drone is not holding" in reasons
     assert "the drone is already at A1" in reasons and "no airport 'A9'" in reasons
     assert "no drone '7'" in reasons and "the drone is lost" in reasons

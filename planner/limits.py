@@ -1,0 +1,322 @@
+"""The bounds of everything a scenario or an edit may say, in one place.
+
+Every number a scenario file, a timeline edit or an operator's edit carries is bounded here,
+and so is every size (airports, targets, SAMs, drones, the timeline, ids), so that the
+largest mission these limits accept plans and flies in bounded time and memory
+(``bench/limits.py`` measures it; the README's "Scenario files" states the figure). A value
+out of bounds is one problem naming its JSON path and the bound, e.g.
+``$.environment.targets[3].x: must be from -10000 to 10000 km, got 1e+308``.
+
+Three kinds of checks live here:
+
+* **Field types** (``Coordinate``, ``SamRange``, ``Priority``, ``Fuel``, ``DroneSpeed``...):
+  pydantic types in strict mode (no ``"25"`` -> 25, no ``true`` -> 1; an int is a valid
+  float) with the bound as a validator. ``planner.model`` and ``planner.edits`` build every
+  field from them, so the bounds hold at every door: files, the dashboard, the bus.
+* **Sizes** (``size_problems``) on the parsed JSON before it is validated, so a file with
+  a million targets is refused by counting, not by building a million objects. They apply
+  to what comes in through a door (``planner.scenario_io``); the executive's own rebuilt
+  scenarios are not re-counted.
+* **Relations** (``motion_problems``) between fields of a valid scenario: one tick's step,
+  the longest flight and every stamp within ``MAX_MISSION_TICKS``.
+
+Why the step bound: the simulation moves a drone ``speed / tick_hz`` km along its path per
+tick and checks the straight chord from where it was to where it is against every SAM
+(``sim._kernels``). Every point flown in a tick lies within half a step of that chord (the
+points whose distances to the chord's two ends sum to at most one step form an ellipse of
+semi-minor axis below half a step). With a step of at most ``MAX_TICK_STEP_KM`` =
+``MIN_SAM_RANGE_KM``, a path through the inner half of any SAM disk always puts the chord
+inside the disk: no tick jumps over a SAM (a graze shallower than half a step, at most
+0.05 km -- the planner's own margin, ``MARGIN_ABS`` -- can pass). And with
+``MIN_SENSOR_RANGE_KM`` >= the step, a drone heading into a disk ends at least one tick
+inside the sensor band around it (the band is wider than a step), so a hidden SAM is always
+detected a tick before the drone could enter it: no tick jumps past the sensor range.
+``MIN_HOLD_RADIUS_KM`` keeps a holding circle longer than a step, so one tick never winds
+round it more than once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+from pydantic import AfterValidator, Field, Strict
+from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:
+    from planner.model import Scenario
+
+__all__ = [
+    "ID_CHARACTERS",
+    "MAX_AIRPORTS",
+    "MAX_CAPTURE_RADIUS_KM",
+    "MAX_COORD_KM",
+    "MAX_DRONES",
+    "MAX_DRONE_SPEED",
+    "MAX_FROZEN_SEGMENTS",
+    "MAX_FUEL_KM",
+    "MAX_HOLD_RADIUS_KM",
+    "MAX_ID_LENGTH",
+    "MAX_JSON_DEPTH",
+    "MAX_LABEL_LENGTH",
+    "MAX_MISSION_TICKS",
+    "MAX_PRIORITY",
+    "MAX_SAMS",
+    "MAX_SAM_RANGE_KM",
+    "MAX_SCENARIO_BYTES",
+    "MAX_SEED",
+    "MAX_SENSOR_RANGE_KM",
+    "MAX_SENSOR_TYPES",
+    "MAX_START_COORD_KM",
+    "MAX_SYNTHETIC_STARTS",
+    "MAX_TARGETS",
+    "MAX_TICK_HZ",
+    "MAX_TICK_STEP_KM",
+    "MAX_TIMELINE",
+    "MAX_TIME_S",
+    "MIN_DRONE_SPEED",
+    "MIN_HOLD_RADIUS_KM",
+    "MIN_SAM_RANGE_KM",
+    "MIN_SENSOR_RANGE_KM",
+    "MIN_TICK_HZ",
+    "CaptureRadius",
+    "Coordinate",
+    "DroneSpeed",
+    "Duration",
+    "Flag",
+    "Fuel",
+    "HoldRadius",
+    "Identifier",
+    "Label",
+    "Priority",
+    "SamRange",
+    "Seconds",
+    "Seed",
+    "SensorRange",
+    "SensorType",
+    "StartCoordinate",
+    "Tick",
+    "TickHz",
+    "motion_problems",
+    "size_problems",
+]
+
+# ----- sizes -----------------------------------------------------------------------------
+
+MAX_SCENARIO_BYTES: Final = 4 * 1024 * 1024  # a 500-target mission with its timeline is ~0.2 MB
+MAX_JSON_DEPTH: Final = 16  # a scenario nests 5 deep ($.timeline[0].pos[1]); 16 leaves room
+MAX_AIRPORTS: Final = 50
+MAX_TARGETS: Final = 500  # at once, the timeline's additions included
+MAX_SAMS: Final = 50  # at once, the timeline's additions included
+MAX_DRONES: Final = 50
+MAX_SYNTHETIC_STARTS: Final = MAX_DRONES  # one per drone at most
+MAX_TIMELINE: Final = 1000  # edits
+MAX_SENSOR_TYPES: Final = 32  # entries of one drone's accessibleTargets
+MAX_FROZEN_SEGMENTS: Final = MAX_TARGETS + MAX_AIRPORTS  # one drone's frozen chain
+MAX_ID_LENGTH: Final = 64
+MAX_LABEL_LENGTH: Final = 200
+ID_CHARACTERS: Final = "letters A-Z a-z, digits, '_', '-', '.' and ':'"
+_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+
+# ----- numbers ---------------------------------------------------------------------------
+
+MAX_COORD_KM: Final = 10_000.0  # airports, targets, SAM centres: |x|, |y| (km)
+# Where a replan takes over a drone: a drone flies round a SAM or holds near the edge of the
+# box, so its position may leave it by a SAM's range and a holding circle; twice the box holds.
+MAX_START_COORD_KM: Final = 2 * MAX_COORD_KM
+MIN_SAM_RANGE_KM: Final = 0.1
+MAX_SAM_RANGE_KM: Final = 1_000.0
+MAX_PRIORITY: Final = 1_000.0  # points of one target; 500 of them sum to 5e5, far from inf
+MAX_FUEL_KM: Final = 10_000.0
+MIN_TICK_HZ: Final = 1.0
+MAX_TICK_HZ: Final = 1_000.0
+MIN_DRONE_SPEED: Final = 0.001  # km/s (3.6 km/h)
+MAX_DRONE_SPEED: Final = 1.0  # km/s (3,600 km/h); with the step bound it needs >= 10 Hz
+MAX_TICK_STEP_KM: Final = MIN_SAM_RANGE_KM  # speed / tick_hz; why: the module's docstring
+MIN_SENSOR_RANGE_KM: Final = MAX_TICK_STEP_KM
+MAX_SENSOR_RANGE_KM: Final = 1_000.0
+MAX_CAPTURE_RADIUS_KM: Final = 10.0
+MIN_HOLD_RADIUS_KM: Final = 0.1  # its circle, 0.63 km, is longer than one step
+MAX_HOLD_RADIUS_KM: Final = 100.0
+# The longest mission: ~28 hours at 20 Hz. A drone's fuel / speed * tick_hz (it burns fuel
+# as it flies or holds, so that is how long it can stay up), every timeline stamp and
+# max_duration stay within it, so `isr sim` always ends.
+MAX_MISSION_TICKS: Final = 2_000_000
+MAX_TIME_S: Final = MAX_MISSION_TICKS / MIN_TICK_HZ  # a stamp or duration in seconds
+MAX_SEED: Final = 2**32 - 1
+
+
+def _number(value: float) -> str:
+    return f"{value:,.10g}".replace(",", "")
+
+
+def _bounded(lo: float, hi: float, unit: str) -> AfterValidator:
+    """A validator refusing values outside [lo, hi], naming the bound and its unit."""
+    text = f"must be from {_number(lo)} to {_number(hi)}{' ' + unit if unit else ''}"
+
+    def check(value: Any) -> Any:
+        if not lo <= value <= hi:
+            raise PydanticCustomError("out_of_bounds", text)
+        return value
+
+    return AfterValidator(check)
+
+
+def _identifier(value: str) -> str:
+    if not _ID.fullmatch(value):
+        raise PydanticCustomError(
+            "bad_identifier", f"an id is 1 to {MAX_ID_LENGTH} of {ID_CHARACTERS}"
+        )
+    return value
+
+
+def _printable(value: str) -> str:
+    if not value.isprintable():
+        raise PydanticCustomError(
+            "not_printable", "must hold printable characters only (no control characters)"
+        )
+    return value
+
+
+# Strict: a JSON number (an int is a valid float), never a string or a bool. A sign
+# constraint (gt=0 / ge=0) comes before the bound, so its message stays pydantic's own.
+_FINITE = Field(allow_inf_nan=False)
+_POSITIVE = Field(gt=0, allow_inf_nan=False)
+_NON_NEGATIVE = Field(ge=0, allow_inf_nan=False)
+
+Coordinate = Annotated[float, Strict(), _FINITE, _bounded(-MAX_COORD_KM, MAX_COORD_KM, "km")]
+StartCoordinate = Annotated[
+    float, Strict(), _FINITE, _bounded(-MAX_START_COORD_KM, MAX_START_COORD_KM, "km")
+]
+SamRange = Annotated[float, Strict(), _POSITIVE, _bounded(MIN_SAM_RANGE_KM, MAX_SAM_RANGE_KM, "km")]
+Priority = Annotated[float, Strict(), _NON_NEGATIVE, _bounded(0.0, MAX_PRIORITY, "")]
+Fuel = Annotated[float, Strict(), _NON_NEGATIVE, _bounded(0.0, MAX_FUEL_KM, "km")]
+TickHz = Annotated[float, Strict(), _POSITIVE, _bounded(MIN_TICK_HZ, MAX_TICK_HZ, "Hz")]
+DroneSpeed = Annotated[
+    float, Strict(), _POSITIVE, _bounded(MIN_DRONE_SPEED, MAX_DRONE_SPEED, "km/s")
+]
+SensorRange = Annotated[
+    float, Strict(), _NON_NEGATIVE, _bounded(MIN_SENSOR_RANGE_KM, MAX_SENSOR_RANGE_KM, "km")
+]
+CaptureRadius = Annotated[
+    float, Strict(), _NON_NEGATIVE, _bounded(0.0, MAX_CAPTURE_RADIUS_KM, "km")
+]
+HoldRadius = Annotated[
+    float, Strict(), _POSITIVE, _bounded(MIN_HOLD_RADIUS_KM, MAX_HOLD_RADIUS_KM, "km")
+]
+Seconds = Annotated[float, Strict(), _NON_NEGATIVE, _bounded(0.0, MAX_TIME_S, "s")]
+Duration = Annotated[float, Strict(), _POSITIVE, _bounded(0.0, MAX_TIME_S, "s")]
+Tick = Annotated[int, Strict(), Field(ge=0), _bounded(0, MAX_MISSION_TICKS, "ticks")]
+Seed = Annotated[int, Strict(), Field(ge=0), _bounded(0, MAX_SEED, "")]
+Flag = Annotated[bool, Strict()]
+Identifier = Annotated[
+    str, Strict(), Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_identifier)
+]
+# A sensor type names a kind of target ("A", "EO/IR"): printable text, not an id.
+SensorType = Annotated[
+    str, Strict(), Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_printable)
+]
+Label = Annotated[str, Strict(), Field(max_length=MAX_LABEL_LENGTH), AfterValidator(_printable)]
+
+
+# ----- sizes, on the parsed JSON ---------------------------------------------------------
+
+
+def _counted(data: Any) -> Iterator[tuple[str, Any, int, str]]:
+    """(JSON path, container, limit, what) for every sized container present in ``data``."""
+    if not isinstance(data, Mapping):
+        return
+    env = data.get("environment")
+    if isinstance(env, Mapping):
+        yield "$.environment.airports", env.get("airports"), MAX_AIRPORTS, "airports"
+        yield "$.environment.targets", env.get("targets"), MAX_TARGETS, "targets"
+        yield "$.environment.sams", env.get("sams"), MAX_SAMS, "SAMs"
+        yield (
+            "$.environment.synthetic_starts",
+            env.get("synthetic_starts"),
+            MAX_SYNTHETIC_STARTS,
+            "synthetic starts",
+        )
+    drones = data.get("drone_configs")
+    yield "$.drone_configs", drones, MAX_DRONES, "drones"
+    if isinstance(drones, Mapping) and len(drones) <= MAX_DRONES:
+        for drone_id, drone in drones.items():
+            if isinstance(drone, Mapping):
+                at = f"$.drone_configs[{json.dumps(str(drone_id))}]"
+                types = drone.get("accessibleTargets", drone.get("accessible_targets"))
+                yield f"{at}.accessibleTargets", types, MAX_SENSOR_TYPES, "sensor types"
+                yield f"{at}.allowed_ends", drone.get("allowed_ends"), MAX_AIRPORTS, "airports"
+                yield (
+                    f"{at}.frozen_segments",
+                    drone.get("frozen_segments"),
+                    MAX_FROZEN_SEGMENTS,
+                    "segments",
+                )
+    sim = data.get("sim")
+    if isinstance(sim, Mapping):
+        yield "$.sim.drone_speeds", sim.get("drone_speeds"), MAX_DRONES, "drones"
+    yield "$.timeline", data.get("timeline"), MAX_TIMELINE, "edits"
+
+
+def size_problems(data: Any) -> list[str]:
+    """The containers of a parsed scenario that hold more than their limit, one line each
+    (``$.environment.targets: 10000 targets, at most 500``). Run before validation."""
+    return [
+        f"{path}: {len(items)} {what}, at most {limit}"
+        for path, items, limit, what in _counted(data)
+        if isinstance(items, list | Mapping) and len(items) > limit
+    ]
+
+
+# ----- relations between fields of a valid scenario --------------------------------------
+
+
+def motion_problems(scenario: Scenario) -> list[str]:
+    """One tick's step, each drone's longest flight and the timeline's stamps against the
+    bounds above; one line each, naming the JSON path. Empty when all fit."""
+    from planner.edits import SetFuel  # planner.edits builds its fields from this module
+
+    sim = scenario.sim
+    hz = sim.tick_hz
+    problems: list[str] = []
+    speeds = [("$.sim.speed", sim.speed)] + [
+        (f"$.sim.drone_speeds[{json.dumps(d)}]", v) for d, v in sim.drone_speeds.items()
+    ]
+    for path, speed in speeds:
+        step = speed / hz
+        if step > MAX_TICK_STEP_KM:
+            problems.append(
+                f"{path}: one tick's step (speed / tick_hz) is {step:g} km, at most"
+                f" {MAX_TICK_STEP_KM:g} km so that no tick jumps over a SAM or past the sensor"
+                f" range: lower the speed or raise sim.tick_hz to at least"
+                f" {math.ceil(speed / MAX_TICK_STEP_KM):g}"
+            )
+    fuel: dict[str, tuple[float, str]] = {}
+    for drone_id, drone in scenario.drone_configs.items():
+        fuel[drone_id] = (drone.fuel_budget, f"$.drone_configs[{json.dumps(drone_id)}].fuelBudget")
+    for i, edit in enumerate(scenario.timeline):
+        if isinstance(edit, SetFuel) and edit.drone in fuel and edit.fuel > fuel[edit.drone][0]:
+            fuel[edit.drone] = (edit.fuel, f"$.timeline[{i}].fuel")
+    for drone_id, (km, path) in fuel.items():
+        ticks = km / sim.speed_of(drone_id) * hz
+        if ticks > MAX_MISSION_TICKS:
+            problems.append(
+                f"{path}: {km:g} km of fuel at {sim.speed_of(drone_id):g} km/s keeps the drone"
+                f" up for {ticks:,.0f} ticks at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
+            )
+    for i, edit in enumerate(scenario.timeline):
+        tick = edit.tick_at(hz)
+        if tick is not None and tick > MAX_MISSION_TICKS:
+            problems.append(
+                f"$.timeline[{i}].t: t={edit.t:g} s is tick {tick:,} at {hz:g} Hz,"
+                f" at most {MAX_MISSION_TICKS:,}"
+            )
+    if sim.max_duration is not None and sim.max_duration * hz > MAX_MISSION_TICKS:
+        problems.append(
+            f"$.sim.max_duration: {sim.max_duration:g} s is {sim.max_duration * hz:,.0f} ticks"
+            f" at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
+        )
+    return problems

@@ -1,0 +1,206 @@
+"""The environment as the simulation holds it: every target and SAM in arrays, each SAM
+known or hidden, and the two views of it (the truth and what is known).
+
+The truth is every live SAM; what is known is only the SAMs that were visible from the start,
+added visible, revealed, or detected. Targets and airports are the same in both. A removed
+target or SAM keeps its slot (dead), and an id added again reuses it, so the kernel's indices
+stay valid. ``version`` bumps on every change; the ``planner.model.Environment`` views and the
+digest for the state hash are rebuilt only when it moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from planner.model import ALL_SENSORS, Airport, DroneConfig, Environment, Sam, Target
+from sim._kernels import BoolArray, FloatArray, IntArray
+from sim.errors import SimError
+
+__all__ = ["EnvironmentState"]
+
+
+class EnvironmentState:
+    """Airports, targets and SAMs as arrays the kernel reads (and writes: captures and
+    detections), with the edits' primitive operations and the environment views."""
+
+    def __init__(self, environment: Environment) -> None:
+        self.airports: list[Airport] = list(environment.airports)
+        self.airport_xy: FloatArray = np.array(
+            [(a.x, a.y) for a in environment.airports], dtype=np.float64
+        )
+        self.synthetic_starts = dict(environment.synthetic_starts)
+        self.version = 0
+        self._views: dict[bool, tuple[int, Environment]] = {}
+        self._digest: tuple[int, bytes] | None = None
+
+        # Targets: x, y, priority; a sensor type code; alive; the drone that collected it.
+        self.types: dict[str, int] = {}
+        self.t_ids: list[str] = []
+        self.t_index: dict[str, int] = {}
+        self.T: FloatArray = np.zeros((3, 0))
+        self.t_type: IntArray = np.zeros(0, dtype=np.int64)
+        self.t_alive: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.t_by: IntArray = np.zeros(0, dtype=np.int64)
+        for target in environment.targets:
+            self.put_target(target.id, target.x, target.y, target.priority, target.type)
+
+        # SAMs: x, y, range; alive; known (those of the scenario are).
+        self.s_ids: list[str] = []
+        self.s_index: dict[str, int] = {}
+        self.SM: FloatArray = np.zeros((3, 0))
+        self.s_alive: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.s_known: BoolArray = np.zeros(0, dtype=np.bool_)
+        for sam in environment.sams:
+            self.put_sam(sam.id, sam.x, sam.y, sam.range, known=True)
+
+    # ----- changes -------------------------------------------------------------------
+
+    def changed(self) -> None:
+        """Something in the environment changed: the views and the digest are stale."""
+        self.version += 1
+
+    def put_target(self, target_id: str, x: float, y: float, priority: float, type_: str) -> None:
+        """Add (or bring back) a live, uncollected target."""
+        code = self.types.setdefault(type_, len(self.types))
+        j = self.t_index.get(target_id)
+        if j is None:
+            j = len(self.t_ids)
+            self.t_ids.append(target_id)
+            self.t_index[target_id] = j
+            self.T = np.concatenate((self.T, np.zeros((3, 1))), axis=1)
+            self.t_type = np.append(self.t_type, 0)
+            self.t_alive = np.append(self.t_alive, False)
+            self.t_by = np.append(self.t_by, -1)
+        self.T[:, j] = (x, y, priority)
+        self.t_type[j] = code
+        self.t_alive[j] = True
+        self.t_by[j] = -1
+
+    def put_sam(self, sam_id: str, x: float, y: float, radius: float, known: bool) -> None:
+        """Add (or bring back) a live SAM, known or hidden."""
+        q = self.s_index.get(sam_id)
+        if q is None:
+            q = len(self.s_ids)
+            self.s_ids.append(sam_id)
+            self.s_index[sam_id] = q
+            self.SM = np.concatenate((self.SM, np.zeros((3, 1))), axis=1)
+            self.s_alive = np.append(self.s_alive, False)
+            self.s_known = np.append(self.s_known, False)
+        self.SM[:, q] = (x, y, radius)
+        self.s_alive[q] = True
+        self.s_known[q] = known
+
+    # ----- lookups -------------------------------------------------------------------
+
+    def live_target(self, target_id: str) -> int | None:
+        """The slot of a live target, or None."""
+        j = self.t_index.get(target_id)
+        return j if j is not None and self.t_alive[j] else None
+
+    def live_sam(self, sam_id: str) -> int | None:
+        """The slot of a live SAM, or None."""
+        q = self.s_index.get(sam_id)
+        return q if q is not None and self.s_alive[q] else None
+
+    def is_hidden_sam(self, sam_id: str) -> bool:
+        """Is ``sam_id`` a live SAM that is not known?"""
+        q = self.s_index.get(sam_id)
+        return q is not None and bool(self.s_alive[q]) and not bool(self.s_known[q])
+
+    def is_airport_or_start(self, node_id: str) -> bool:
+        """Is ``node_id`` taken by an airport or a synthetic start?"""
+        return any(a.id == node_id for a in self.airports) or node_id in self.synthetic_starts
+
+    def airport(self, airport_id: str) -> Airport | None:
+        """The airport called ``airport_id``, or None."""
+        return next((a for a in self.airports if a.id == airport_id), None)
+
+    def known_sams(self) -> list[tuple[float, float, float]]:
+        """(x, y, range) of every live known SAM, in slot order."""
+        return [
+            (float(self.SM[0, q]), float(self.SM[1, q]), float(self.SM[2, q]))
+            for q in range(self.s_alive.size)
+            if self.s_alive[q] and self.s_known[q]
+        ]
+
+    def eligibility(self, configs: list[DroneConfig]) -> BoolArray:
+        """(drones, type codes): can drone ``i`` sense targets of type code ``c``?"""
+        elig = np.zeros((len(configs), max(1, len(self.types))), dtype=np.bool_)
+        for i, config in enumerate(configs):
+            for type_, code in self.types.items():
+                elig[i, code] = (
+                    config.accessible_targets == ALL_SENSORS or type_ in config.accessible_targets
+                )
+        return elig
+
+    # ----- views ---------------------------------------------------------------------
+
+    @property
+    def truth(self) -> Environment:
+        """Every live target and SAM, hidden SAMs included."""
+        return self._view(known_only=False)
+
+    @property
+    def known(self) -> Environment:
+        """Every live target, and only the live SAMs that are known."""
+        return self._view(known_only=True)
+
+    def _view(self, known_only: bool) -> Environment:
+        cached = self._views.get(known_only)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        targets = [
+            Target(
+                id=self.t_ids[j],
+                x=float(self.T[0, j]),
+                y=float(self.T[1, j]),
+                priority=float(self.T[2, j]),
+                type=self._type_name(int(self.t_type[j])),
+            )
+            for j in range(len(self.t_ids))
+            if self.t_alive[j]
+        ]
+        sams = [
+            Sam(
+                id=self.s_ids[q],
+                pos=(float(self.SM[0, q]), float(self.SM[1, q])),
+                range=float(self.SM[2, q]),
+            )
+            for q in range(len(self.s_ids))
+            if self.s_alive[q] and (self.s_known[q] or not known_only)
+        ]
+        env = Environment(
+            airports=self.airports,
+            targets=targets,
+            sams=sams,
+            synthetic_starts=self.synthetic_starts,
+        )
+        self._views[known_only] = (self.version, env)
+        return env
+
+    def digest(self) -> bytes:
+        """blake2b of every target and SAM slot (ids, positions and ranges rounded to 1e-9
+        km, types, alive and known flags): the environment's part of the state hash. Who
+        collected what is the fleet's part."""
+        if self._digest is not None and self._digest[0] == self.version:
+            return self._digest[1]
+        h = hashlib.blake2b(digest_size=16)
+        h.update("\x1f".join(self.t_ids).encode())
+        h.update((np.round(self.T, 9) + 0.0).tobytes())
+        h.update(self.t_type.tobytes())
+        h.update(self.t_alive.tobytes())
+        h.update("\x1f".join(self.s_ids).encode())
+        h.update((np.round(self.SM, 9) + 0.0).tobytes())
+        h.update(self.s_alive.tobytes())
+        h.update(self.s_known.tobytes())
+        out = h.digest()
+        self._digest = (self.version, out)
+        return out
+
+    def _type_name(self, code: int) -> str:
+        for name, c in self.types.items():
+            if c == code:
+                return name
+        raise SimError(f"unknown target type code {code}")  # pragma: no cover
