@@ -9,17 +9,22 @@ them without the database.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from planner.constraints import OperatorConstraints
+from planner.mission import Mission
 from planner.model import Scenario, Solution
 
 __all__ = [
+    "HUMAN_COMMANDS",
+    "AgentProposal",
     "AgentRunRecord",
     "EventRecord",
-    "HUMAN_COMMANDS",
     "HumanCommand",
     "InputRecord",
     "MissionPlanner",
@@ -28,6 +33,7 @@ __all__ = [
     "PlanVersionRecord",
     "RunEndRecord",
     "RunRecord",
+    "SnapshotRecord",
     "StateHashRecord",
     "TelemetryRecord",
     "TraceRecord",
@@ -37,10 +43,15 @@ __all__ = [
 
 HUMAN_COMMANDS = ("CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN")
 HumanCommandKind = Literal["CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN"]
-PlanStatus = Literal["draft", "committed", "rejected", "stale", "superseded"]
+# draft: made, not yet flown; committed: flying; rejected: by the validator or the operator;
+# stale: its cut passed before it could fly; superseded: a newer plan or world replaced it;
+# rebased: routed again from a later cut (the rebased copy is a new version); expired: a
+# review that waited past the policy's timeout.
+PlanStatus = Literal["draft", "committed", "rejected", "stale", "superseded", "rebased", "expired"]
 
 
 def new_id() -> str:
+    """A fresh 16-hex-digit id for a run, a round, a plan or an agent run."""
     return uuid.uuid4().hex[:16]
 
 
@@ -67,25 +78,59 @@ class PlanRequest:
     trigger: str  # e.g. "sam_detected:SAM3", "drone_lost:3", "target_added:T13", "operator:REPLAN"
     scenario: Scenario
     deadline_s: float  # planning budget in wall seconds; the baseline must be ready by then
-    constraints: dict[str, Any] = field(default_factory=dict)  # moves, forbidden targets, ...
+    constraints: OperatorConstraints = field(default_factory=OperatorConstraints)
     instruction: str | None = None  # the operator's words, if a human asked
     parent_run_id: str | None = None
 
 
 @dataclass(frozen=True)
 class PlanOutcome:
+    """What a planner answers to a ``PlanRequest``: the fast plan, and the slow tier still at work."""
+
     round_id: str
     tick: int  # copied from the request: which state it answers
-    solution: Solution  # has passed the validator against request.scenario
+    solution: Solution  # the executive validates it before it can fly
     baseline: Solution  # the algorithmic plan (== solution unless an agent's proposal won)
     agent_applied: bool
     reasons: tuple[str, ...] = ()  # why an agent's proposal was not used, clamps, fallbacks
     latency_ms: float = 0.0
+    # The mission the plan was made on (compiled from the request's scenario), so the loop
+    # validates and flies it without compiling again; None: the loop compiles it.
+    mission: Mission | None = None
+    left_out: dict[str, str] = field(default_factory=dict)  # drones not planned, and why
+    # The slow tier (the agent chain), still working when the fast plan is handed over:
+    # its result may improve on the plan later. None: no agents.
+    followup: asyncio.Task[AgentProposal] | None = None
+
+
+def _unsettled(applied: bool, decision: str) -> None:
+    """A proposal nobody records a decision for."""
+
+
+@dataclass(frozen=True)
+class AgentProposal:
+    """What the agent chain concluded about a round, late, off the critical path.
+
+    ``solution`` is a valid plan on ``mission`` (the round's, from its checkpoints) that
+    beat the round's baseline there; None when there is nothing to apply (``reasons`` say
+    why). The executive rebases it onto the state when it arrives, applies it only if it
+    beats the plan in force then, and calls ``settle(applied, decision)`` to record that.
+    """
+
+    round_id: str
+    reasons: tuple[str, ...]
+    solution: Solution | None = None
+    mission: Mission | None = None
+    settle: Callable[[bool, str], None] = _unsettled
 
 
 @runtime_checkable
 class MissionPlanner(Protocol):
-    async def plan(self, request: PlanRequest) -> PlanOutcome: ...
+    """Anything that plans a request: the agent round, the planner alone, a test's fake."""
+
+    async def plan(self, request: PlanRequest) -> PlanOutcome:
+        """Plan the request, off the tick (the loop never awaits it inside one)."""
+        ...
 
 
 # --- trace records (seed 002's trace schema, plus the mission's own) -------------------
@@ -93,6 +138,8 @@ class MissionPlanner(Protocol):
 
 @dataclass(frozen=True)
 class RunRecord:
+    """Plan the request (never inside a tick: the loop awaits it off the tick)."""
+
     run_id: str
     scenario: dict[str, Any]  # the scenario JSON as loaded
     seed: int
@@ -124,6 +171,8 @@ class InputRecord:
 
 @dataclass(frozen=True)
 class TelemetryRecord:
+    """Every drone's telemetry frame at a tick."""
+
     run_id: str
     tick: int
     drones: dict[str, dict[str, Any]]  # id -> x, y, heading, fuel, status, s
@@ -131,6 +180,8 @@ class TelemetryRecord:
 
 @dataclass(frozen=True)
 class EventRecord:
+    """One event: a sim event, or an executive action, with its payload."""
+
     run_id: str
     tick: int
     kind: str  # sim event class name, or executive action (CUT_AND_FREEZE, DRAFT_READY, ...)
@@ -139,6 +190,8 @@ class EventRecord:
 
 @dataclass(frozen=True)
 class PlanVersionRecord:
+    """One version of a plan: draft, committed, rejected, rebased... (upserted by id)."""
+
     run_id: str
     plan_id: str
     parent_plan_id: str | None
@@ -148,6 +201,10 @@ class PlanVersionRecord:
     solution: dict[str, Any]
     latency_ms: float | None = None
     round_id: str | None = None
+    # Where the plan came from and who let it fly: origin (planner, agents, rebase, safety),
+    # rebased_from (the draft it was routed again from), dropped (target -> why), approved
+    # (auto, operator, policy), agent_applied.
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,19 +232,40 @@ class AgentRunRecord:
 
 @dataclass(frozen=True)
 class StateHashRecord:
+    """The sim's state hash at a tick, so a replay can prove itself exact."""
+
     run_id: str
     tick: int
     state_hash: str
 
 
+@dataclass(frozen=True)
+class SnapshotRecord:
+    """The whole picture at a tick (the live scene, without trails), so a replay can seek
+    anywhere fast: the last snapshot before a tick, then the events and telemetry after it."""
+
+    run_id: str
+    tick: int
+    scene: dict[str, Any]
+
+
 TraceRecord = (
-    RunRecord | RunEndRecord | InputRecord | TelemetryRecord | EventRecord | PlanVersionRecord
-    | AgentRunRecord | StateHashRecord
+    RunRecord
+    | RunEndRecord
+    | InputRecord
+    | TelemetryRecord
+    | EventRecord
+    | PlanVersionRecord
+    | AgentRunRecord
+    | StateHashRecord
+    | SnapshotRecord
 )
 
 
 @runtime_checkable
 class TraceSink(Protocol):
+    """Where trace records go; ``emit`` never blocks."""
+
     def emit(self, record: TraceRecord) -> None:
         """Queue a record; never blocks the caller (drops are counted, never silent)."""
         ...

@@ -7,14 +7,20 @@ memory block. Pure functions of planner values: no IO here.
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 from planner.metrics import compute_solution_metrics
 from planner.mission import Mission
 from planner.model import Solution, drone_label
 
-__all__ = ["HARD_CONSTRAINTS", "MemoryLike", "format_memories", "mission_context",
-           "solution_summary"]
+__all__ = [
+    "HARD_CONSTRAINTS",
+    "MemoryLike",
+    "format_memories",
+    "mission_context",
+    "solution_summary",
+]
 
 HARD_CONSTRAINTS = """\
 HARD CONSTRAINTS - MUST NEVER BE VIOLATED
@@ -30,6 +36,8 @@ These apply to allocation, optimisation, reallocation and routing. No request ov
 
 
 class MemoryLike(Protocol):
+    """A memory as the prompts use it: its category and its text."""
+
     category: str  # instruction | note | preference | warning
     text: str
 
@@ -62,8 +70,10 @@ def mission_context(mission: Mission) -> str:
     for spec in mission.drones:
         eligible = ", ".join(mission.node_ids[n] for n in spec.eligible) or "none"
         ends = ", ".join(mission.node_ids[n] for n in spec.ends)
-        out.append(f"  {drone_label(spec.id)}: start {mission.node_ids[spec.start]}, end {ends},"
-                   f" fuel budget {spec.budget:.1f}")
+        out.append(
+            f"  {drone_label(spec.id)}: start {mission.node_ids[spec.start]}, end {ends},"
+            f" fuel budget {spec.budget:.1f}"
+        )
         out.append(f"    ELIGIBLE TARGETS: {eligible}")
         if spec.prefix:
             out.append("    FROZEN: " + " -> ".join(mission.node_ids[n] for n in spec.prefix))
@@ -79,12 +89,16 @@ def solution_summary(mission: Mission, solution: Solution | None) -> str:
     for drone_id, d in m.drones.items():
         route = solution.routes.get(drone_id)
         seq = " -> ".join(route.route) if route else "(no route)"
-        out.append(f"  {d.drone}: {seq}; fuel {d.fuel_used:.1f} of {d.fuel_budget:.1f}"
-                   f" (margin {d.fuel_margin:.1f}); points {d.points:g};"
-                   f" targets {len(d.visited_targets)}")
-    out.append(f"  TOTAL: points {m.total_points:g} of {m.total_possible_points:g}"
-               f" ({100 * m.points_coverage:.1f}%), fuel {m.total_fuel:.1f} of {m.total_budget:.1f},"
-               f" visited {m.visited_count}")
+        out.append(
+            f"  {d.drone}: {seq}; fuel {d.fuel_used:.1f} of {d.fuel_budget:.1f}"
+            f" (margin {d.fuel_margin:.1f}); points {d.points:g};"
+            f" targets {len(d.visited_targets)}"
+        )
+    out.append(
+        f"  TOTAL: points {m.total_points:g} of {m.total_possible_points:g}"
+        f" ({100 * m.points_coverage:.1f}%), fuel {m.total_fuel:.1f} of {m.total_budget:.1f},"
+        f" visited {m.visited_count}"
+    )
     out.append("  UNVISITED: " + (", ".join(m.unvisited_targets) or "none"))
     if m.excluded_targets:
         out.append("  EXCLUDED: " + ", ".join(m.excluded_targets))

@@ -1,24 +1,25 @@
 """The planning round's agents: strategist, allocator, critic (seed 000 §4, Appendix A).
 
 For each role: the system prompt (the seed's A.2 / A.3 / A.5, adapted to a REPLAN of the
-remainder from checkpoints), the tool whose input is the agent's structured output (JSON
-Schema, so an engine with tool use answers in exactly this shape), a pydantic model
-(``extra="forbid"``) that parses that output, and the deterministic answer the ``rules``
-engine gives for the same input (also the fallback). The builders are pure functions of
-planner values; the round (``executive/planning_round.py``) injects the hard constraints and
-the memories into the system prompt and the mission context into the user prompt.
+remainder from checkpoints), a pydantic model (``extra="forbid"``) that parses the agent's
+structured output, the tool whose input is that output (its JSON Schema generated from the
+model, so an engine with tool use answers in exactly the shape the model parses), and the
+deterministic answer the ``rules`` engine gives for the same input (also the fallback). The
+builders are pure functions of planner values; the round (``executive.planning.round``)
+injects the hard constraints and the memories into the system prompt and the mission context
+into the user prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from executive.agents.constraints import OperatorConstraints, describe_constraints
 from executive.engines.base import ToolSpec
 from planner.allocation import STRATEGIES
+from planner.constraints import OperatorConstraints, describe_constraints
 from planner.metrics import analyze_solution_geometry, compute_solution_metrics
 from planner.mission import Mission
 from planner.model import Solution, drone_label
@@ -26,13 +27,13 @@ from planner.model import Solution, drone_label
 __all__ = [
     "ALLOCATOR_PROMPT",
     "ALLOCATOR_TOOL",
-    "AllocatorOutput",
     "CRITIC_PROMPT",
     "CRITIC_TOOL",
-    "CriticOutput",
-    "ExcludedTarget",
     "STRATEGIST_PROMPT",
     "STRATEGIST_TOOL",
+    "AllocatorOutput",
+    "CriticOutput",
+    "ExcludedTarget",
     "StrategistOutput",
     "allocator_rules",
     "critic_rules",
@@ -40,16 +41,28 @@ __all__ = [
 ]
 
 RequestType = Literal["question", "optimize", "reallocate", "reroute", "evaluate", "debug"]
-Mode = Literal["answer_question", "optimize_freely", "suggest_reallocation", "suggest_reroute",
-               "analyze_solution"]
+Mode = Literal[
+    "answer_question",
+    "optimize_freely",
+    "suggest_reallocation",
+    "suggest_reroute",
+    "analyze_solution",
+]
 Feasibility = Literal["feasible", "infeasible", "unknown"]
 Strategy = Literal["efficient", "greedy", "balanced", "geographic", "exclusive"]
-ExcludeReason = Literal["IN_SAM_ZONE", "TYPE_NOT_ACCESSIBLE", "FORBIDDEN_PRIORITY",
-                        "CANDIDATE_LIMIT", "DOMINATED_LOW_VALUE", "FUEL_LIMIT",
-                        "OPERATOR_FORBIDDEN", "FROZEN"]
+ExcludeReason = Literal[
+    "IN_SAM_ZONE",
+    "TYPE_NOT_ACCESSIBLE",
+    "FORBIDDEN_PRIORITY",
+    "CANDIDATE_LIMIT",
+    "DOMINATED_LOW_VALUE",
+    "FUEL_LIMIT",
+    "OPERATOR_FORBIDDEN",
+    "FROZEN",
+]
 Verdict = Literal["APPROVED", "NEEDS_REVISION", "REJECTED"]
 
-assert set(Strategy.__args__) == set(STRATEGIES)  # noqa: S101 - kept in step with the planner
+assert set(get_args(Strategy)) == set(STRATEGIES)
 
 # ----------------------------------------------------------------------------- prompts
 
@@ -140,110 +153,62 @@ class _Output(BaseModel):
 
 
 class StrategistOutput(_Output):
+    """The strategist's reading of the replanning request."""
+
     request_type: RequestType
     mode: Mode
-    commands_detected: list[str] = Field(default_factory=list)
+    commands_detected: list[str] = Field(
+        default_factory=list, description="interpreted operator commands; empty if none"
+    )
     constraints_summary: str
     needs_allocation: bool
     needs_routing: bool
     feasibility: Feasibility
-    rationale: list[str] = Field(default_factory=list)
+    rationale: list[str] = Field(
+        default_factory=list, description="bullets citing specific numbers"
+    )
 
 
 class ExcludedTarget(_Output):
+    """A target the allocator leaves out, and why."""
+
     target: str
     reason: ExcludeReason
     notes: str | None = None
 
 
 class AllocatorOutput(_Output):
+    """Which remaining targets each drone visits from its checkpoint."""
+
     strategy_used: Strategy
-    assignments: dict[str, list[str]]
+    assignments: dict[str, list[str]] = Field(description="drone id (D1, D2, ...) -> target ids")
     excluded: list[ExcludedTarget] = Field(default_factory=list)
     rationale: dict[str, str] = Field(default_factory=dict)
     tradeoffs: str = ""
 
 
 class CriticOutput(_Output):
+    """The critic's review of the chosen replan."""
+
     review: str
-    issues: list[str] = Field(default_factory=list)
-    suggestions: list[str] = Field(default_factory=list)
+    issues: list[str] = Field(default_factory=list, description="problems found; empty if none")
+    suggestions: list[str] = Field(
+        default_factory=list, description="improvements with quantified benefits"
+    )
     final_verdict: Verdict
 
 
-def _str_list(description: str) -> dict:
-    return {"type": "array", "items": {"type": "string"}, "description": description}
-
-
-STRATEGIST_TOOL = ToolSpec(
-    name="strategist_decision",
-    description="Report the strategist's analysis of the replanning request.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "request_type": {"type": "string", "enum": list(RequestType.__args__)},
-            "mode": {"type": "string", "enum": list(Mode.__args__)},
-            "commands_detected": _str_list("interpreted operator commands; empty if none"),
-            "constraints_summary": {"type": "string"},
-            "needs_allocation": {"type": "boolean"},
-            "needs_routing": {"type": "boolean"},
-            "feasibility": {"type": "string", "enum": list(Feasibility.__args__)},
-            "rationale": _str_list("bullets citing specific numbers"),
-        },
-        "required": ["request_type", "mode", "commands_detected", "constraints_summary",
-                     "needs_allocation", "needs_routing", "feasibility", "rationale"],
-        "additionalProperties": False,
-    },
+STRATEGIST_TOOL = ToolSpec.for_model(
+    "strategist_decision",
+    "Report the strategist's analysis of the replanning request.",
+    StrategistOutput,
 )
-
-ALLOCATOR_TOOL = ToolSpec(
-    name="allocation",
-    description="Propose which remaining targets each drone visits from its checkpoint.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "strategy_used": {"type": "string", "enum": list(Strategy.__args__)},
-            "assignments": {
-                "type": "object",
-                "description": "drone id (D1, D2, ...) -> target ids",
-                "additionalProperties": {"type": "array", "items": {"type": "string"}},
-            },
-            "excluded": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "target": {"type": "string"},
-                        "reason": {"type": "string", "enum": list(ExcludeReason.__args__)},
-                        "notes": {"type": "string"},
-                    },
-                    "required": ["target", "reason"],
-                    "additionalProperties": False,
-                },
-            },
-            "rationale": {"type": "object", "additionalProperties": {"type": "string"}},
-            "tradeoffs": {"type": "string"},
-        },
-        "required": ["strategy_used", "assignments", "excluded", "rationale", "tradeoffs"],
-        "additionalProperties": False,
-    },
+ALLOCATOR_TOOL = ToolSpec.for_model(
+    "allocation",
+    "Propose which remaining targets each drone visits from its checkpoint.",
+    AllocatorOutput,
 )
-
-CRITIC_TOOL = ToolSpec(
-    name="critique",
-    description="Review the chosen replan.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "review": {"type": "string"},
-            "issues": _str_list("problems found; empty if none"),
-            "suggestions": _str_list("improvements with quantified benefits"),
-            "final_verdict": {"type": "string", "enum": list(Verdict.__args__)},
-        },
-        "required": ["review", "issues", "suggestions", "final_verdict"],
-        "additionalProperties": False,
-    },
-)
+CRITIC_TOOL = ToolSpec.for_model("critique", "Review the chosen replan.", CriticOutput)
 
 # ----------------------------------------------------------------------------- rules answers
 
@@ -259,24 +224,38 @@ def strategist_rules(
     text = (instruction or "").lower()
     if "do not recompute routes" in text:
         return StrategistOutput(
-            request_type="question", mode="answer_question", commands_detected=commands,
+            request_type="question",
+            mode="answer_question",
+            commands_detected=commands,
             constraints_summary="The operator asked not to recompute routes.",
-            needs_allocation=False, needs_routing=False, feasibility="unknown",
+            needs_allocation=False,
+            needs_routing=False,
+            feasibility="unknown",
             rationale=[f"trigger {trigger}; the plan is kept as it is"],
         ).model_dump()
     reallocate = bool(constraints.moves or constraints.forbidden)
-    open_targets = [mission.node_ids[t] for t in mission.target_nodes
-                    if any(t in spec.eligible for spec in mission.drones)]
+    open_targets = [
+        mission.node_ids[t]
+        for t in mission.target_nodes
+        if any(t in spec.eligible for spec in mission.drones)
+    ]
     points = float(sum(mission.scores[mission.index[t]] for t in open_targets))
-    rationale = [f"trigger {trigger}: replan the remainder of {len(mission.drones)} drones"
-                 f" from their checkpoints"]
-    rationale += [f"{drone_label(spec.id)}: fuel left {spec.budget:.1f},"
-                  f" {len(spec.eligible)} eligible targets, {len(spec.prefix)} frozen"
-                  for spec in mission.drones]
-    rationale.append(f"{len(open_targets)} reachable-by-sensor targets worth {points:g} points;"
-                     f" {len(mission.excluded_targets)} excluded inside SAM zones")
-    feasible = all(mission.route_length([spec.start, *spec.prefix]) <= spec.budget
-                   for spec in mission.drones)
+    rationale = [
+        f"trigger {trigger}: replan the remainder of {len(mission.drones)} drones"
+        f" from their checkpoints"
+    ]
+    rationale += [
+        f"{drone_label(spec.id)}: fuel left {spec.budget:.1f},"
+        f" {len(spec.eligible)} eligible targets, {len(spec.prefix)} frozen"
+        for spec in mission.drones
+    ]
+    rationale.append(
+        f"{len(open_targets)} reachable-by-sensor targets worth {points:g} points;"
+        f" {len(mission.excluded_targets)} excluded inside SAM zones"
+    )
+    feasible = all(
+        mission.route_length([spec.start, *spec.prefix]) <= spec.budget for spec in mission.drones
+    )
     summary = "; ".join(commands) if commands else "No operator constraints beyond the hard ones."
     return StrategistOutput(
         request_type="reallocate" if reallocate else "optimize",
@@ -297,28 +276,29 @@ def allocator_rules(
     assigned = {int(t) for ts in allocation.values() for t in ts}
     frozen = {int(t) for spec in mission.drones for t in spec.prefix}
     sensed = {int(t) for spec in mission.drones for t in spec.eligible}
-    excluded = [ExcludedTarget(target=t, reason="IN_SAM_ZONE")
-                for t in mission.excluded_targets]
+    excluded = [ExcludedTarget(target=t, reason="IN_SAM_ZONE") for t in mission.excluded_targets]
     for t in mission.target_nodes:
         if t in assigned or t in frozen:
             continue
         reason = "FUEL_LIMIT" if t in sensed else "TYPE_NOT_ACCESSIBLE"
         excluded.append(ExcludedTarget(target=mission.node_ids[t], reason=reason))
-    assignments = {drone_label(d): mission.ids([int(t) for t in ts])
-                   for d, ts in allocation.items()}
+    assignments = {
+        drone_label(d): mission.ids([int(t) for t in ts]) for d, ts in allocation.items()
+    }
     rationale = {}
     for spec in mission.drones:
         ts = list(allocation.get(spec.id, ()))
         pts = float(sum(mission.scores[int(t)] for t in ts))
-        rationale[drone_label(spec.id)] = (f"{len(ts)} targets worth {pts:g} points within"
-                                           f" fuel left {spec.budget:.1f}")
+        rationale[drone_label(spec.id)] = (
+            f"{len(ts)} targets worth {pts:g} points within fuel left {spec.budget:.1f}"
+        )
     return AllocatorOutput(
         strategy_used=strategy,
         assignments=assignments,
         excluded=excluded,
         rationale=rationale,
         tradeoffs=f"deterministic {strategy} allocation; targets that fit no drone's fuel"
-                  " are left out",
+        " are left out",
     ).model_dump(exclude_none=True)
 
 
@@ -338,12 +318,16 @@ def critic_rules(
     for c in geometry.crossings:
         a, b = drone_label(c.drone_a), drone_label(c.drone_b)
         where = f"({c.point[0]:.1f}, {c.point[1]:.1f})"
-        issues.append(f"{a} {c.segment_a[0]}->{c.segment_a[1]} crosses"
-                      f" {b} {c.segment_b[0]}->{c.segment_b[1]} at {where}")
+        issues.append(
+            f"{a} {c.segment_a[0]}->{c.segment_a[1]} crosses"
+            f" {b} {c.segment_b[0]}->{c.segment_b[1]} at {where}"
+        )
     for d in metrics.drones.values():
         if d.fuel_budget > 0 and d.fuel_margin < low_margin * d.fuel_budget:
-            issues.append(f"{d.drone}: fuel margin {d.fuel_margin:.1f} of {d.fuel_budget:.1f}"
-                          f" is under {100 * low_margin:g}%")
+            issues.append(
+                f"{d.drone}: fuel margin {d.fuel_margin:.1f} of {d.fuel_budget:.1f}"
+                f" is under {100 * low_margin:g}%"
+            )
     suggestions = []
     margins = sorted(metrics.drones.values(), key=lambda d: -d.fuel_margin)
     for t in metrics.unvisited_targets:
@@ -351,20 +335,24 @@ def critic_rules(
         if able:
             best = able[0]
             pts = float(mission.scores[mission.index[t]])
-            suggestions.append(f"{t} ({pts:g} points) is unvisited; {best.drone} can sense it"
-                               f" and has {best.fuel_margin:.1f} fuel margin")
-    review = (f"{metrics.total_points:g} of {metrics.total_possible_points:g} points"
-              f" ({100 * metrics.points_coverage:.1f}%), fuel {metrics.total_fuel:.1f} of"
-              f" {metrics.total_budget:.1f}, {metrics.visited_count} targets visited,"
-              f" {len(metrics.unvisited_targets)} unvisited")
+            suggestions.append(
+                f"{t} ({pts:g} points) is unvisited; {best.drone} can sense it"
+                f" and has {best.fuel_margin:.1f} fuel margin"
+            )
+    review = (
+        f"{metrics.total_points:g} of {metrics.total_possible_points:g} points"
+        f" ({100 * metrics.points_coverage:.1f}%), fuel {metrics.total_fuel:.1f} of"
+        f" {metrics.total_budget:.1f}, {metrics.visited_count} targets visited,"
+        f" {len(metrics.unvisited_targets)} unvisited"
+    )
     if baseline is not None and baseline is not solution:
-        review += (f"; baseline {baseline.total_points:g} points, fuel"
-                   f" {baseline.total_fuel:.1f}")
+        review += f"; baseline {baseline.total_points:g} points, fuel {baseline.total_fuel:.1f}"
     if violations:
         verdict = "REJECTED"
     elif geometry.crossings:
         verdict = "NEEDS_REVISION"
     else:
         verdict = "APPROVED"
-    return CriticOutput(review=review, issues=issues, suggestions=suggestions,
-                        final_verdict=verdict).model_dump()
+    return CriticOutput(
+        review=review, issues=issues, suggestions=suggestions, final_verdict=verdict
+    ).model_dump()

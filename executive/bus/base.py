@@ -6,25 +6,71 @@ dashboard, another process through MQTT, a test). ``publish`` returns at once; e
 topics (telemetry, scene) a latest-value slot, for the others the oldest message is dropped
 when the queue is full — and counts what it dropped. A slow or stalled subscriber therefore
 never slows the publisher nor grows memory without bound.
+
+A bus also says how it is linked (``link``: a ``LinkState``, what a dashboard shows and
+whether a command can reach the mission now), counts what it could not send (``stats()``)
+and closes a run that stops without ending (``close_run``: the final status).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from executive.bus.topics import TOPICS
 
-__all__ = ["Bus", "Fanout", "Message", "Subscription"]
+__all__ = [
+    "LIVE_STATES",
+    "TERMINAL_STATES",
+    "Bus",
+    "Fanout",
+    "LinkState",
+    "Message",
+    "Subscription",
+]
+
+# The run's ``status`` states: still going, or over (one of these is always the last one
+# a run publishes, or its broker publishes for it: the MQTT last will says ``crashed``).
+LIVE_STATES = ("starting", "running")
+TERMINAL_STATES = ("ended", "failed", "crashed", "interrupted")
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """How a bus is linked to the run it carries, for a view to show and obey.
+
+    ``state``: ``local`` (in process: always there), ``up``, ``connecting`` (before the
+    first connection) or ``down`` (lost, reconnecting). ``commands``: whether a command
+    published now reaches the mission (a dashboard answers 503 when it does not). ``stale``:
+    the run says it is running but has sent nothing for ``stale_after_s``. ``since`` is the
+    Unix time of the last change of ``state``; ``reason`` why it is down, or stale.
+    """
+
+    state: Literal["local", "up", "connecting", "down"]
+    commands: bool
+    stale: bool = False
+    reason: str | None = None
+    since: float | None = None
+    broker: str | None = None  # the broker's address, never with a password
+    role: str | None = None  # MQTT: executive or watcher
+    reconnects: int = 0  # connections made again after a loss
+    last_message_age_s: float | None = None  # watcher: since the run was last heard from
+    stale_after_s: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (``/api/state``'s ``link``)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
 class Message:
+    """One message as a subscriber receives it."""
+
     topic: str  # a bare topic name: telemetry, events, ..., cmd
-    payload: dict[str, Any]
+    payload: dict[str, Any]  # as published (a ``cmd`` from MQTT may be text: see mqtt.py)
     retained: bool = False  # delivered from the retained store on subscribe
 
 
@@ -46,13 +92,16 @@ class Subscription:
         self._closed = False
         self.dropped: dict[str, int] = {}
         self.delivered = 0
-        self.on_close = None  # set by the bus: unregisters the subscription
+        # Set by the bus: unregisters the subscription.
+        self.on_close: Callable[[Subscription], None] | None = None
 
     def wants(self, topic: str) -> bool:
+        """Whether this subscription was made for ``topic``."""
         return topic in self.topics
 
     def put(self, message: Message) -> None:
-        """Never blocks (called from the publisher's side of the event loop)."""
+        """Queue ``message`` by its topic's drop policy; never blocks (called from the
+        publisher's side of the event loop). Ignored once the subscription is closed."""
         if self._closed:
             return
         spec = TOPICS.get(message.topic)
@@ -72,12 +121,15 @@ class Subscription:
 
     @property
     def dropped_total(self) -> int:
+        """Messages thrown away so far, all topics together."""
         return sum(self.dropped.values())
 
     def pending(self) -> int:
+        """Messages waiting to be read: queued ones plus filled latest-value slots."""
         return len(self._queue) + len(self._latest)
 
     def get_nowait(self) -> Message | None:
+        """The next message, or None when there is none; never waits."""
         # Ordinary messages first, in order; then the latest values.
         if self._queue:
             self.delivered += 1
@@ -88,6 +140,8 @@ class Subscription:
         return None
 
     async def get(self) -> Message:
+        """Wait for the next message. Once closed, what is still queued is handed out, then
+        ``StopAsyncIteration`` is raised (which ends an ``async for``)."""
         while True:
             message = self.get_nowait()
             if message is not None:
@@ -104,6 +158,7 @@ class Subscription:
         return await self.get()
 
     def close(self) -> None:
+        """Stop receiving, wake a waiting reader and unregister from the bus; idempotent."""
         if not self._closed:
             self._closed = True
             self._wakeup.set()
@@ -121,9 +176,13 @@ class Bus(Protocol):
 
     run_id: str | None
 
-    async def start(self) -> None: ...
+    async def start(self) -> None:
+        """Connect (where there is anything to connect to); publishing may begin."""
+        ...
 
-    async def stop(self) -> None: ...
+    async def stop(self) -> None:
+        """Close every subscription and disconnect; must not hang."""
+        ...
 
     def publish(self, topic: str, payload: dict[str, Any]) -> None:
         """Send a message; returns at once (a full outgoing queue drops and counts)."""
@@ -131,6 +190,22 @@ class Bus(Protocol):
 
     def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
         """A new bounded subscription; retained messages of those topics arrive first."""
+        ...
+
+    @property
+    def link(self) -> LinkState:
+        """How the bus is linked now; never blocks."""
+        ...
+
+    def stats(self) -> dict[str, Any]:
+        """Counts as plain JSON data: at least ``published``, ``lost`` (messages that could
+        not be sent, per topic) and ``lost_total``."""
+        ...
+
+    def close_run(self, state: str, **fields: Any) -> bool:
+        """Publish the final ``status`` ``state`` (``interrupted``, ``crashed``) with
+        ``fields``, unless the run's last status is already over; whether it did. Never
+        blocks (it is sent by ``stop()``'s flush)."""
         ...
 
 
@@ -147,6 +222,10 @@ class Fanout:
         self.retained: dict[str, Message] = {}
 
     def subscribe(self, topics: Iterable[str], *, maxsize: int = 256) -> Subscription:
+        """A new subscription to ``topics``, holding the retained message of each first.
+
+        Raises ``ExecutiveError`` for a topic that is not in ``TOPICS``.
+        """
         from executive.errors import ExecutiveError
 
         topics = list(topics)
@@ -162,6 +241,11 @@ class Fanout:
         return sub
 
     def deliver(self, topic: str, payload: Any, *, retained: bool = False) -> None:
+        """Hand a message to every subscription that wants it; never blocks.
+
+        ``retained`` marks the delivered copy (MQTT's retain flag on arrival); the copy kept
+        for later subscriptions depends on the topic's spec alone. ``topic`` must be known.
+        """
         if TOPICS[topic].retained:
             self.retained[topic] = Message(topic, payload, retained=True)
         message = Message(topic, payload, retained=retained)
@@ -170,5 +254,6 @@ class Fanout:
                 sub.put(message)
 
     def close_all(self) -> None:
+        """Close every subscription (their readers stop); retained messages are kept."""
         for sub in list(self.subscriptions):
             sub.close()

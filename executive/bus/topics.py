@@ -45,14 +45,18 @@ __all__ = ["CMD", "OUT_TOPICS", "RETAINED", "TOPICS", "TopicSpec", "mqtt_topic"]
 
 @dataclass(frozen=True)
 class TopicSpec:
-    name: str
-    qos: int
-    retained: bool
+    """How one topic travels: its MQTT QoS, whether the newest message is kept for late
+    subscribers (``retained``), and how a slow subscriber drops (``latest_only``)."""
+
+    name: str  # the bare topic name, the last level of the MQTT topic
+    qos: int  # MQTT quality of service: 0 at most once, 1 at least once
+    retained: bool  # the newest message is kept and handed to each new subscription
     latest_only: bool  # a slow subscriber keeps only the newest message (telemetry)
 
 
 TOPICS: dict[str, TopicSpec] = {
-    spec.name: spec for spec in (
+    spec.name: spec
+    for spec in (
         TopicSpec("telemetry", 0, False, True),
         TopicSpec("events", 1, False, False),
         TopicSpec("plan", 1, True, False),
@@ -69,4 +73,5 @@ RETAINED = frozenset(name for name, spec in TOPICS.items() if spec.retained)
 
 
 def mqtt_topic(run_id: str, topic: str) -> str:
+    """The MQTT topic of a bare topic name in one run: ``isr/<run_id>/<topic>``."""
     return f"isr/{run_id}/{topic}"

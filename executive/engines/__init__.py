@@ -4,7 +4,8 @@ official SDK) and ``replay`` (answers recorded in a trace). ``make_engine`` buil
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from executive.engines.base import (
     AgentCall,
@@ -15,6 +16,7 @@ from executive.engines.base import (
     blocks_json,
     input_hash,
     tool_input_from_blocks,
+    tool_schema,
 )
 from executive.errors import ExecutiveError
 
@@ -32,6 +34,7 @@ __all__ = [
     "input_hash",
     "make_engine",
     "tool_input_from_blocks",
+    "tool_schema",
 ]
 
 ENGINE_NAMES = ("rules", "anthropic", "replay")
@@ -44,7 +47,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    # the engine classes load on first use, so importing the package never imports the SDK
+    """The engine classes, loaded on first use: importing the package never imports the SDK."""
     if name in _LAZY:
         import importlib
 
@@ -52,8 +55,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_engine(name: str, *, model: str | None = None, api_key: str | None = None,
-                base_url: str | None = None, records: Iterable[Any] | None = None) -> Engine:
+def make_engine(
+    name: str,
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    records: Iterable[Any] | None = None,
+) -> Engine:
     """The engine called ``name``; the anthropic SDK is imported only when asked for."""
     if name == "rules":
         from executive.engines.rules import RulesEngine

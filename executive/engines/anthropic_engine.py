@@ -25,11 +25,13 @@ import os
 from typing import Any
 
 import anthropic
+from anthropic.types import MessageParam, ToolChoiceToolParam, ToolParam
 
 from executive.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
+    ErrorKind,
     blocks_json,
     tool_input_from_blocks,
 )
@@ -43,15 +45,21 @@ KEY_ENV = "ANTHROPIC_API_KEY"
 
 
 class AnthropicEngine:
+    """The engine that asks Claude through the SDK's async client, with the tool forced."""
+
     name = "anthropic"
 
-    def __init__(self, *, model: str | None = None, api_key: str | None = None,
-                 base_url: str | None = None) -> None:
-        self.model: str | None = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
+    def __init__(
+        self, *, model: str | None = None, api_key: str | None = None, base_url: str | None = None
+    ) -> None:
+        """Resolve the model and the key (arguments first, then the environment)."""
+        self.model: str = model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL
         key = api_key or os.environ.get(KEY_ENV)
         if not key:
-            raise ExecutiveError(f"the anthropic engine needs an API key: pass api_key or set "
-                                 f"{KEY_ENV} (or use --engine rules)")
+            raise ExecutiveError(
+                f"the anthropic engine needs an API key: pass api_key or set "
+                f"{KEY_ENV} (or use --engine rules)"
+            )
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0)
 
     async def aclose(self) -> None:
@@ -59,50 +67,62 @@ class AnthropicEngine:
         await self._client.close()
 
     async def __aenter__(self) -> AnthropicEngine:
+        """The engine itself; leaving the block closes its connections."""
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Close the connection pool (``aclose``)."""
         await self.aclose()
 
     async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
+        """One ``messages.create`` with the call's tool forced, raced against ``timeout_s``."""
         tool = call.tool
+        turn: MessageParam = {"role": "user", "content": call.prompt}
+        tool_param: ToolParam = {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": dict(tool.input_schema),
+        }
+        choice: ToolChoiceToolParam = {"type": "tool", "name": tool.name}
         request = self._client.messages.create(
             model=self.model,
             max_tokens=call.max_tokens,
             system=call.system,
-            messages=[{"role": "user", "content": call.prompt}],
-            tools=[{"name": tool.name, "description": tool.description,
-                    "input_schema": dict(tool.input_schema)}],
-            tool_choice={"type": "tool", "name": tool.name},
+            messages=[turn],
+            tools=[tool_param],
+            tool_choice=choice,
             timeout=timeout_s,
         )
         try:
             message = await asyncio.wait_for(request, timeout_s)
-        except (TimeoutError, asyncio.TimeoutError) as exc:
+        except TimeoutError as exc:
             raise EngineError("timeout", f"{call.agent}: no answer within {timeout_s:g} s") from exc
         except anthropic.APITimeoutError as exc:
-            raise EngineError("timeout", f"{call.agent}: request timed out after "
-                                         f"{timeout_s:g} s") from exc
+            raise EngineError(
+                "timeout", f"{call.agent}: request timed out after {timeout_s:g} s"
+            ) from exc
         except anthropic.RateLimitError as exc:
             raise EngineError("rate_limited", f"{call.agent}: {_status_text(exc)}") from exc
         except anthropic.APIStatusError as exc:
-            kind = "server_error" if exc.status_code >= 500 else "refused"
+            kind: ErrorKind = "server_error" if exc.status_code >= 500 else "refused"
             raise EngineError(kind, f"{call.agent}: {_status_text(exc)}") from exc
         except anthropic.APIResponseValidationError as exc:
             raise EngineError("malformed", f"{call.agent}: invalid response: {exc}") from exc
         except anthropic.APIConnectionError as exc:
             raise EngineError("unavailable", f"{call.agent}: {exc}") from exc
         except ValueError as exc:  # json.JSONDecodeError: a 200 body that is not JSON
-            raise EngineError("malformed", f"{call.agent}: unparseable response body: "
-                                           f"{exc}") from exc
+            raise EngineError(
+                "malformed", f"{call.agent}: unparseable response body: {exc}"
+            ) from exc
         return self._reply(call, message)
 
     def _reply(self, call: AgentCall, message: Any) -> EngineReply:
         content = getattr(message, "content", None)
         if not isinstance(content, list):
             # the SDK hands back text (not a Message) when the body is not a JSON message
-            raise EngineError("malformed", f"{call.agent}: response is not a message: "
-                                           f"{str(message)[:120]!r}")
+            raise EngineError(
+                "malformed", f"{call.agent}: response is not a message: {str(message)[:120]!r}"
+            )
         blocks = [_block_dict(block) for block in content]
         raw = blocks_json(blocks)
         try:
@@ -118,8 +138,10 @@ class AnthropicEngine:
             model=getattr(message, "model", None) or self.model,
             tokens_in=getattr(usage, "input_tokens", None),
             tokens_out=getattr(usage, "output_tokens", None),
-            meta={"id": getattr(message, "id", None),
-                  "stop_reason": getattr(message, "stop_reason", None)},
+            meta={
+                "id": getattr(message, "id", None),
+                "stop_reason": getattr(message, "stop_reason", None),
+            },
         )
 
 

@@ -8,6 +8,9 @@ traces and replays key on. ``Engine.complete`` answers it or raises an ``EngineE
 
 Engines: ``rules`` (returns the deterministic answer, offline), ``anthropic`` (the official
 SDK's async client, tool use), ``replay`` (answers recorded in a trace).
+
+A tool is built from the pydantic model that parses its input (``ToolSpec.for_model``), so
+the JSON Schema the engine is shown and the model that validates its answer never drift.
 """
 
 from __future__ import annotations
@@ -15,17 +18,33 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
 
 from executive.errors import ExecutiveError
 
-__all__ = ["AgentCall", "CallResult", "Engine", "EngineError", "EngineReply", "ToolSpec",
-           "blocks_json", "call_validated", "input_hash", "tool_input_from_blocks",
-           "validation_summary"]
+__all__ = [
+    "AgentCall",
+    "CallResult",
+    "Engine",
+    "EngineError",
+    "EngineReply",
+    "ToolSpec",
+    "blocks_json",
+    "call_validated",
+    "canonical_json",
+    "input_hash",
+    "tool_input_from_blocks",
+    "tool_schema",
+    "validation_summary",
+]
 
-ErrorKind = Literal["timeout", "rate_limited", "server_error", "malformed", "refused",
-                    "unavailable", "not_recorded"]
+ErrorKind = Literal[
+    "timeout", "rate_limited", "server_error", "malformed", "refused", "unavailable", "not_recorded"
+]
 
 
 class EngineError(ExecutiveError):
@@ -38,6 +57,7 @@ class EngineError(ExecutiveError):
     raw: str | None = None
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
+        """An error of ``kind``; its text is ``"kind: message"``."""
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
@@ -51,9 +71,60 @@ class ToolSpec:
     description: str
     input_schema: Mapping[str, Any]  # JSON Schema of the tool input
 
+    @classmethod
+    def for_model(cls, name: str, description: str, model: type[BaseModel]) -> ToolSpec:
+        """The tool whose input is ``model``: its schema is ``tool_schema(model)``."""
+        return cls(name=name, description=description, input_schema=tool_schema(model))
+
+
+def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON Schema (validation mode) as a tool's ``input_schema``.
+
+    Adapted for the Messages API, which wants one self-contained object schema: every
+    ``$ref`` is replaced by its definition (no ``$defs`` left) and pydantic's generated
+    ``title`` keywords are dropped; descriptions come from the model's docstrings and its
+    ``Field(description=...)``. Any answer valid for the result is valid for ``model``.
+    """
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+    out = _inline(schema, defs, ())
+    if out.get("type") != "object":
+        raise TypeError(f"{model.__name__}: a tool input must be a JSON object, not {out!r:.80}")
+    return out
+
+
+_DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples"})
+
+
+def _inline(node: Any, defs: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    # ``path``: the definitions being inlined above this node (a recursive model never ends)
+    if isinstance(node, list):
+        return [_inline(item, defs, path) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        if name in path:
+            raise TypeError(f"recursive model {name!r} cannot be inlined into a tool schema")
+        rest = {key: value for key, value in node.items() if key != "$ref"}
+        return _inline({**defs[name], **rest}, defs, (*path, name))
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        if key in _DATA_KEYWORDS:  # values, not schemas: copied as they are
+            out[key] = value
+        elif key == "properties":  # names of fields, not keywords: a field may be called "title"
+            out[key] = {field: _inline(sub, defs, path) for field, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs, path)
+    return out
+
 
 @dataclass(frozen=True)
 class AgentCall:
+    """One question to an agent: the prompt, the tool to answer with, the rules answer."""
+
     agent: str  # strategist | allocator | critic | responder
     system: str  # role prompt + hard constraints + memories
     prompt: str  # the user turn: mission context, metrics, request
@@ -63,15 +134,19 @@ class AgentCall:
 
     @property
     def input_hash(self) -> str:
+        """The hash of the system prompt, the user prompt and the tool name."""
         return input_hash(self.system, self.prompt, self.tool.name)
 
     @property
     def input_size(self) -> int:
+        """How many characters of prompt the call sends."""
         return len(self.system) + len(self.prompt)
 
 
 @dataclass(frozen=True)
 class EngineReply:
+    """What an engine answered: the tool input (unvalidated), the raw reply and its cost."""
+
     tool_input: dict[str, Any] | None  # the structured output, unvalidated
     raw: str  # what the engine returned, as text (JSON of the content blocks for the SDK)
     model: str | None = None
@@ -82,13 +157,22 @@ class EngineReply:
 
 @runtime_checkable
 class Engine(Protocol):
-    name: str  # rules | anthropic | replay
-    model: str | None
+    """An agent engine: ``complete`` answers a call or raises an ``EngineError``."""
 
-    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply: ...
+    name: str  # rules | anthropic | replay
+
+    @property
+    def model(self) -> str | None:
+        """The model the engine asks (``None`` when no model answers: rules, empty replay)."""
+        ...
+
+    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
+        """The reply to ``call`` within ``timeout_s``, never blocking the event loop."""
+        ...
 
 
 def input_hash(*parts: str) -> str:
+    """A short stable hash of ``parts`` (each one delimited), what traces and replays key on."""
     h = hashlib.blake2b(digest_size=12)
     for part in parts:
         h.update(part.encode())
@@ -97,6 +181,7 @@ def input_hash(*parts: str) -> str:
 
 
 def canonical_json(value: Any) -> str:
+    """``value`` as compact JSON with sorted keys, the same text for the same value."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -121,15 +206,18 @@ def tool_input_from_blocks(blocks: Any, tool_name: str) -> dict[str, Any]:
         if kind == "tool_use" and block.get("name") == tool_name:
             tool_input = block.get("input")
             if not isinstance(tool_input, dict):
-                raise EngineError("malformed", f"tool {tool_name!r} input is not an object: "
-                                               f"{type(tool_input).__name__}")
+                raise EngineError(
+                    "malformed",
+                    f"tool {tool_name!r} input is not an object: {type(tool_input).__name__}",
+                )
             return tool_input
         seen.append(f"{kind}:{block.get('name')}" if kind == "tool_use" else str(kind))
-    raise EngineError("malformed", f"no tool_use block for {tool_name!r} "
-                                   f"(blocks: {', '.join(seen) or 'none'})")
+    raise EngineError(
+        "malformed", f"no tool_use block for {tool_name!r} (blocks: {', '.join(seen) or 'none'})"
+    )
 
 
-def validation_summary(exc: Any, limit: int = 3) -> str:
+def validation_summary(exc: ValidationError, limit: int = 3) -> str:
     """A pydantic ``ValidationError`` as one short line: ``loc: msg; ...; and N more``."""
     parts = []
     for err in exc.errors()[:limit]:
@@ -151,25 +239,27 @@ class CallResult:
     raw: str | None  # what the engine said, for the trace (also when it was unusable)
 
 
-async def call_validated(engine: Engine, call: AgentCall, output_model: Any,
-                         timeout_s: float) -> CallResult:
+async def call_validated(
+    engine: Engine, call: AgentCall, output_model: type[BaseModel], timeout_s: float
+) -> CallResult:
     """Ask ``engine``, race the deadline, parse the tool input with ``output_model``.
 
     Never raises an engine failure: a timeout, an ``EngineError``, any other exception or
     an output that does not validate becomes ``error`` (``"timeout: ..."``,
     ``"malformed: ..."``, ``"server_error: ..."``).
     """
-    from pydantic import ValidationError
-
-    reply = output = error = raw = None
+    reply: EngineReply | None = None
+    output: BaseModel | None = None
+    error: str | None = None
+    raw: str | None = None
     try:
         reply = await asyncio.wait_for(engine.complete(call, timeout_s=timeout_s), timeout_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         error = f"timeout: no answer within {timeout_s:.2f} s"
     except EngineError as exc:
         error = f"{exc.kind}: {exc.message}"
         raw = exc.raw
-    except Exception as exc:  # noqa: BLE001 - a broken engine is a failed call
+    except Exception as exc:
         error = f"server_error: {type(exc).__name__}: {exc}"
     if reply is not None:
         raw = reply.raw

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, get_args
+from typing import Any, get_args
 
 from executive.engines.base import (
     AgentCall,
@@ -29,7 +30,7 @@ from executive.engines.base import (
 
 __all__ = ["ReplayEngine"]
 
-_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
+_KINDS: dict[str, ErrorKind] = {kind: kind for kind in get_args(ErrorKind)}
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,12 @@ def _field(record: Any, name: str) -> Any:
 
 
 class ReplayEngine:
+    """The engine that hands out the replies recorded in a trace, keyed on the call's input."""
+
     name = "replay"
 
     def __init__(self, records: Iterable[Any]) -> None:
+        """Queue ``records`` per ``(agent, input_hash)``; the first model named is ``model``."""
         self._queues: dict[tuple[str, str], deque[_Recorded]] = {}
         self.model: str | None = None
         for record in records:
@@ -59,9 +63,13 @@ class ReplayEngine:
             if not agent or not key_hash:
                 continue
             recorded = _Recorded(
-                raw_output=_field(record, "raw_output"), error=_field(record, "error"),
-                model=_field(record, "model"), tokens_in=_field(record, "tokens_in"),
-                tokens_out=_field(record, "tokens_out"), run_id=_field(record, "run_id"))
+                raw_output=_field(record, "raw_output"),
+                error=_field(record, "error"),
+                model=_field(record, "model"),
+                tokens_in=_field(record, "tokens_in"),
+                tokens_out=_field(record, "tokens_out"),
+                run_id=_field(record, "run_id"),
+            )
             self._queues.setdefault((agent, key_hash), deque()).append(recorded)
             if self.model is None and recorded.model:
                 self.model = recorded.model
@@ -70,33 +78,44 @@ class ReplayEngine:
         """How many recorded replies have not been handed out yet."""
         return sum(len(queue) for queue in self._queues.values())
 
-    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:  # noqa: ARG002
+    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
+        """The next reply recorded for ``(call.agent, call.input_hash)``, or its error."""
         key = (call.agent, call.input_hash)
         queue = self._queues.get(key)
         if not queue:
             state = "all used" if queue is not None else "none recorded"
-            raise EngineError("not_recorded", f"no recorded reply for agent {call.agent!r} "
-                                              f"input_hash {call.input_hash} ({state})")
+            raise EngineError(
+                "not_recorded",
+                f"no recorded reply for agent {call.agent!r} "
+                f"input_hash {call.input_hash} ({state})",
+            )
         recorded = queue.popleft()
         if recorded.raw_output is None:
             raise _recorded_error(call, recorded.error)
         try:
             blocks = json.loads(recorded.raw_output)
         except ValueError as exc:
-            raise EngineError("malformed", f"recorded output of {call.agent!r} is not JSON: "
-                                           f"{exc}") from exc
+            raise EngineError(
+                "malformed", f"recorded output of {call.agent!r} is not JSON: {exc}"
+            ) from exc
         tool_input = tool_input_from_blocks(blocks, call.tool.name)
-        return EngineReply(tool_input=tool_input, raw=recorded.raw_output,
-                           model=recorded.model, tokens_in=recorded.tokens_in,
-                           tokens_out=recorded.tokens_out,
-                           meta={"replayed_run_id": recorded.run_id})
+        return EngineReply(
+            tool_input=tool_input,
+            raw=recorded.raw_output,
+            model=recorded.model,
+            tokens_in=recorded.tokens_in,
+            tokens_out=recorded.tokens_out,
+            meta={"replayed_run_id": recorded.run_id},
+        )
 
 
 def _recorded_error(call: AgentCall, error: str | None) -> EngineError:
     if not error:
-        return EngineError("malformed", f"recorded reply of {call.agent!r} has neither an "
-                                        f"output nor an error")
-    kind, sep, message = error.partition(": ")
-    if sep and kind in _KINDS:
-        return EngineError(kind, message)  # type: ignore[arg-type]
+        return EngineError(
+            "malformed", f"recorded reply of {call.agent!r} has neither an output nor an error"
+        )
+    written, sep, message = error.partition(": ")
+    kind = _KINDS.get(written)
+    if sep and kind is not None:
+        return EngineError(kind, message)
     return EngineError("malformed", f"recorded error of {call.agent!r}: {error}")

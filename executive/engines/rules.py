@@ -13,12 +13,20 @@ __all__ = ["RulesEngine"]
 
 
 class RulesEngine:
+    """The offline engine: every call's answer is its ``deterministic`` answer."""
+
     name = "rules"
     model: str | None = None
 
-    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:  # noqa: ARG002
+    async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
+        """``call.deterministic`` as a ``tool_use`` reply, at once."""
         answer = dict(call.deterministic)
-        block = {"type": "tool_use", "id": f"rules_{call.input_hash}", "name": call.tool.name,
-                 "input": answer}
-        return EngineReply(tool_input=answer, raw=blocks_json([block]), model=None,
-                           tokens_in=None, tokens_out=None)
+        block = {
+            "type": "tool_use",
+            "id": f"rules_{call.input_hash}",
+            "name": call.tool.name,
+            "input": answer,
+        }
+        return EngineReply(
+            tool_input=answer, raw=blocks_json([block]), model=None, tokens_in=None, tokens_out=None
+        )

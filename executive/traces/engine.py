@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -15,26 +15,50 @@ __all__ = ["default_url", "open_store"]
 
 
 def default_url() -> str:
+    """The trace store used when none is given: ``runs/isr.db`` under the current folder."""
     return "sqlite:///runs/isr.db"
 
 
 def open_store(url: str) -> Engine:
     """An engine with every table created; SQLite in WAL mode, so a killed writer leaves a
-    database that opens and holds every committed batch."""
+    database that opens and holds every committed batch.
+
+    A SQLite file's folder is created if missing. Raises ``ExecutiveError`` (one line: the
+    URL and why) for a bad URL, a missing driver or a database that cannot be opened.
+    """
     try:
         parsed = make_url(url)
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(parsed)
         if parsed.get_backend_name() == "sqlite":
+
             @event.listens_for(engine, "connect")
             def _pragmas(dbapi_connection, _record):
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
                 cursor.close()
+
         METADATA.create_all(engine)
+        _add_missing_columns(engine)
         return engine
     except (ArgumentError, SQLAlchemyError, ImportError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ExecutiveError(f"cannot open trace store {url!r}: {reason}") from exc
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """A store made by an older version lacks the nullable columns added since (such as
+    ``plan_versions.provenance``): add them, so old runs stay readable and new ones fit."""
+    present = inspect(engine)
+    with engine.begin() as conn:
+        for table in METADATA.sorted_tables:
+            if not present.has_table(table.name):
+                continue
+            have = {c["name"] for c in present.get_columns(table.name)}
+            for column in table.columns:
+                if column.name in have or not column.nullable:
+                    continue
+                kind = column.type.compile(dialect=engine.dialect)
+                conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))

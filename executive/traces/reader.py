@@ -1,9 +1,19 @@
 """Reading traces back: runs, their inputs, events, plan versions, state hashes, telemetry.
 
-Rows come back as plain dicts. A run id may be given by a unique prefix (4+ characters).
+Rows come back as plain dicts, one key per column. ``run()`` takes a run id or, with
+``prefix=True`` (the default, what the CLI offers), a unique prefix of it (4+ characters)
+and returns the full id in its row; an exact id always wins, and a prefix is matched
+literally (``_`` and ``%`` are escaped, never LIKE wildcards). ``run(..., prefix=False)``
+matches exact ids only (the dashboard's ``/api/runs/{id}``). Both refuse an id that is not
+1 to ``RUN_ID_MAX_LENGTH`` of ``RUN_ID_CHARACTERS`` (``run_id_problem``) before any query.
+Every other method wants the full id. Reads are synchronous: call them off the event loop,
+or between ticks.
 """
 
 from __future__ import annotations
+
+import re
+import time
 
 from sqlalchemy import select
 
@@ -11,10 +21,52 @@ from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 
-__all__ = ["TraceReader"]
+__all__ = [
+    "MIN_PREFIX",
+    "RUN_ID_CHARACTERS",
+    "RUN_ID_MAX_LENGTH",
+    "STALE_S",
+    "TraceReader",
+    "effective_status",
+    "run_id_problem",
+]
+
+RUN_ID_MAX_LENGTH = 64  # ids are 16 hex digits (executive.contracts.new_id); names fit too
+RUN_ID_CHARACTERS = "letters, digits, '_', '-', '.' and ':'"
+_RUN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+MIN_PREFIX = 4  # characters of a prefix, so that a short one is not a lottery
+
+
+def run_id_problem(run_id: object) -> str | None:
+    """What is wrong with ``run_id`` as a run id (one line), or None when it may be one."""
+    if not isinstance(run_id, str) or not run_id:
+        return "a run id is not empty"
+    if len(run_id) > RUN_ID_MAX_LENGTH:
+        return f"a run id is at most {RUN_ID_MAX_LENGTH} characters, got {len(run_id):,}"
+    if not _RUN_ID.fullmatch(run_id):
+        return f"run id {run_id!r}: a run id is made of {RUN_ID_CHARACTERS}"
+    return None
+
+
+# A run whose writer has not stamped it alive for this long is dead: the writer beats every
+# few seconds while its process lives, whatever the pace of the run.
+STALE_S = 30.0
+
+
+def effective_status(row: dict, now: float | None = None) -> str:
+    """A run's status as stored, except that a run still "running" whose heartbeat stopped
+    more than ``STALE_S`` ago is "crashed" (killed, or its machine lost)."""
+    status = str(row.get("status") or "running")
+    if status != "running":
+        return status
+    seen = row.get("last_seen") or row.get("started_at") or 0.0
+    return "crashed" if (now if now is not None else time.time()) - seen > STALE_S else status
 
 
 class TraceReader:
+    """Read-only queries on one trace store (``url``: any SQLAlchemy URL; tables are
+    created if missing, so an empty store reads as no runs). ``close()`` when done."""
+
     def __init__(self, url: str) -> None:
         self.url = url
         self._engine = open_store(url)
@@ -24,47 +76,204 @@ class TraceReader:
             return [dict(row._mapping) for row in conn.execute(query)]
 
     def runs(self, limit: int = 50) -> list[dict]:
-        q = select(S.runs.c.run_id, S.runs.c.started_at, S.runs.c.ended_at, S.runs.c.status,
-                   S.runs.c.config, S.runs.c.outcome).order_by(S.runs.c.started_at.desc()).limit(limit)
-        return [{**r, "total_points": (r.pop("outcome") or {}).get("total_points")}
-                for r in self._rows(q)]
+        """The newest ``limit`` runs first: id, start / end (Unix seconds), status, config
+        and ``total_points`` (None until the run has ended)."""
+        q = (
+            select(
+                S.runs.c.run_id,
+                S.runs.c.started_at,
+                S.runs.c.ended_at,
+                S.runs.c.status,
+                S.runs.c.config,
+                S.runs.c.outcome,
+                S.runs.c.last_seen,
+                S.runs.c.last_tick,
+            )
+            .order_by(S.runs.c.started_at.desc())
+            .limit(limit)
+        )
+        return [
+            {
+                **r,
+                "status": effective_status(r),
+                "total_points": (r.pop("outcome") or {}).get("total_points"),
+            }
+            for r in self._rows(q)
+        ]
 
-    def run(self, run_id: str) -> dict:
-        if len(run_id) < 4:
-            raise ExecutiveError(f"run id {run_id!r}: give at least 4 characters")
-        rows = self._rows(select(S.runs).where(S.runs.c.run_id.startswith(run_id)).limit(2))
+    def listing(
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        status: str | None = None,
+        scenario: str | None = None,
+    ) -> list[dict]:
+        """Runs newest first, summarised: id, scenario name, started (Unix s), duration
+        (mission s), status (ended, interrupted, crashed, running), points, drones lost,
+        replans, engine, parent run. ``status`` and ``scenario`` (a substring of the
+        scenario file's name) filter; ``limit`` / ``offset`` page."""
+        q = select(
+            S.runs.c.run_id,
+            S.runs.c.parent_run_id,
+            S.runs.c.started_at,
+            S.runs.c.ended_at,
+            S.runs.c.status,
+            S.runs.c.config,
+            S.runs.c.outcome,
+            S.runs.c.last_seen,
+            S.runs.c.last_tick,
+        ).order_by(S.runs.c.started_at.desc())
+        out = []
+        for r in self._rows(q):
+            summary = _summary(r)
+            if status is not None and summary["status"] != status:
+                continue
+            if scenario is not None and scenario not in (summary["scenario"] or ""):
+                continue
+            out.append(summary)
+        return out[offset : offset + limit]
+
+    def run(self, run_id: str, *, prefix: bool = True) -> dict:
+        """The run's whole row (scenario, seed, config, outcome ...), by its id, or with
+        ``prefix`` by a unique prefix of it (an exact id wins over longer ids it begins).
+
+        Raises ``ExecutiveError`` for an id that cannot be one (``run_id_problem``), a prefix
+        under ``MIN_PREFIX`` characters, no match or several matches.
+        """
+        problem = run_id_problem(run_id)
+        if problem is not None:
+            raise ExecutiveError(problem)
+        exact = self._rows(select(S.runs).where(S.runs.c.run_id == run_id))
+        rows = exact
+        if not exact and prefix:
+            if len(run_id) < MIN_PREFIX:
+                raise ExecutiveError(
+                    f"no run {run_id!r} in {self.url} (a prefix needs {MIN_PREFIX}+ characters)"
+                )
+            # autoescape: '_' and '%' in the id are literal characters, not LIKE wildcards
+            rows = self._rows(
+                select(S.runs).where(S.runs.c.run_id.startswith(run_id, autoescape=True)).limit(2)
+            )
         if not rows:
             raise ExecutiveError(f"no run {run_id!r} in {self.url}")
         if len(rows) > 1:
             raise ExecutiveError(f"run id {run_id!r} is ambiguous in {self.url}: give more of it")
-        return rows[0]
+        return {**rows[0], "status": effective_status(rows[0])}
 
     def inputs(self, run_id: str) -> list[dict]:
-        return self._rows(select(S.inputs).where(S.inputs.c.run_id == run_id)
-                          .order_by(S.inputs.c.id))
+        """The stamped edits and commands, in the order they were submitted (what a replay
+        resubmits)."""
+        return self._rows(
+            select(S.inputs).where(S.inputs.c.run_id == run_id).order_by(S.inputs.c.id)
+        )
 
     def events(self, run_id: str, since_tick: int | None = None) -> list[dict]:
+        """The events in the order they were recorded; from tick ``since_tick`` on
+        (inclusive) when given."""
         q = select(S.events).where(S.events.c.run_id == run_id)
         if since_tick is not None:
             q = q.where(S.events.c.tick >= since_tick)
         return self._rows(q.order_by(S.events.c.id))
 
     def plan_versions(self, run_id: str) -> list[dict]:
-        return self._rows(select(S.plan_versions).where(S.plan_versions.c.run_id == run_id)
-                          .order_by(S.plan_versions.c.tick))
+        """Every plan version (committed, draft, superseded ...), by the tick it was made."""
+        return self._rows(
+            select(S.plan_versions)
+            .where(S.plan_versions.c.run_id == run_id)
+            .order_by(S.plan_versions.c.tick)
+        )
 
     def state_hashes(self, run_id: str) -> dict[int, str]:
-        rows = self._rows(select(S.state_hashes.c.tick, S.state_hashes.c.hash)
-                          .where(S.state_hashes.c.run_id == run_id))
+        """Tick -> the state hash recorded there (every ``hash_every`` ticks)."""
+        rows = self._rows(
+            select(S.state_hashes.c.tick, S.state_hashes.c.hash).where(
+                S.state_hashes.c.run_id == run_id
+            )
+        )
         return {r["tick"]: r["hash"] for r in rows}
 
     def last_telemetry(self, run_id: str) -> dict | None:
-        rows = self._rows(select(S.telemetry).where(S.telemetry.c.run_id == run_id)
-                          .order_by(S.telemetry.c.tick.desc()).limit(1))
+        """The latest telemetry row (tick, drones), or None when none was recorded."""
+        rows = self._rows(
+            select(S.telemetry)
+            .where(S.telemetry.c.run_id == run_id)
+            .order_by(S.telemetry.c.tick.desc())
+            .limit(1)
+        )
         return rows[0] if rows else None
 
     def agent_runs(self, run_id: str) -> list[dict]:
+        """The agent runs recorded under this mission run, in no guaranteed order."""
         return self._rows(select(S.agent_runs).where(S.agent_runs.c.mission_run_id == run_id))
 
+    # ----- ranges, for a replay that seeks and plays ---------------------------------------
+
+    def telemetry_range(
+        self, run_id: str, start: int = 0, end: int | None = None, every: int = 1
+    ) -> list[dict]:
+        """Telemetry rows with ``start <= tick <= end``, in tick order; with ``every`` > 1
+        only the rows on ticks that are multiples of it (thinned in the database)."""
+        q = select(S.telemetry.c.tick, S.telemetry.c.drones).where(
+            S.telemetry.c.run_id == run_id, S.telemetry.c.tick >= start
+        )
+        if end is not None:
+            q = q.where(S.telemetry.c.tick <= end)
+        if every > 1:
+            q = q.where(S.telemetry.c.tick % every == 0)
+        return self._rows(q.order_by(S.telemetry.c.tick))
+
+    def telemetry_at(self, run_id: str, tick: int) -> dict | None:
+        """The last telemetry row at or before ``tick``."""
+        rows = self._rows(
+            select(S.telemetry.c.tick, S.telemetry.c.drones)
+            .where(S.telemetry.c.run_id == run_id, S.telemetry.c.tick <= tick)
+            .order_by(S.telemetry.c.tick.desc())
+            .limit(1)
+        )
+        return rows[0] if rows else None
+
+    def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
+        """Events with ``start <= tick <= end``, in the order they were recorded."""
+        q = select(S.events).where(S.events.c.run_id == run_id, S.events.c.tick >= start)
+        if end is not None:
+            q = q.where(S.events.c.tick <= end)
+        return self._rows(q.order_by(S.events.c.id))
+
+    def snapshot_at(self, run_id: str, tick: int) -> dict | None:
+        """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
+        rows = self._rows(
+            select(S.snapshots.c.tick, S.snapshots.c.scene)
+            .where(S.snapshots.c.run_id == run_id, S.snapshots.c.tick <= tick)
+            .order_by(S.snapshots.c.tick.desc())
+            .limit(1)
+        )
+        return rows[0] if rows else None
+
     def close(self) -> None:
+        """Release the database connections."""
         self._engine.dispose()
+
+
+def _summary(row: dict) -> dict:
+    """One line of ``listing``: what a person picks a run by."""
+    config = row.get("config") or {}
+    outcome = row.get("outcome") or {}
+    policy = config.get("policy") or {}
+    hz = 20.0
+    ticks = outcome.get("ticks") or row.get("last_tick")
+    file = config.get("scenario_file") or ""
+    return {
+        "run_id": row["run_id"],
+        "parent_run_id": row.get("parent_run_id"),
+        "scenario": file.rsplit("/", 1)[-1] if file else None,
+        "started_at": row["started_at"],
+        "duration_s": outcome.get("sim_seconds") or ((ticks or 0) / hz if ticks else None),
+        "status": effective_status(row),
+        "points": outcome.get("total_points"),
+        "lost": len(outcome.get("lost") or []),
+        "replans": len(outcome.get("replans") or []),
+        "engine": config.get("engine") if config.get("agents", True) else "none",
+        "commit": policy.get("commit", "auto"),
+        "fork": config.get("fork"),
+    }

@@ -18,8 +18,18 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["METADATA", "agent_runs", "events", "inputs", "memories", "plan_versions", "runs",
-           "state_hashes", "telemetry"]
+__all__ = [
+    "METADATA",
+    "agent_runs",
+    "events",
+    "inputs",
+    "memories",
+    "plan_versions",
+    "runs",
+    "snapshots",
+    "state_hashes",
+    "telemetry",
+]
 
 METADATA = MetaData()
 
@@ -27,7 +37,8 @@ METADATA = MetaData()
 def _per_tick(name: str, *columns: Column) -> Table:
     """A table of rows stamped with a run and a tick, indexed for reading a run in order."""
     return Table(
-        name, METADATA,
+        name,
+        METADATA,
         Column("id", Integer, primary_key=True, autoincrement=True),
         Column("run_id", String(32), nullable=False),
         Column("tick", Integer, nullable=False),
@@ -37,7 +48,8 @@ def _per_tick(name: str, *columns: Column) -> Table:
 
 
 runs = Table(
-    "runs", METADATA,
+    "runs",
+    METADATA,
     Column("run_id", String(32), primary_key=True),
     Column("parent_run_id", String(32)),
     Column("scenario", JSON, nullable=False),
@@ -47,19 +59,28 @@ runs = Table(
     Column("ended_at", Float),
     Column("status", String(16), nullable=False, default="running"),
     Column("outcome", JSON),
+    # The writer's heartbeat while the run is alive (Unix seconds), and the last tick it
+    # stored: a run still "running" whose heartbeat stopped has crashed at that tick.
+    Column("last_seen", Float),
+    Column("last_tick", Integer),
 )
 
-inputs = _per_tick("inputs", Column("kind", String(16), nullable=False),
-                   Column("payload", JSON, nullable=False),
-                   Column("source", String(16), nullable=False))
+inputs = _per_tick(
+    "inputs",
+    Column("kind", String(16), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("source", String(16), nullable=False),
+)
 
 telemetry = _per_tick("telemetry", Column("drones", JSON, nullable=False))
 
-events = _per_tick("events", Column("kind", String(48), nullable=False),
-                   Column("payload", JSON, nullable=False))
+events = _per_tick(
+    "events", Column("kind", String(48), nullable=False), Column("payload", JSON, nullable=False)
+)
 
 plan_versions = Table(
-    "plan_versions", METADATA,
+    "plan_versions",
+    METADATA,
     Column("plan_id", String(32), primary_key=True),
     Column("run_id", String(32), nullable=False, index=True),
     Column("parent_plan_id", String(32)),
@@ -69,10 +90,12 @@ plan_versions = Table(
     Column("trigger", Text, nullable=False),
     Column("solution", JSON, nullable=False),
     Column("latency_ms", Float),
+    Column("provenance", JSON),
 )
 
 agent_runs = Table(
-    "agent_runs", METADATA,
+    "agent_runs",
+    METADATA,
     Column("run_id", String(32), primary_key=True),
     Column("parent_run_id", String(32), index=True),
     Column("mission_run_id", String(32), nullable=False, index=True),
@@ -94,10 +117,13 @@ agent_runs = Table(
 
 state_hashes = _per_tick("state_hashes", Column("hash", String(64), nullable=False))
 
+snapshots = _per_tick("snapshots", Column("scene", JSON, nullable=False))
+
 # Persistent memories (seed 001): instruction | note | preference | warning, injected into
 # every agent prompt while active; removing one clears ``active`` (kept for the record).
 memories = Table(
-    "memories", METADATA,
+    "memories",
+    METADATA,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("kind", String(16), nullable=False),
     Column("text", Text, nullable=False),

@@ -1,0 +1,122 @@
+"""One typed run configuration: everything that decides how a mission is run.
+
+The CLI, the dashboard and the benches build a ``RunConfig``; ``executive.session`` runs a
+mission from it, and the run's trace record stores it as it was (secrets masked), so what
+a stored run says it did is what it did.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from executive.loop.policy import Policy
+from sim.pacing import MAX_SPEED, MIN_SPEED
+
+__all__ = ["ENGINES", "DashboardConfig", "EngineName", "RunConfig"]
+
+EngineName = Literal["rules", "anthropic", "replay"]
+ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "replay")
+
+
+class DashboardConfig(BaseModel):
+    """Where the live dashboard serves, and the token that guards its commands."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)  # 0: any free port
+    token: SecretStr  # recorded masked, never in clear
+
+
+class RunConfig(BaseModel):
+    """Everything that decides how a mission is run (frozen; recorded with the run)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scenario_file: str | None = None  # where the scenario came from, for reports
+    # Times real time; None runs as fast as possible (and waits for each planning round at
+    # its cut, so a batch run reproduces exactly).
+    speed: float | None = Field(None, ge=MIN_SPEED, le=MAX_SPEED)
+    engine: EngineName = "rules"
+    model: str | None = None  # the LLM model of the anthropic engine
+    replay_run: str | None = None  # with engine "replay": the run whose answers to replay
+    agents: bool = True  # the agent chain next to the algorithmic planner
+    agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
+    oracle: bool = False  # plan once knowing the whole timeline (a comparison)
+    seed: int = 0  # the planner's random seed
+    # The planner's search budget in iterations; None: ``policy.batch_iterations`` when the
+    # run goes as fast as possible (reproducible), else bounded by the round's deadline.
+    iterations: int | None = Field(None, ge=1)
+    trace_url: str | None = None  # a SQLAlchemy URL; None: no traces
+    # Also publish on this broker: mqtt[s]://[USER@]HOST[:PORT]. A password given in the URL
+    # is moved to mqtt_password (recorded masked), so the URL never holds one.
+    mqtt: str | None = None
+    mqtt_password: SecretStr | None = None
+    mqtt_ca: str | None = None  # the CA file (PEM) that checks an mqtts:// broker
+    # Signs and checks every MQTT message (executive.bus.signing); None: the dashboard's
+    # token, and without a dashboard the messages go unsigned.
+    mqtt_token: SecretStr | None = None
+    dashboard: DashboardConfig | None = None  # serve the live dashboard
+    policy: Policy = Policy()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _password_out_of_url(cls, data: Any) -> Any:
+        url = data.get("mqtt") if isinstance(data, dict) else None
+        if not isinstance(url, str) or "@" not in url:
+            return data
+        scheme, sep, rest = url.partition("://")
+        userinfo, _, hostport = rest.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if not sep or not colon:
+            return data
+        if data.get("mqtt_password") is not None:
+            raise ValueError("mqtt: the password is given twice (in the URL and mqtt_password)")
+        return {
+            **data,
+            "mqtt": f"{scheme}://{user}@{hostport}",
+            "mqtt_password": SecretStr(unquote(password)),
+        }
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        if self.engine == "replay" and not self.replay_run:
+            raise ValueError("engine 'replay' needs replay_run: the run whose answers to replay")
+        if self.mqtt is not None:
+            parts = urlsplit(self.mqtt)
+            if parts.scheme not in ("mqtt", "mqtts") or not parts.netloc:
+                raise ValueError(
+                    f"mqtt {self.mqtt!r}: expected mqtt://HOST[:PORT] or mqtts://HOST[:PORT]"
+                )
+            if self.mqtt_ca is not None and parts.scheme != "mqtts":
+                raise ValueError("mqtt_ca: a CA file is for TLS, an mqtts:// broker")
+        elif self.mqtt_password is not None or self.mqtt_ca is not None:
+            raise ValueError("mqtt_password and mqtt_ca need an mqtt broker URL")
+        return self
+
+    @property
+    def mqtt_signing_token(self) -> SecretStr | None:
+        """The token that signs this run's MQTT messages: ``mqtt_token``, else the
+        dashboard's, else None (unsigned)."""
+        if self.mqtt_token is not None:
+            return self.mqtt_token
+        return self.dashboard.token if self.dashboard is not None else None
+
+    @property
+    def live(self) -> bool:
+        """Published on a bus: for a dashboard, an MQTT broker, or both."""
+        return self.dashboard is not None or self.mqtt is not None
+
+    @property
+    def search_iterations(self) -> int | None:
+        """The planner's iteration budget for this run (see ``iterations``)."""
+        if self.iterations is not None:
+            return self.iterations
+        return self.policy.batch_iterations if self.speed is None else None
+
+    def recorded(self) -> dict[str, object]:
+        """The configuration as the trace store keeps it (tokens and passwords masked)."""
+        return self.model_dump(mode="json")

@@ -1,0 +1,180 @@
+"""The whole picture of a live run, as a view needs it: airports, targets with their
+status, SAMs (known, and hidden ones for a truth toggle), each drone's flown trail, frozen
+and planned path, fuel and margin, and the draft under review with what it changes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from executive.loop import Executive
+from planner.geometry import Path
+from planner.model import Solution
+from sim.flight import slice_path
+
+__all__ = ["scene"]
+
+_SAGITTA = 0.05  # km: how finely arcs are drawn on the map
+
+
+def _polyline(path: Path | None) -> list[list[float]]:
+    if path is None or path.length <= 0.0:
+        return []
+    return [[round(float(x), 4), round(float(y), 4)] for x, y in path.sample(_SAGITTA)]
+
+
+def _cut(path: Path, s0: float, s1: float) -> Path | None:
+    """The part of ``path`` between arc lengths ``s0`` and ``s1``."""
+    tail = slice_path(path, s0)
+    if tail is None or s1 <= s0:
+        return None
+    rest = slice_path(tail.reversed(), max(0.0, tail.length - (s1 - s0)))
+    return None if rest is None else rest.reversed()
+
+
+def scene(
+    executive: Executive, trails: dict[str, list[list[float]]] | None = None
+) -> dict[str, Any]:
+    """The whole picture a view needs, from what the executive holds now, as the
+    ``scene`` topic's payload (the executive must have started; read it between ticks).
+
+    Targets carry a status (collected, excluded, planned, pending); SAMs say whether they
+    are known (a hidden SAM is shown only on a view's truth toggle); each drone has its
+    flown trail (``trails``: drone -> [x, y] points, kept by the host), the frozen part of
+    its path (up to the checkpoint of a round in flight), the rest of its planned path as
+    polylines, its route, fuel and ``margin_km``: the fuel left once the frozen and planned
+    path is flown (airborne drones only, else None). Distances are km. ``draft`` is the
+    plan under review, with what it changes against the committed plan, or None.
+    """
+    sim = executive.sim
+    world = sim.world
+    known = world.known_environment
+    truth = world.truth_environment
+    known_sams = {s.id for s in known.sams}
+    collected = world.collected()
+    plan = executive.plan
+    planned: dict[str, str] = {}
+    if plan is not None:
+        for drone_id, result in plan.routes.items():
+            for target in result.visited_targets:
+                planned[target] = drone_id
+    excluded = set(plan.excluded_targets) if plan is not None else set()
+    targets = []
+    for t in known.targets:
+        inside = any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in known.sams)
+        status = (
+            "collected"
+            if t.id in collected
+            else "excluded"
+            if inside or t.id in excluded
+            else "planned"
+            if t.id in planned
+            else "pending"
+        )
+        targets.append(
+            {
+                "id": t.id,
+                "x": t.x,
+                "y": t.y,
+                "priority": t.priority,
+                "type": t.type,
+                "status": status,
+                "drone": collected.get(t.id) or planned.get(t.id),
+            }
+        )
+    sams = [
+        {"id": s.id, "x": s.x, "y": s.y, "range": s.range, "known": s.id in known_sams}
+        for s in truth.sams
+    ]
+    checkpoints = executive.checkpoints
+    drones: dict[str, Any] = {}
+    for drone_id, config in executive.scenario.drone_configs.items():
+        flight = world.flight(drone_id)
+        status = world.status(drone_id)
+        x, y, heading = world.position(drone_id)
+        s = world.progress(drone_id)
+        frozen = ahead = None
+        if flight is not None and status in ("flying", "holding") and not flight.holding:
+            c = checkpoints.get(drone_id)
+            if c is not None and c.airborne and c.s > s:
+                frozen = _cut(flight.path, s, c.s)
+                ahead = slice_path(flight.path, c.s)
+            else:
+                ahead = slice_path(flight.path, s)
+        planned_route = plan.routes.get(drone_id) if plan is not None else None
+        route = planned_route.route if planned_route is not None else []
+        remaining = ahead.length if ahead is not None else 0.0
+        remaining += frozen.length if frozen is not None else 0.0
+        fuel = world.fuel(drone_id)
+        drones[drone_id] = {
+            "x": x,
+            "y": y,
+            "heading": heading,
+            "status": status,
+            "fuel": fuel,
+            "budget": config.fuel_budget,
+            "speed": world.config.speed_of(drone_id),
+            "sensors": config.accessible_targets,
+            "enabled": config.enabled,
+            "route": route,
+            "remaining_km": remaining,
+            # fuel left over once the planned path is flown: the margin ring on the map
+            "margin_km": fuel - remaining if status in ("flying", "holding") else None,
+            "flown": list((trails or {}).get(drone_id, [])),
+            "frozen": _polyline(frozen),
+            "planned": _polyline(ahead),
+            "holding": bool(flight is not None and flight.holding),
+        }
+    draft = _draft(executive.review())
+    return {
+        "run_id": executive.run_id,
+        "tick": sim.tick,
+        "time": sim.time,
+        "tick_hz": sim.tick_hz,
+        "mode": executive.mode,
+        "speed": executive.speed,
+        "plan_id": executive.plan_id,
+        "planned_points": plan.total_points if plan is not None else 0.0,
+        "airports": [{"id": a.id, "x": a.x, "y": a.y} for a in known.airports],
+        "targets": targets,
+        "sams": sams,
+        "drones": drones,
+        "draft": draft,
+        "constraints": executive.constraints.model_dump(mode="json"),
+        "collected_points": float(sum(t.priority for t in known.targets if t.id in collected)),
+    }
+
+
+def _draft(review: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The review panel's picture of the draft waiting for the operator: what it was when
+    made, how long it has waited, what it changes over the remainder, and (when the
+    drones have flown past its cut) the same intent rebased onto a recent state, which is
+    what ACCEPT would fly: its routes are the ones drawn."""
+    if review is None:
+        return None
+    rebased = review["rebased"]
+    shown: Solution = rebased["solution"] if rebased is not None else review["solution"]
+    return {
+        "plan_id": review["plan_id"],
+        "origin": review["origin"],
+        "ready_tick": review["ready_tick"],
+        "cut_tick": review["cut_tick"],
+        "waited_s": review["waited_s"],
+        "timeout_s": review["timeout_s"],
+        "points": review["points"],
+        "fuel": review["fuel"],
+        "dropped": review["dropped"],
+        "diff": review["diff"],
+        "rebased": None
+        if rebased is None
+        else {k: rebased[k] for k in ("cut_tick", "points", "fuel", "dropped")},
+        "routes": {
+            d: {
+                "route": r.route,
+                "points": r.total_points,
+                "fuel": r.fuel_used,
+                "path": [list(p) for p in (r.path or [])],
+            }
+            for d, r in shown.routes.items()
+        },
+    }

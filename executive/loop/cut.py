@@ -1,0 +1,138 @@
+"""Cut and freeze: the remainder of a mission as a planning problem from checkpoints.
+
+Each drone's checkpoint is where it will be at the cut tick if nothing changes (the sim's
+``World.checkpoint``); the path up to it is frozen (it keeps flying it) and the planned
+targets on that frozen part count as collected. The remainder is a ``planner`` scenario:
+the *known* environment only (belief, never truth), a synthetic start ``D1_START`` at each
+airborne drone's checkpoint, the fuel left there (minus the reserve) as its budget,
+collected targets removed. Parked and landed drones start from their airport with the fuel
+they have, so they can take over the targets of a lost drone. Lost drones, and drones the
+executive sent home, are not planned.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planner.model import Scenario, synthetic_start_id
+from sim.world import World
+
+__all__ = ["Checkpoint", "ReplanProblem", "build_replan"]
+
+_AT_AIRPORT = 1e-6  # km
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where one drone will be at the cut tick if nothing changes, and what it has then."""
+
+    drone: str
+    tick: int  # the cut tick
+    x: float  # km
+    y: float  # km
+    heading: float
+    s: float  # km of arc length along the current flight at the checkpoint (0 on the ground)
+    fuel: float  # km of fuel left there
+    airborne: bool  # False on the ground, or when the flight will have landed by the cut
+    start_id: str  # the node the remainder starts from: D1_START or an airport id
+    frozen_targets: tuple[str, ...]  # planned waypoints reached before the checkpoint
+
+
+@dataclass(frozen=True)
+class ReplanProblem:
+    """The remainder of the mission at a cut, ready for the planner."""
+
+    tick: int  # the cut: commands of the new plan are stamped for this tick
+    scenario: Scenario  # the remainder, for the planner
+    checkpoints: dict[str, Checkpoint]  # per planned drone (none for lost, disabled, left out)
+    left_out: dict[str, str] = field(default_factory=dict)  # drone -> why it is not planned
+
+    @property
+    def frozen_targets(self) -> set[str]:
+        """Targets reached on the frozen paths: they count as collected in the remainder."""
+        return {t for c in self.checkpoints.values() for t in c.frozen_targets}
+
+
+def build_replan(
+    world: World, tick: int, *, reserve: float = 0.0, not_planned: dict[str, str] | None = None
+) -> ReplanProblem:
+    """The remainder of the mission as it will be at ``tick`` (>= the next tick to run).
+
+    ``tick`` is raised to ``world.tick`` if it is earlier. ``reserve`` (km) comes off each
+    drone's fuel to make its budget; ``not_planned`` (drone -> why) names drones to leave
+    out (sent home), on top of the lost ones. Reads ``world``, never changes it.
+    """
+    tick = max(int(tick), world.tick)
+    scenario = world.scenario
+    known = world.known_environment
+    collected = set(world.collected())
+    left_out = dict(not_planned or {})
+    checkpoints: dict[str, Checkpoint] = {}
+    starts: dict[str, dict[str, float]] = {}
+    configs = {}
+    for drone_id, config in scenario.drone_configs.items():
+        status = world.status(drone_id)
+        if status == "lost":
+            left_out.setdefault(drone_id, "lost")
+        if not config.enabled or drone_id in left_out:
+            configs[drone_id] = config.model_copy(update={"enabled": False})
+            continue
+        cp = _checkpoint(world, drone_id, tick, known)
+        checkpoints[drone_id] = cp
+        if cp.airborne:
+            starts[cp.start_id] = {"x": cp.x, "y": cp.y}
+        budget = max(0.0, cp.fuel - reserve)
+        configs[drone_id] = config.model_copy(
+            update={
+                "start_airport": cp.start_id,
+                "fuel_budget": budget,
+                "frozen_segments": [],
+                # A drone that started elsewhere still returns to its home airport.
+                "home_airport": config.home,
+            }
+        )
+    gone = collected | {t for c in checkpoints.values() for t in c.frozen_targets}
+    environment = known.model_dump(by_alias=True)
+    environment["targets"] = [t for t in environment["targets"] if t["id"] not in gone]
+    environment["synthetic_starts"] = starts
+    remainder = Scenario.model_validate(
+        {
+            "environment": environment,
+            "drone_configs": {k: v.model_dump(by_alias=True) for k, v in configs.items()},
+            "sim": scenario.sim.model_dump(),
+        }
+    )
+    return ReplanProblem(tick, remainder, checkpoints, left_out)
+
+
+def _checkpoint(world: World, drone_id: str, tick: int, known) -> Checkpoint:
+    status = world.status(drone_id)
+    fuel_now = world.fuel(drone_id)
+    if status in ("flying", "holding"):
+        s_now = world.progress(drone_id)
+        x, y, heading, s = world.checkpoint(drone_id, tick)
+        flight = world.flight(drone_id)
+        ahead = max(0, tick - world.tick) * world.config.speed_of(drone_id) * world.dt
+        reached: tuple[str, ...] = ()
+        if flight is not None and not flight.holding:
+            reached = tuple(t for t, w in flight.waypoints if s_now < w <= s + 1e-9)
+            ahead = min(ahead, max(0.0, flight.length - s_now))
+        fuel = max(0.0, fuel_now - ahead)
+        at = _airport_at(known, x, y)
+        if flight is not None and not flight.holding and s >= flight.length - 1e-12 and at:
+            # It will have landed by the cut: it starts again from that airport.
+            return Checkpoint(drone_id, tick, x, y, heading, s, fuel, False, at, reached)
+        return Checkpoint(
+            drone_id, tick, x, y, heading, s, fuel, True, synthetic_start_id(drone_id), reached
+        )
+    x, y, heading = world.position(drone_id)
+    at = _airport_at(known, x, y) or world.scenario.drone_configs[drone_id].start or ""
+    return Checkpoint(drone_id, tick, x, y, heading, 0.0, fuel_now, False, at, ())
+
+
+def _airport_at(environment, x: float, y: float) -> str | None:
+    for airport in environment.airports:
+        if math.hypot(airport.x - x, airport.y - y) <= _AT_AIRPORT:
+            return airport.id
+    return None

@@ -1,0 +1,550 @@
+"""The mission executive: observe -> decide -> act, once per tick, never waiting on a plan.
+
+Contract
+--------
+Options
+    ``Executive(scenario, planner=..., sink=..., config=RunConfig(), run_id=None,
+    publish=None, coordinate=None)``. ``planner`` is a ``MissionPlanner`` (async; it plans
+    in worker threads and races its agents against the deadline); ``sink`` a ``TraceSink``
+    (``emit`` never blocks); ``publish(topic, payload)`` an optional non-blocking bus hook
+    (topics ``telemetry``, ``events``, ``plan``, ``agents``, ``status``); ``coordinate(text)``
+    turns an operator's words into constraints (default: the deterministic coordinator); ``on_tick(result)`` is
+    called after every tick (the live host publishes its scene from it; it must not block).
+Consumes
+    ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
+    for the coordinator); ``edit(Edit)``: an operator's environment edit. Both are queued and
+    take effect at the next tick boundary (edits are stamped for the next tick).
+Produces
+    Commands stamped into the sim (``fly_path`` at each cut, ``hold``/``resume`` for PAUSE,
+    ``return_to_base`` for fuel safety), trace records (run, inputs, telemetry, events,
+    plan versions, state hashes), bus messages, and at the end a ``RunReport``.
+Lifecycle
+    ``await run(speed)``: plans the first mission, then ticks until the mission is over or
+    ``stop()``. ``speed`` None runs as fast as possible and waits for each planning round
+    at its cut tick (so batch runs reproduce); a number paces at that multiple of real time
+    and never waits: a draft that arrives after its cut tick is stale and is replanned.
+
+The state machine (seed 000 §8): FLYING (CONTINUE) -> a trigger -> CUT_AND_FREEZE at the
+checkpoints + REPLAN_REMAINDER (a round in flight) -> DRAFT_READY -> COMMIT_PLAN (policy
+``auto``) or REVIEW until ACCEPT (COMMIT_PLAN) / REJECT. PAUSE holds every flying drone,
+RESUME resumes them; RESET drops drafts and constraints and replans from scratch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from executive.contracts import (
+    HumanCommand,
+    MissionPlanner,
+    PlanRequest,
+    RunRecord,
+    TraceSink,
+    new_id,
+)
+from executive.errors import ExecutiveError
+from executive.loop.cut import Checkpoint
+from executive.loop.record import Publish, Recorder
+from executive.loop.report import Replan, RunReport, lateness_summary
+from executive.loop.rounds import Rounds
+from executive.loop.safety import Safety
+from executive.traces.sinks import backlog, drain, dropped_by
+from planner.constraints import OperatorConstraints, merge_constraints, parse_constraints
+from planner.edits import Edit
+from planner.mission import Mission, compile_mission
+from planner.model import Scenario, Solution
+from planner.validation import validate_solution
+from sim import (
+    Clock,
+    DroneTelemetry,
+    Hold,
+    Pacer,
+    ResumeFlight,
+    Sim,
+    SimError,
+    TickResult,
+    WallClock,
+)
+from sim.outcome import mission_outcome
+from sim.pacing import check_speed
+
+if TYPE_CHECKING:
+    from executive.config import RunConfig
+
+__all__ = ["Executive", "Replan", "RunReport"]
+
+log = logging.getLogger(__name__)
+
+_SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a run ticks
+
+
+def _warm_kernels() -> None:
+    from planner import orienteering, team_search
+
+    team_search.warmup()
+    orienteering.warmup()
+
+
+class Executive:
+    """Observe -> decide -> act over one mission; see the module's contract."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        planner: MissionPlanner,
+        sink: TraceSink,
+        config: RunConfig | None = None,
+        run_id: str | None = None,
+        publish: Publish | None = None,
+        coordinate: Callable[[str], dict[str, Any]] | None = None,
+        initial_plan: Solution | None = None,
+        initial_mission: Mission | None = None,
+        on_tick: Callable[[TickResult], None] | None = None,
+        clock: Clock | None = None,
+        snapshot: Callable[[Executive], dict[str, Any]] | None = None,
+    ) -> None:
+        if config is None:
+            from executive.config import RunConfig  # config imports the loop's policy
+
+            config = RunConfig()
+        self.scenario = scenario
+        self.planner = planner
+        self.sink = sink
+        self.config = config
+        self.policy = config.policy
+        self.seed = config.seed
+        self.run_id = run_id or new_id()
+        self.recorder = Recorder(self.run_id, sink, publish)
+        self.rounds = Rounds(self)
+        self.safety = Safety(self)
+        # Operator words in CUT / REPLAN -> constraints; the deterministic coordinator over
+        # what is known when the words arrive, unless the caller brings its own.
+        self._coordinate = coordinate or self._default_coordinator()
+        self._initial_plan = initial_plan
+        self._initial_mission = initial_mission  # what the initial plan was made on
+        self._on_tick = on_tick  # a watcher (the live host): after each tick, never blocks
+        self._sim: Sim | None = None
+        self.constraints = OperatorConstraints()  # from the operator's words, for every replan
+        self.instruction: str | None = None
+        self.paused = False
+        self.speed: float | None = None
+        self._commands: deque[HumanCommand] = deque()
+        self._edits: deque[Edit] = deque()
+        self._paused_drones: list[str] = []
+        self._stop = False
+        self._clock = clock or WallClock()
+        self._pacer: Pacer | None = None
+        self._woken = asyncio.Event()  # wakes a paced sleep when the speed changes
+        self._trace_dropped = 0  # trace records the sink dropped, as last reported
+        self._snapshot = snapshot  # the picture to keep in the traces (the live scene)
+        self._last_snapshot = -(10**9)
+        self._initial_points = 0.0
+        self.last: TickResult | None = None
+
+    def _default_coordinator(self) -> Callable[[str], dict[str, Any]]:
+        from executive.agents.coordinator import make_coordinate
+
+        return make_coordinate(
+            lambda: self.sim.world.known_environment,
+            self.scenario.drone_configs,
+            lambda: self.sim.world.collected(),
+        )
+
+    # ----- inputs (any coroutine or thread of the event loop) ------------------------
+
+    def command(self, command: HumanCommand) -> None:
+        """Queue an operator's command for the next tick boundary."""
+        self._commands.append(command)
+
+    def edit(self, edit: Edit) -> None:
+        """Queue an operator's environment edit, stamped for the next tick."""
+        self._edits.append(edit)
+
+    def stop(self) -> None:
+        """End the run after the current tick."""
+        self._stop = True
+
+    def watch(
+        self,
+        *,
+        publish: Publish | None = None,
+        on_tick: Callable[[TickResult], None] | None = None,
+    ) -> None:
+        """Attach a watcher's hooks (the live host's), as the constructor's would be."""
+        self.recorder.publish = publish
+        self._on_tick = on_tick
+
+    def set_speed(self, speed: float | None) -> None:
+        """Change the pace (K x real time, None: as fast as possible) from the next tick;
+        a tick waiting on the old pace is woken at once. Raises ``ExecutiveError`` outside
+        the sim's bounds."""
+        try:
+            check_speed(speed)
+        except SimError as exc:
+            raise ExecutiveError(str(exc)) from None
+        self.speed = speed
+        if self._pacer is not None:
+            self._pacer.set_speed(speed)
+        self._woken.set()
+
+    # ----- what watchers read ----------------------------------------------------------
+
+    @property
+    def sim(self) -> Sim:
+        """The simulation (``ExecutiveError`` before ``start``)."""
+        if self._sim is None:
+            raise ExecutiveError("the run has not started")
+        return self._sim
+
+    @property
+    def started(self) -> bool:
+        """The first plan is made and the simulation built."""
+        return self._sim is not None
+
+    @property
+    def plan(self) -> Solution | None:
+        """The committed plan (its remainder form)."""
+        return self.rounds.plan
+
+    @property
+    def plan_id(self) -> str | None:
+        """The id of the plan in force."""
+        return self.rounds.plan_id
+
+    @property
+    def replans(self) -> list[Replan]:
+        """Every planning round so far, as the report tells them."""
+        return self.rounds.replans
+
+    @property
+    def events_seen(self) -> deque[dict[str, Any]]:
+        """The last 500 events (sim and executive), for a joining view."""
+        return self.recorder.events_seen
+
+    @property
+    def mode(self) -> str:
+        """PAUSED, REVIEW (a draft waits for the operator), PLANNING or FLYING."""
+        if self.paused:
+            return "PAUSED"
+        if self.rounds.review is not None:
+            return "REVIEW"
+        if self.rounds.busy:
+            return "PLANNING"
+        return "FLYING"
+
+    @property
+    def draft(self) -> tuple[str, Solution, int] | None:
+        """The draft waiting for review: (plan id, solution, cut tick), or None."""
+        d = self.rounds.review
+        return None if d is None else (d.plan_id, d.solution, d.cut)
+
+    def review(self) -> dict[str, Any] | None:
+        """The draft under review as the review panel shows it (``Rounds.review_view``)."""
+        return self.rounds.review_view()
+
+    @property
+    def returning(self) -> dict[str, str]:
+        """Drones the safety layer sent home (id -> why): no plan re-tasks them."""
+        return dict(self.safety.returning)
+
+    # ----- what the plan lifecycle asks of the loop -------------------------------------
+
+    def planned(self, drones: set[str]) -> None:
+        """A committed plan re-tasks these drones."""
+        self.safety.planned(drones)
+
+    def fallback(self, drone_id: str, reason: str) -> None:
+        """A drone the planner could not plan gets the safety layer's fallback."""
+        self.safety.fallback(drone_id, reason)
+
+    def replan_failed(self, reason: str) -> None:
+        """No new plan is coming: the safety layer takes over what is unsafe."""
+        self.safety.after_failure(reason)
+
+    @property
+    def checkpoints(self) -> dict[str, Checkpoint]:
+        """The checkpoints of the round in flight (drone -> ``Checkpoint``), else {}."""
+        return self.rounds.checkpoints
+
+    # ----- the run -------------------------------------------------------------------
+
+    async def start(self) -> Solution | None:
+        """Plan the first mission (before tick 0) and build the simulation."""
+        if self._sim is not None:
+            return self.plan
+        self.sink.emit(
+            RunRecord(
+                self.run_id,
+                self.scenario.model_dump(mode="json", by_alias=True),
+                self.seed,
+                self.config.recorded(),
+            )
+        )
+        # Load every numba kernel now: a first load in a worker thread mid-run holds the GIL
+        # for tens of milliseconds, long enough to make a tick late.
+        await asyncio.to_thread(_warm_kernels)
+        solution = self._initial_plan
+        mission = self._initial_mission
+        latency = 0.0
+        if solution is None:
+            request = PlanRequest(
+                self.run_id,
+                new_id(),
+                0,
+                "initial",
+                self.scenario,
+                self.policy.planning_deadline_s * 4,
+                self.constraints,
+            )
+            started = time.perf_counter()
+            outcome = await self.planner.plan(request)
+            latency = (time.perf_counter() - started) * 1000
+            if outcome.followup is not None:
+                # The first plan is the planner's: agents weigh in from the first replan on.
+                outcome.followup.cancel()
+            solution = outcome.solution
+            mission = outcome.mission
+        mission = mission or compile_mission(self.scenario)
+        problems = validate_solution(mission, solution)
+        if problems:
+            raise ExecutiveError("the first plan is invalid: " + "; ".join(map(str, problems)))
+        self._sim = Sim(self.scenario, None, hash_every=self.policy.hash_every)
+        self.recorder.sim = self._sim
+        self._initial_points = solution.total_points
+        self.rounds.commit_initial(mission, solution, latency)
+        return solution
+
+    async def run(self, speed: float | None = None, *, until: int | None = None) -> RunReport:
+        """Run the mission to its end (or ``stop()``, or tick ``until``) at ``speed`` x real
+        time (None: as fast as possible), paced by the sim's ``Pacer`` on this executive's
+        clock; returns the report."""
+        await self.start()
+        sim = self.sim
+        self.speed = speed
+        pacer = self._pacer = Pacer(sim.tick_hz, speed, clock=self._clock)
+        # Worker threads (planning, traces) hand the GIL back to the loop every 1 ms instead
+        # of every 5: a tick waits at most about that long for it.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
+        frozen = self.speed is not None
+        if frozen:
+            # What exists now (modules, kernels, the compiled mission) lives for the run:
+            # keep it out of the cyclic collector, whose full passes over it take tens of ms.
+            # Done before the clock starts, so this one full pass delays no tick.
+            gc.collect()
+            gc.freeze()
+        began = self._clock.now()
+        pacer.start(sim.tick)
+        self.recorder.status("running")
+        try:
+            while not self._stop and not sim.done and (until is None or sim.tick < until):
+                if pacer.speed is None:
+                    await self.rounds.await_due()
+                else:
+                    await self._until_due(pacer, sim.tick)
+                    pacer.started(sim.tick)
+                self.tick_once()
+                if pacer.speed is None:
+                    # As fast as possible the run may wait: for the trace writer to catch
+                    # up (nothing is dropped), and for the bus, clients and rounds.
+                    if backlog(self.sink) >= 0.5:
+                        await drain(self.sink)
+                    if sim.tick % 64 == 0:
+                        await asyncio.sleep(0)
+                if sim.tick % 64 == 0:
+                    self._check_traces()
+        finally:
+            sys.setswitchinterval(switch)
+            if frozen:
+                gc.unfreeze()
+            self.rounds.cancel()
+        report = RunReport(
+            self.run_id,
+            mission_outcome(sim),
+            list(self.replans),
+            self._clock.now() - began,
+            sim.tick,
+            pacer.overruns,
+            lateness_summary(pacer.lateness, pacer.worst[1]),
+            sorted(self.safety.returning),
+            self._initial_points,
+            self.safety.actions,
+            list(self.rounds.commits),
+            dropped_by(self.sink),
+        )
+        self.recorder.status("ended", report.to_dict())
+        return report
+
+    def _check_traces(self) -> None:
+        """Paced, a full trace queue drops records: never silently. Say so once per batch
+        of losses, on the bus and in the log, and count them for the report."""
+        dropped = dropped_by(self.sink)
+        if dropped > self._trace_dropped:
+            log.warning("trace records dropped: %d so far", dropped)
+            self.recorder.event(
+                self.sim.tick,
+                "TRACE_DROPPED",
+                {"dropped": dropped - self._trace_dropped, "total": dropped},
+            )
+            self._trace_dropped = dropped
+
+    async def _until_due(self, pacer: Pacer, tick: int) -> None:
+        """Sleep until ``tick`` is due; a speed change wakes the sleep at once."""
+        while (delay := pacer.delay(tick)) > 0:
+            self._woken.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), delay)
+
+    def tick_once(self) -> TickResult:
+        """One tick: decide and act on what is due, step the sim, observe."""
+        sim = self.sim
+        self._decide()
+        result = sim.step()
+        self.last = result
+        self._observe(result)
+        if self._on_tick is not None:
+            self._on_tick(result)
+        return result
+
+    # ----- decide & act (at the tick boundary) ---------------------------------------
+
+    def _decide(self) -> None:
+        sim = self.sim
+        while self._edits:
+            self.recorder.submit(self._edits.popleft(), "operator")
+        while self._commands:
+            self._human(self._commands.popleft())
+        self.rounds.decide()
+        if sim.tick % self.policy.safety_every == 0:
+            self.safety.check()
+
+    def _human(self, command: HumanCommand) -> None:
+        tick = self.sim.tick
+        kind = command.kind
+        rounds = self.rounds
+        self.recorder.event(
+            tick, "HUMAN_COMMAND", {"command": kind, "text": command.text, "source": command.source}
+        )
+        if kind in ("CUT", "REPLAN"):
+            if command.text:
+                self._apply_words(command.text)
+            rounds.trigger("operator", f"operator:{kind}")
+        elif kind == "PAUSE":
+            if self.paused:
+                return self._ignored(kind, "already paused")
+            self.paused = True
+            rounds.invalidate("paused")
+            self._paused_drones = [
+                d for d in self.scenario.drone_configs if self.sim.world.status(d) == "flying"
+            ]
+            for drone_id in self._paused_drones:
+                self.recorder.submit(Hold(drone=drone_id, tick=tick), "executive")
+            self.recorder.event(tick, "PAUSE", {"holding": self._paused_drones})
+        elif kind == "RESUME":
+            if not self.paused:
+                return self._ignored(kind, "not paused")
+            self.paused = False
+            for drone_id in self._paused_drones:
+                if self.sim.world.status(drone_id) == "holding":
+                    self.recorder.submit(ResumeFlight(drone=drone_id, tick=tick), "executive")
+            self.recorder.event(tick, "CONTINUE", {"resumed": self._paused_drones})
+            self._paused_drones = []
+        elif kind == "RESET":
+            rounds.reset()
+            self.constraints, self.instruction = OperatorConstraints(), None
+            self.recorder.event(tick, "RESET", {})
+            rounds.trigger("operator", "operator:RESET")
+        elif kind == "ACCEPT":
+            if rounds.review is None:
+                return self._ignored(kind, "no draft waits for review")
+            rounds.accept()
+        elif kind == "REJECT":
+            if rounds.review is None:
+                return self._ignored(kind, "no draft waits for review")
+            rounds.drop_draft("rejected", "operator rejected the draft")
+
+    def _ignored(self, kind: str, why: str) -> None:
+        self.recorder.event(self.sim.tick, "COMMAND_IGNORED", {"command": kind, "reason": why})
+
+    def _apply_words(self, text: str) -> None:
+        decision = self._coordinate(text)
+        try:
+            added = parse_constraints(decision.get("constraints"))
+        except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
+            log.warning("coordinator constraints ignored: %s", exc)
+            added = OperatorConstraints()
+        self.constraints = merge_constraints(self.constraints, added)
+        self.instruction = text
+        self.recorder.event(
+            self.sim.tick,
+            "CONSTRAINTS",
+            {"text": text, "constraints": self.constraints.model_dump(mode="json")},
+        )
+
+    # ----- observe -------------------------------------------------------------------
+
+    def _observe(self, result: TickResult) -> None:
+        recorder = self.recorder
+        for event in result.events:
+            recorder.event(result.tick, event.kind, event.model_dump(mode="json"))
+            self._react(event)
+        for event in result.truth_events:  # hidden things: traces only
+            recorder.truth_event(result.tick, event.kind, event.model_dump(mode="json"))
+        traced = result.tick % self.policy.telemetry_every == 0
+        drones = self.telemetry(result) if traced or recorder.publish else None
+        if traced and drones is not None:
+            recorder.telemetry(result.tick, drones)
+        if result.state_hash is not None:
+            recorder.state_hash(result.tick, result.state_hash)
+        if recorder.publish:
+            recorder.publish(
+                "telemetry",
+                {"tick": result.tick, "time": result.time, "mode": self.mode, "drones": drones},
+            )
+        self._maybe_snapshot(result.tick)
+
+    def _maybe_snapshot(self, tick: int) -> None:
+        """Keep the picture in the traces: every ``snapshot_every`` ticks, and soon after
+        anything happened, so a replay seeks from the nearest snapshot."""
+        every = self.policy.snapshot_every
+        if self._snapshot is None or not every:
+            return
+        since = tick - self._last_snapshot
+        if since >= every or (self.recorder.changed and since >= self.policy.snapshot_gap):
+            self.recorder.snapshot(tick, self._snapshot(self))
+            self._last_snapshot = tick
+
+    def telemetry(self, result: TickResult) -> dict[str, DroneTelemetry]:
+        """Each drone's telemetry frame at the end of the tick (``FleetView.telemetry``)."""
+        return result.fleet.telemetry()
+
+    def _react(self, event: Any) -> None:
+        kind = event.kind
+        rounds = self.rounds
+        if kind == "sam_detected":
+            self.safety.sam_known(event.sam, f"sam_detected:{event.sam}")
+        elif kind == "edit_applied":
+            edit = event.edit
+            op = edit.op
+            if op in ("add_sam", "move_sam") and not getattr(edit, "hidden", False):
+                self.safety.sam_known(edit.id, f"{op}:{edit.id}")
+            elif op == "reveal_sam":
+                self.safety.sam_known(edit.id, f"reveal_sam:{edit.id}")
+            elif op in ("add_target", "remove_target", "move_target", "set_priority"):
+                rounds.trigger("target", f"{op}:{edit.id}")
+            elif op == "set_fuel":
+                rounds.trigger("fuel", f"set_fuel:{edit.drone}")
+        elif kind == "drone_lost":
+            self.safety.lost(event.drone)
+            rounds.trigger("drone_lost", f"drone_lost:{event.drone}")

@@ -1,0 +1,45 @@
+"""How the executive behaves: which changes trigger a replan, how drafts are committed,
+how much fuel is kept in reserve, how long planning may take. One value, set by the CLI or
+the dashboard and recorded with the run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["TRIGGERS", "Policy"]
+
+# sam: a newly known SAM touches a planned path or target; drone_lost: a drone is lost;
+# target: a target is added, removed, moved or its priority changes; fuel: a drone's fuel
+# is changed by an edit; operator: CUT, REPLAN, RESET or a reallocation in words.
+Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator"]
+TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator")
+
+
+class Policy(BaseModel):
+    """The executive's rules for one run (frozen; unknown fields are refused)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    replan: bool = True  # False: fly the first plan blindly (--no-replan)
+    triggers: tuple[Trigger, ...] = TRIGGERS  # the changes that start a replan (see Trigger)
+    commit: Literal["auto", "review"] = "auto"  # review: a draft waits for ACCEPT / REJECT
+    fuel_reserve: float = Field(1.0, ge=0)  # km kept above the way to an allowed end airport
+    planning_deadline_s: float = Field(0.5, gt=0)  # wall seconds a planning round may take
+    # Search budget when the sim runs as fast as possible: iterations, so runs reproduce.
+    batch_iterations: int = Field(3000, ge=1)
+    lookahead_margin_s: float = Field(0.25, ge=0)  # slack on top of the planning latency
+    telemetry_every: int = Field(5, ge=1)  # ticks between telemetry traces
+    hash_every: int = Field(20, ge=1)  # ticks between state-hash traces
+    # Scene snapshots for seeking a replay: every snapshot_every ticks, and after anything
+    # happened, at most every snapshot_gap ticks (0: none).
+    snapshot_every: int = Field(600, ge=0)
+    snapshot_gap: int = Field(20, ge=1)
+    safety_every: int = Field(10, ge=1)  # ticks between safety checks (known SAMs, fuel)
+    # Review: a draft waits as long as the operator needs, unless a timeout (mission
+    # seconds) is set; then "keep" drops it (the plan in force flies on) and "commit"
+    # commits it, rebased onto the state then, as if approved.
+    review_timeout_s: float | None = Field(None, gt=0)
+    review_timeout_action: Literal["keep", "commit"] = "keep"
+    review_preview_s: float = Field(1.0, gt=0)  # wall seconds between rebased previews

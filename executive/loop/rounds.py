@@ -1,0 +1,507 @@
+"""The life of a plan: rounds (the fast tier), drafts, rebases, review, the agents' late
+proposals (the slow tier), commits.
+
+* **Round**: a trigger (a known SAM on a path, a lost drone, a target change, an operator's
+  REPLAN) queues; at a tick boundary, with no round in flight, a round starts: each drone's
+  checkpoint is where it will be at the cut tick (now + the planning latency + a margin),
+  the path up to it is frozen, and the remainder is planned off the tick by the fast tier.
+* **Draft**: the round's plan, validated against the mission it was made on (the validator
+  guards every commit, whoever produced the plan). It records its *intent*: per drone, the
+  ordered targets still to visit and where it ends.
+* **Rebase**: a draft whose cut has passed (it came late, or was approved late) is never
+  flown blindly and never thrown away: it is cut again from the current state and its
+  intent routed exactly from the new checkpoints (``planner.intent``), validated, and
+  committed with its provenance. Targets that no longer fit or became unsafe are dropped
+  and named.
+* **Review** (policy ``commit="review"``): nothing flies that the operator did not approve.
+  A draft waits as long as needed (or until the policy's timeout) while the drones fly the
+  plan in force under the safety layer; its preview is rebased as time passes. ACCEPT
+  commits it (rebased when its cut has passed); if the rebase had to drop targets, the
+  result is a new draft for review, saying what changed and why.
+* **Agents** (the slow tier): a round's agent chain answers late. Its proposal is rebased
+  onto the state when it arrives, together with the plan in force, and applied only if it
+  beats it then (auto), or offered for review. A newer round cancels it.
+
+As fast as possible (``speed`` None) every job is awaited at its cut tick, so batch runs
+reproduce exactly whatever the wall clock does; paced, nothing is ever awaited in a tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from typing import Any, Literal
+
+from executive.contracts import AgentProposal, PlanOutcome, PlanRequest, PlanStatus, new_id
+from executive.loop import rebase, review, slow_tier
+from executive.loop.cut import Checkpoint, ReplanProblem, build_replan
+from executive.loop.drafts import (
+    AgentWork,
+    Approval,
+    Draft,
+    Planned,
+    Rebased,
+    RebaseJob,
+    Round,
+    RoundHost,
+    airborne,
+    checkpoints_json,
+    ends_of,
+    provenance,
+)
+from executive.loop.plan_commands import fly_commands
+from executive.loop.report import Replan
+from planner.intent import Intent, intent_of
+from planner.mission import Mission, compile_mission
+from planner.model import Solution
+from planner.validation import validate_solution
+
+__all__ = ["Draft", "Round", "Rounds"]
+
+log = logging.getLogger(__name__)
+
+
+class Rounds:
+    """The rounds, drafts, rebases and proposals of one run, and the plan in force."""
+
+    def __init__(self, host: RoundHost) -> None:
+        self.host = host
+        self.plan: Solution | None = None  # the plan in force (its remainder form)
+        self.plan_id: str | None = None
+        self.intent: Intent = {}  # of the plan in force
+        self.ends: dict[str, str] = {}
+        self.replans: list[Replan] = []
+        self.pending: list[str] = []  # triggers waiting for a round
+        self.round: Round | None = None
+        self.review: Draft | None = None  # waiting for the operator
+        self.jobs: list[RebaseJob] = []
+        self.agents: list[AgentWork] = []
+        self.approved_waiting: list[tuple[Draft, Approval]] = []  # approved while paused
+        self.start_after = -1  # a round may not start before this tick (safety acted)
+        self.known_version = 0  # bumps on every change that invalidates work in flight
+        self.commits: list[dict[str, Any]] = []  # each commit's provenance, for the report
+        self._latencies: list[float] = []  # recent rounds' wall latency, ms
+        self._rebase_latencies: list[float] = []
+
+    # ----- what the loop asks ----------------------------------------------------------
+
+    @property
+    def checkpoints(self) -> dict[str, Checkpoint]:
+        """The checkpoints of the round in flight (or of the draft waiting), else {}."""
+        if self.round is not None:
+            return dict(self.round.problem.checkpoints)
+        if self.review is not None:
+            return dict(self.review.problem.checkpoints)
+        return {}
+
+    @property
+    def busy(self) -> bool:
+        """A round or a commit is being worked on."""
+        return self.round is not None or any(j.purpose == "commit" for j in self.jobs)
+
+    def changed(self) -> None:
+        """Something changed that work in flight did not see."""
+        self.known_version += 1
+
+    def trigger(self, kind: str, trigger: str) -> None:
+        """A change of ``kind`` (a policy trigger) asks for a replan, if the policy says so."""
+        host = self.host
+        self.known_version += 1
+        if not host.policy.replan or kind not in host.policy.triggers:
+            host.recorder.event(host.sim.tick, "CONTINUE", {"change": trigger, "replan": False})
+            return
+        if trigger not in self.pending:
+            self.pending.append(trigger)
+
+    def decide(self) -> None:
+        """At a tick boundary: finish what is due, start what waits."""
+        host = self.host
+        tick = host.sim.tick
+        batch = host.speed is None
+        r = self.round
+        if r is not None and r.task.done() and (not batch or tick >= r.request.tick):
+            self._finish_round()
+        for job in list(self.jobs):
+            if job.task.done() and (not batch or tick >= job.cut):
+                self.jobs.remove(job)
+                self._finish_job(job)
+        for work in list(self.agents):
+            if work.task.done() and (not batch or tick >= work.due):
+                self.agents.remove(work)
+                self._finish_agents(work)
+        if not host.paused:
+            for draft, approved in self.approved_waiting:
+                self._rebase(draft, "commit", approved=approved)
+            self.approved_waiting = []
+        self._review_clock()
+        if self.pending and self.round is None and not host.paused and tick >= self.start_after:
+            self.start()
+
+    async def await_due(self) -> None:
+        """As fast as possible: whatever is due at this tick is awaited, so the run
+        reproduces whatever the wall clock does."""
+        tick = self.host.sim.tick
+        due: list[asyncio.Task[Any]] = []
+        r = self.round
+        if r is not None and tick >= r.request.tick and not r.task.done():
+            due.append(r.task)
+        due += [j.task for j in self.jobs if tick >= j.cut and not j.task.done()]
+        due += [w.task for w in self.agents if tick >= w.due and not w.task.done()]
+        if due:
+            await asyncio.wait(due)
+
+    def lookahead(self) -> int:
+        """Ticks from now to the cut: the planning latency (measured, when paced) + a margin."""
+        return self._ticks_for(self._latencies)
+
+    def _rebase_lookahead(self) -> int:
+        return self._ticks_for(self._rebase_latencies)
+
+    def _ticks_for(self, latencies: list[float]) -> int:
+        host = self.host
+        p = host.policy
+        hz = host.sim.tick_hz
+        if host.speed is None:  # the loop waits: a fixed, reproducible cut
+            return max(1, math.ceil((p.planning_deadline_s + p.lookahead_margin_s) * hz))
+        latency = max([p.planning_deadline_s, *(x / 1000 for x in latencies[-8:])])
+        return max(1, math.ceil((latency + p.lookahead_margin_s) * hz * host.speed))
+
+    def invalidate(self, why: str) -> None:
+        """Work in flight may finish but will not be used (paused, reset)."""
+        if self.round is not None:
+            self.round.invalid = why
+            if why == "reset":
+                self.round.task.cancel()
+        for job in list(self.jobs):
+            if job.purpose == "commit" and job.approved is not None and why == "paused":
+                self.approved_waiting.append((job.draft, job.approved))
+            job.task.cancel()
+            self.jobs.remove(job)
+
+    def reset(self) -> None:
+        """RESET: drop the round, the rebases, the agents, the draft and the triggers."""
+        self.invalidate("reset")
+        for work in self.agents:
+            work.task.cancel()
+        self.agents = []
+        self.approved_waiting = []
+        if self.review is not None:
+            self.drop_draft("rejected", "reset")
+        self.pending = []
+
+    def cancel(self) -> None:
+        """The run is over: stop everything still working."""
+        tasks: list[asyncio.Task[Any]] = [j.task for j in self.jobs]
+        tasks += [w.task for w in self.agents]
+        if self.round is not None:
+            tasks.append(self.round.task)
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+
+    # ----- the first plan --------------------------------------------------------------
+
+    def commit_initial(self, mission: Mission, solution: Solution, latency_ms: float) -> None:
+        """The first plan flies like every later one: fly_path commands stamped for tick 0,
+        recorded as inputs, so a replay needs nothing but the inputs."""
+        host = self.host
+        self.plan = solution
+        self.plan_id = new_id()
+        self.intent = intent_of(solution)
+        self.ends = {d: r.route[-1] for d, r in solution.routes.items() if r.route}
+        starts = {spec.id for spec in mission.drones}
+        live = {t.id for t in host.sim.world.known_environment.targets}
+        for command in fly_commands(mission, solution, 0, starts, live):
+            host.recorder.submit(command, "executive")
+        host.recorder.plan_version(
+            self.plan_id,
+            None,
+            0,
+            "committed",
+            "initial",
+            solution,
+            latency_ms,
+            provenance={"origin": "planner", "approved": "auto"},
+        )
+        host.recorder.event(
+            0,
+            "COMMIT_PLAN",
+            {"plan_id": self.plan_id, "trigger": "initial", "points": solution.total_points},
+        )
+
+    # ----- rounds (the fast tier) --------------------------------------------------------
+
+    def start(self) -> None:
+        """Cut at the checkpoints, freeze what is flown up to them, plan the remainder."""
+        host = self.host
+        sim = host.sim
+        trigger = " + ".join(self.pending)
+        self.pending = []
+        # A newer round supersedes the agents still thinking about an older world.
+        for work in self.agents:
+            work.task.cancel()
+        self.agents = []
+        for job in [j for j in self.jobs if j.purpose == "agents"]:
+            job.task.cancel()
+            self.jobs.remove(job)
+        cut = sim.tick + self.lookahead()
+        problem = build_replan(
+            sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
+        )
+        round_id = new_id()
+        request = PlanRequest(
+            host.run_id,
+            round_id,
+            cut,
+            trigger,
+            problem.scenario,
+            host.policy.planning_deadline_s,
+            host.constraints,
+            host.instruction,
+            host.run_id,
+        )
+        replan = Replan(round_id, trigger, sim.tick, cut)
+        self.replans.append(replan)
+        task = asyncio.get_running_loop().create_task(
+            self._plan(request, problem), name=f"round-{round_id}"
+        )
+        self.round = Round(replan, problem, request, task, self.known_version, time.perf_counter())
+        host.recorder.event(
+            sim.tick,
+            "CUT_AND_FREEZE",
+            {
+                "round_id": round_id,
+                "cut_tick": cut,
+                "trigger": trigger,
+                "checkpoints": checkpoints_json(problem),
+                "not_planned": problem.left_out,
+            },
+        )
+        host.recorder.event(
+            sim.tick,
+            "REPLAN_REMAINDER",
+            {
+                "round_id": round_id,
+                "trigger": trigger,
+                "constraints": host.constraints.model_dump(mode="json"),
+            },
+        )
+
+    async def _plan(self, request: PlanRequest, problem: ReplanProblem) -> Planned:
+        """Plan, then (in a worker thread) validate on the mission the plan was made on and
+        turn it into commands: the tick only ever submits ready commands."""
+        outcome = await self.host.planner.plan(request)
+
+        def prepare() -> Planned:
+            # The planner hands over the mission it compiled; one that does not (a plain
+            # MissionPlanner) has its scenario compiled here. Either way: validated once.
+            mission = outcome.mission or compile_mission(problem.scenario)
+            violations = validate_solution(mission, outcome.solution)
+            commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
+            return Planned(outcome, mission, list(violations), commands)
+
+        try:
+            return await asyncio.to_thread(prepare)
+        except BaseException:
+            if outcome.followup is not None:
+                outcome.followup.cancel()
+            raise
+
+    def _finish_round(self) -> None:
+        r = self.round
+        assert r is not None
+        self.round = None
+        host = self.host
+        tick = host.sim.tick
+        replan = r.replan
+        latency = (time.perf_counter() - r.started) * 1000
+        replan.latency_ms = latency
+        self._latencies = [*self._latencies[-7:], latency]
+        try:
+            planned = r.task.result()
+        except asyncio.CancelledError:
+            replan.status = "superseded"
+            return
+        except Exception as exc:  # a failed round never stops the mission
+            replan.status = "failed"
+            replan.reasons = (str(exc),)
+            host.recorder.event(
+                tick,
+                "REPLAN_FAILED",
+                {"round_id": replan.round_id, "reason": str(exc), "latency_ms": latency},
+            )
+            log.warning("planning round %s failed: %s", replan.round_id, exc)
+            host.replan_failed(str(exc))
+            return
+        outcome = planned.outcome
+        replan.reasons = tuple(outcome.reasons)
+        replan.points = outcome.solution.total_points
+        plan_id = new_id()
+        version = (replan.trigger, outcome.solution, latency, replan.round_id)
+        if planned.violations:  # the validator guards: whatever produced it, it does not fly
+            self._cancel_followup(outcome)
+            replan.status = "rejected"
+            why = "; ".join(map(str, planned.violations))
+            host.recorder.plan_version(plan_id, self.plan_id, r.request.tick, "rejected", *version)
+            host.recorder.event(tick, "REPLAN_FAILED", {"round_id": replan.round_id, "reason": why})
+            host.replan_failed(why)
+            return
+        host.recorder.plan_version(plan_id, self.plan_id, r.request.tick, "draft", *version)
+        host.recorder.event(
+            tick,
+            "DRAFT_READY",
+            {
+                "round_id": replan.round_id,
+                "plan_id": plan_id,
+                "latency_ms": latency,
+                "points": outcome.solution.total_points,
+                "reasons": list(outcome.reasons),
+                "cut_tick": r.request.tick,
+                "not_planned": outcome.left_out,
+            },
+        )
+        why_not = r.invalid or (
+            "the world changed while planning" if r.known_version != self.known_version else None
+        )
+        if why_not:
+            self._cancel_followup(outcome)
+            replan.status = "superseded"
+            host.recorder.plan_version(
+                plan_id, self.plan_id, r.request.tick, "superseded", *version
+            )
+            self.pending.insert(
+                0, f"superseded:{replan.trigger}" if r.invalid is None else replan.trigger
+            )
+            return
+        draft = Draft(
+            plan_id,
+            replan,
+            "planner",
+            r.problem,
+            planned.mission,
+            outcome.solution,
+            planned.commands,
+            intent_of(outcome.solution),
+            ends_of(outcome.solution),
+            tick,
+            left_out=dict(outcome.left_out),
+        )
+        for drone_id, reason in outcome.left_out.items():
+            host.fallback(drone_id, reason)
+        if outcome.followup is not None:
+            self.agents.append(AgentWork(replan, r.problem, outcome.followup, due=r.request.tick))
+        if host.policy.commit == "auto":
+            self._fly(draft, "auto")
+        else:
+            self._offer(draft)
+
+    def _cancel_followup(self, outcome: PlanOutcome) -> None:
+        if outcome.followup is not None:
+            outcome.followup.cancel()
+
+    # ----- commit -----------------------------------------------------------------------
+
+    def _commit(self, draft: Draft, approved: Approval) -> None:
+        host = self.host
+        tick = host.sim.tick
+        for command in draft.commands:
+            host.recorder.submit(command, "executive")
+        previous = self.plan_id
+        if previous is not None:
+            host.recorder.superseded(previous, tick)
+        solution = draft.solution
+        self.plan = solution
+        self.plan_id = draft.plan_id
+        self.intent = dict(draft.intent)
+        self.ends = dict(draft.ends)
+        replan = draft.replan
+        replan.status = "committed"
+        replan.approved = approved
+        replan.points = solution.total_points
+        origin = provenance(draft, approved)
+        self.commits.append({"plan_id": draft.plan_id, "tick": tick, **origin})
+        host.recorder.plan_version(
+            draft.plan_id,
+            previous,
+            draft.cut,
+            "committed",
+            replan.trigger,
+            solution,
+            replan.latency_ms,
+            replan.round_id,
+            provenance=origin,
+        )
+        host.recorder.event(
+            tick,
+            "COMMIT_PLAN",
+            {
+                "plan_id": draft.plan_id,
+                "cut_tick": draft.cut,
+                "points": solution.total_points,
+                "routes": {d: r.route for d, r in solution.routes.items()},
+                **origin,
+            },
+        )
+        host.planned({c.drone for c in draft.commands})
+        for drone_id, reason in draft.left_out.items():
+            host.fallback(drone_id, reason)
+        if host.recorder.publish:
+            host.recorder.publish(
+                "plan",
+                {
+                    "plan_id": draft.plan_id,
+                    "tick": tick,
+                    "solution": solution.model_dump(mode="json"),
+                    "provenance": origin,
+                },
+            )
+
+    # ----- the parts of the lifecycle, each in a module of its own -----------------------
+
+    def _fly(self, draft: Draft, approved: Approval) -> None:
+        rebase.fly(self, draft, approved)
+
+    def _rebase(
+        self,
+        draft: Draft,
+        purpose: Literal["commit", "preview", "agents"],
+        *,
+        approved: Approval | None = None,
+        proposal: AgentProposal | None = None,
+    ) -> None:
+        rebase.rebase(self, draft, purpose, approved=approved, proposal=proposal)
+
+    def _finish_job(self, job: RebaseJob) -> None:
+        rebase.finish_job(self, job)
+
+    def _rebase_failed(self, job: RebaseJob, why: str) -> None:
+        rebase.rebase_failed(self, job, why)
+
+    def _draft_from(self, rebased: Rebased, parent: Draft, origin: str) -> Draft:
+        return rebase.draft_from(self, rebased, parent, origin)
+
+    def _offer(self, draft: Draft, note: str | None = None) -> None:
+        review.offer(self, draft, note)
+
+    def accept(self) -> None:
+        """The operator approves the draft under review: it flies (rebased if late)."""
+        review.accept(self)
+
+    def drop_draft(self, status: PlanStatus, reason: str) -> None:
+        """The draft under review is not flown (rejected by the operator, reset, expired)."""
+        review.drop_draft(self, status, reason)
+
+    def _review_clock(self) -> None:
+        review.review_clock(self)
+
+    def review_view(self) -> dict[str, Any] | None:
+        """The draft under review as the review panel shows it (``review.review_view``)."""
+        return review.review_view(self)
+
+    def _finish_agents(self, work: AgentWork) -> None:
+        slow_tier.finish_agents(self, work)
+
+    def _settle_agents(self, job: RebaseJob, rebased: Rebased) -> None:
+        slow_tier.settle_agents(self, job, rebased)

@@ -1,0 +1,462 @@
+"""Safety, a layer of its own that never waits for a plan.
+
+Every ``policy.safety_every`` ticks (and at once when a SAM becomes known), for every
+airborne drone, the layer checks its *current* flight against the *known* SAMs: the first
+point of the flight closer to a SAM's centre than its radius plus half the planning margin
+(``first_contact``, exact geometry, cached until the flight or the known world changes).
+When that contact lies within what the drone flies before any new plan could take over (the
+planning lookahead, two safety periods, and room to turn away), the layer acts at once, in
+this order of preference:
+
+1. **divert**: the same remaining waypoints, in the same order, to the same end, on
+   SAM-avoiding paths, when the fuel covers it with the reserve (waypoints inside a SAM or
+   unreachable are skipped and named);
+2. **hold** on a circle through where the drone is, when that circle is clear of every
+   known SAM;
+3. **home**: the nearest airport it can reach with its fuel on SAM-avoiding paths (allowed
+   ends first, any airport when those are unreachable);
+4. otherwise it holds anyway, and says that no safe option was found.
+
+A holding drone whose circle a SAM now covers is moved the same way. Fuel: a drone whose
+fuel no longer covers the way home plus ``policy.fuel_reserve`` goes home, whatever the
+plan says, holding drones included. After a failed replan, drones on unsafe flights are
+diverted or sent home at once, and drones the layer held go home (nothing will re-task
+them). Every action is a sim command recorded as an input (so it replays exactly) and an
+event with its reason. This holds in every mode: auto, review waiting, paused, replan
+running or failed, agents slow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from executive.loop.policy import Policy
+from executive.loop.record import Recorder
+from executive.loop.rounds import Rounds
+from planner.geometry import MARGIN_ABS, Path, SamField
+from planner.geometry.contact import Disk, first_contact
+from planner.model import Airport, Scenario
+from sim import Flight, FlyPath, Hold, Sim
+from sim.flight import hold_circle
+
+__all__ = ["CONTACT_MARGIN", "Safety"]
+
+# A flight closer than this to a known SAM's edge counts as entering it. Half the planning
+# margin: plans keep a full margin away, so a plan never trips it, while a chord between
+# two points outside it cannot reach the true disk (its sagitta is far smaller).
+CONTACT_MARGIN = 0.5 * MARGIN_ABS
+_AT = 1e-6  # km: a point this close to an airport is at it
+_TURN_KM = 0.5  # km of slack on top of the holding circle's diameter
+
+
+class SafetyHost(Protocol):
+    """What the safety layer needs from the executive it guards."""
+
+    scenario: Scenario
+    policy: Policy
+    recorder: Recorder
+    rounds: Rounds
+    paused: bool
+
+    @property
+    def sim(self) -> Sim:
+        """The running simulation."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Contact:
+    s: float  # arc length on the flight
+    sam: str
+
+
+class Safety:
+    """Diverts, holds and returns that keep drones alive whatever the plan says."""
+
+    def __init__(self, host: SafetyHost) -> None:
+        self.host = host
+        self.returning: dict[str, str] = {}  # drones sent home: not planned any more
+        self.held: dict[str, str] = {}  # drones held by safety, waiting for a plan
+        self.actions = 0  # how many times the layer acted
+        # drone -> (flight, known-world version, first contact or None)
+        self._cache: dict[str, tuple[Flight, int, _Contact | None]] = {}
+
+    # ----- what the loop calls -----------------------------------------------------------
+
+    def check(self) -> None:
+        """The periodic check: known SAMs ahead, then fuel."""
+        self._check_sams()
+        self._check_fuel()
+
+    def sam_known(self, sam_id: str, trigger: str) -> None:
+        """A SAM became known: act at once for drones it threatens; ask for a replan if it
+        touches any planned path (or target on one)."""
+        host = self.host
+        sim = host.sim
+        touched = [d for d in self._airborne() if self._contact(d, sam_only=sam_id) is not None]
+        self._check_sams()
+        if not touched:
+            host.rounds.changed()
+            host.recorder.event(
+                sim.tick, "CONTINUE", {"change": trigger, "reason": "touches no planned path"}
+            )
+            return
+        host.rounds.trigger("sam", trigger)
+
+    def lost(self, drone_id: str) -> None:
+        """A lost drone is nobody's to send home or hold."""
+        self.returning.pop(drone_id, None)
+        self.held.pop(drone_id, None)
+        self._cache.pop(drone_id, None)
+
+    def planned(self, drones: set[str]) -> None:
+        """A committed plan re-tasks these drones: they are no longer held."""
+        for drone_id in drones:
+            self.held.pop(drone_id, None)
+
+    def after_failure(self, reason: str) -> None:
+        """No new plan is coming: nothing unsafe may keep flying, and nothing the layer held
+        may wait for a plan any longer."""
+        sim = self.host.sim
+        world = sim.world
+        acted: dict[str, str] = {}
+        for drone_id in self._airborne():
+            if drone_id in self.returning:
+                continue
+            flight = world.flight(drone_id)
+            contact = self._contact(drone_id)
+            if contact is not None:
+                acted[drone_id] = self._act(drone_id, contact.sam, "replan failed", divert=True)
+            elif drone_id in self.held and flight is not None and flight.holding:
+                acted[drone_id] = self._home(drone_id, "held, and the replan failed")
+        if acted:
+            self.host.recorder.event(
+                sim.tick, "SAFETY_FALLBACK", {"reason": reason, "actions": acted}
+            )
+
+    def fallback(self, drone_id: str, reason: str) -> None:
+        """A drone the planner could not plan: home if it can, else hold."""
+        if drone_id in self.returning or drone_id not in self._airborne():
+            return
+        self._home(drone_id, reason)
+
+    # ----- known SAMs ------------------------------------------------------------------
+
+    def _airborne(self) -> list[str]:
+        world = self.host.sim.world
+        return [
+            d for d in self.host.scenario.drone_configs if world.status(d) in ("flying", "holding")
+        ]
+
+    def _disks(self, sam_only: str | None = None) -> tuple[list[Disk], list[str]]:
+        known = self.host.sim.world.known_environment.sams
+        chosen = [s for s in known if sam_only is None or s.id == sam_only]
+        return [(s.x, s.y, s.range + CONTACT_MARGIN) for s in chosen], [s.id for s in chosen]
+
+    def _contact(self, drone_id: str, *, sam_only: str | None = None) -> _Contact | None:
+        """The first contact of the drone's current flight, from where it is now."""
+        world = self.host.sim.world
+        flight = world.flight(drone_id)
+        if flight is None:
+            return None
+        version = world.environment_version
+        cached = self._cache.get(drone_id)
+        if sam_only is None and cached is not None and cached[0] is flight and cached[1] == version:
+            contact = cached[2]
+        else:
+            disks, ids = self._disks(sam_only)
+            # A holding circle is flown again and again: all of it counts.
+            found = first_contact(flight.path, disks)
+            contact = None if found is None else _Contact(found[0], ids[found[1]])
+            if sam_only is None:
+                self._cache[drone_id] = (flight, version, contact)
+        if contact is None or flight.holding:
+            return contact
+        s_now = world.progress(drone_id)
+        if contact.s >= s_now:
+            return contact
+        # The first contact is behind: look again from here on.
+        disks, ids = self._disks(sam_only)
+        found = first_contact(flight.path, disks, start=s_now)
+        return None if found is None else _Contact(found[0], ids[found[1]])
+
+    def horizon_km(self, drone_id: str) -> float:
+        """How far ahead a contact needs action now: what the drone flies before a new
+        plan could take over (the lookahead and two safety periods), and room to turn."""
+        host = self.host
+        world = host.sim.world
+        step = world.config.speed_of(drone_id) * world.dt
+        ticks = host.rounds.lookahead() + 2 * host.policy.safety_every + 2
+        return ticks * step + 2.0 * world.config.hold_radius + _TURN_KM
+
+    def _check_sams(self) -> None:
+        world = self.host.sim.world
+        for drone_id in self._airborne():
+            contact = self._contact(drone_id)
+            if contact is None:
+                continue
+            flight = world.flight(drone_id)
+            if flight is not None and flight.holding:
+                self._act(drone_id, contact.sam, "its holding circle", divert=False)
+            elif contact.s - world.progress(drone_id) <= self.horizon_km(drone_id):
+                self._act(drone_id, contact.sam, "its flight ahead", divert=True)
+
+    def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
+        """Take the first safe option for a drone whose flight meets ``sam_id``."""
+        reason = f"{where} meets {sam_id}"
+        done = (divert and self._divert(drone_id, sam_id, reason)) or self._hold(
+            drone_id, sam_id, reason
+        )
+        if not done:
+            done = self._home(drone_id, reason, quiet_failure=True)
+        if not done:
+            tick = self.host.sim.tick
+            self._submit_hold(drone_id)
+            self.host.recorder.event(
+                tick, "NO_SAFE_OPTION", {"drone": drone_id, "sam": sam_id, "reason": reason}
+            )
+            done = "hold (no safe option)"
+        self.actions += 1
+        # The round in flight assumed this drone's old flight: it must not be used.
+        self.host.rounds.changed()
+        self.host.rounds.start_after = self.host.sim.tick + 1
+        return done
+
+    # ----- the options -------------------------------------------------------------------
+
+    def _field(self) -> SamField:
+        sams = self.host.sim.world.known_environment.sams
+        return SamField([(s.x, s.y, s.range) for s in sams])
+
+    def _safe(self, path: Path) -> bool:
+        return first_contact(path, self._disks()[0]) is None
+
+    def _divert(self, drone_id: str, sam_id: str, reason: str) -> str:
+        """The same remaining waypoints, in order, to the same end, around the known SAMs."""
+        host = self.host
+        world = host.sim.world
+        flight = world.flight(drone_id)
+        if flight is None or flight.holding:
+            return ""
+        s_now = world.progress(drone_id)
+        x, y, _ = world.position(drone_id)
+        targets = {t.id: t for t in world.known_environment.targets}
+        field = self._field()
+        end = flight.path.end
+        points: list[tuple[str | None, tuple[float, float]]] = []
+        skipped: dict[str, str] = {}
+        for target_id, _s in flight.remaining_waypoints(s_now):
+            target = targets.get(target_id)
+            if target is None:
+                skipped[target_id] = "no longer a target"
+            elif field.inside_true((target.x, target.y)):
+                skipped[target_id] = "inside a SAM"
+            else:
+                points.append((target_id, (target.x, target.y)))
+        points.append((None, (float(end[0]), float(end[1]))))
+        legs: list[Path] = []
+        waypoints: list[tuple[str, float]] = []
+        here = (x, y)
+        length = 0.0
+        for stop, at in points:
+            leg = field.shortest_path(here, at)
+            if leg is None:
+                if stop is None:
+                    return ""  # the end cannot be reached: not a divert
+                skipped[stop] = "no path to it avoids the known SAMs"
+                continue
+            legs.append(leg)
+            length += leg.length
+            if stop is not None:
+                waypoints.append((stop, length))
+            here = at
+        fuel = world.fuel(drone_id)
+        if length + host.policy.fuel_reserve > fuel:
+            return ""
+        path = Path.concat(legs)
+        if path.length <= 0.0 or not self._safe(path):
+            return ""
+        host.recorder.submit(
+            FlyPath(drone=drone_id, path=path, waypoints=tuple(waypoints), tick=host.sim.tick),
+            "executive",
+        )
+        host.recorder.event(
+            host.sim.tick,
+            "SAFETY_DIVERT",
+            {
+                "drone": drone_id,
+                "sam": sam_id,
+                "reason": reason,
+                "km": round(path.length, 3),
+                "fuel": fuel,
+                "targets": [w[0] for w in waypoints],
+                "skipped": skipped,
+            },
+        )
+        return "divert"
+
+    def _hold_circle(self, drone_id: str) -> Path:
+        """The circle the sim will fly for a hold here (its own choice of side)."""
+        world = self.host.sim.world
+        x, y, heading = world.position(drone_id)
+        radius = float(world.config.hold_radius)
+        sams = world.known_environment.sams
+        best: tuple[float, Path] | None = None
+        for left in (True, False):
+            circle = hold_circle(x, y, heading, radius, left)
+            cx, cy = circle.pieces[0].center  # type: ignore[union-attr]  # one Arc
+            clearance = min(
+                (math.hypot(cx - s.x, cy - s.y) - radius - s.range for s in sams),
+                default=math.inf,
+            )
+            if best is None or clearance > best[0]:
+                best = (clearance, circle)
+        assert best is not None
+        return best[1]
+
+    def _hold(self, drone_id: str, sam_id: str, reason: str) -> str:
+        """Hold where the drone is, if that circle is clear of every known SAM."""
+        world = self.host.sim.world
+        if world.status(drone_id) != "flying" or not self._safe(self._hold_circle(drone_id)):
+            return ""
+        self._submit_hold(drone_id)
+        self.held[drone_id] = reason
+        x, y, _ = world.position(drone_id)
+        self.host.recorder.event(
+            self.host.sim.tick,
+            "SAFETY_HOLD",
+            {"drone": drone_id, "sam": sam_id, "reason": reason, "at": [x, y]},
+        )
+        return "hold"
+
+    def _submit_hold(self, drone_id: str) -> None:
+        if self.host.sim.world.status(drone_id) == "flying":
+            self.host.recorder.submit(Hold(drone=drone_id, tick=self.host.sim.tick), "executive")
+
+    def _home(
+        self,
+        drone_id: str,
+        reason: str,
+        *,
+        quiet_failure: bool = False,
+        route: tuple[Airport, Path] | None = None,
+    ) -> str:
+        """Fly to the nearest airport reachable with the fuel (allowed ends first)."""
+        host = self.host
+        world = host.sim.world
+        route = route or self._way_home(drone_id)
+        if route is None:
+            if not quiet_failure:
+                if world.status(drone_id) == "flying" and self._safe(self._hold_circle(drone_id)):
+                    self._submit_hold(drone_id)
+                host.recorder.event(
+                    host.sim.tick,
+                    "NO_SAFE_OPTION",
+                    {"drone": drone_id, "reason": f"{reason}; no airport within its fuel"},
+                )
+            return ""
+        airport, path = route
+        host.recorder.submit(FlyPath(drone=drone_id, path=path, tick=host.sim.tick), "executive")
+        self.returning[drone_id] = reason
+        self.held.pop(drone_id, None)
+        host.recorder.event(
+            host.sim.tick,
+            "SAFETY_RETURN",
+            {
+                "drone": drone_id,
+                "airport": airport.id,
+                "reason": reason,
+                "km": round(path.length, 3),
+                "fuel": world.fuel(drone_id),
+            },
+        )
+        host.rounds.trigger("drone_lost", f"safety_return:{drone_id}")
+        return f"home to {airport.id}"
+
+    def _way_home(self, drone_id: str) -> tuple[Airport, Path] | None:
+        """The nearest airport within the fuel on a SAM-avoiding path, allowed ends first."""
+        world = self.host.sim.world
+        env = world.known_environment
+        config = self.host.scenario.drone_configs[drone_id]
+        x, y, _ = world.position(drone_id)
+        fuel = world.fuel(drone_id)
+        field = self._field()
+        allowed = set(config.end_options([a.id for a in env.airports]))
+        found: list[tuple[bool, float, Airport, Path]] = []
+        for airport in env.airports:
+            if math.hypot(airport.x - x, airport.y - y) <= _AT:
+                continue  # already there
+            if field.inside_true((airport.x, airport.y)):
+                continue
+            path = field.shortest_path((x, y), (airport.x, airport.y))
+            if path is None or path.length <= 0.0 or path.length > fuel:
+                continue
+            found.append((airport.id not in allowed, path.length, airport, path))
+        if not found:
+            return None
+        _, _, airport, path = min(found, key=lambda f: (f[0], f[1], f[2].id))
+        return airport, path
+
+    # ----- fuel --------------------------------------------------------------------------
+
+    def _check_fuel(self) -> None:
+        """A drone whose fuel no longer covers its way to an airport plus the reserve goes
+        home now, whatever the plan says (holding drones too)."""
+        host = self.host
+        world = host.sim.world
+        reserve = host.policy.fuel_reserve
+        for drone_id in self._airborne():
+            if drone_id in self.returning:
+                continue
+            fuel = world.fuel(drone_id)
+            flight = world.flight(drone_id)
+            if (
+                flight is not None
+                and not flight.holding
+                and self._ends_at_airport(flight)
+                and fuel >= flight.length - world.progress(drone_id) - 1e-9
+            ):
+                continue  # its flight (validated when committed) still fits its fuel
+            x, y, _ = world.position(drone_id)
+            env = world.known_environment
+            nearest = min(math.hypot(a.x - x, a.y - y) for a in env.airports)
+            if nearest + reserve < fuel * 0.5:
+                continue  # far from critical: skip the exact paths
+            route = self._way_home(drone_id)
+            if route is not None and fuel >= route[1].length + reserve:
+                continue
+            tick = host.sim.tick
+            if route is None:
+                # Nowhere to go: say it once; no plan will re-task a drone this short.
+                self.returning[drone_id] = "fuel: no airport within its fuel"
+                host.recorder.event(
+                    tick,
+                    "NO_SAFE_OPTION",
+                    {"drone": drone_id, "reason": "fuel safety: no airport within its fuel"},
+                )
+                continue
+            host.recorder.event(
+                tick,
+                "RETURN_TO_BASE",
+                {
+                    "drone": drone_id,
+                    "airport": route[0].id,
+                    "fuel": fuel,
+                    "needed": route[1].length,
+                    "reserve": reserve,
+                },
+            )
+            self._home(drone_id, "fuel safety", route=route)
+
+    def _ends_at_airport(self, flight: Flight) -> bool:
+        ex, ey = flight.path.end
+        return any(
+            math.hypot(a.x - ex, a.y - ey) <= _AT
+            for a in self.host.sim.world.known_environment.airports
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """What the layer is doing now, for the scene and the report."""
+        return {"returning": dict(self.returning), "held": dict(self.held), "actions": self.actions}

@@ -1,0 +1,266 @@
+"""Running a mission from a ``RunConfig``: the one place that puts a run's parts together.
+
+Contract
+--------
+Options
+    ``await run_mission(scenario, config, *, view=None, sink=None, announce=None,
+    on_report=None, serve_after=False)``. ``view`` is a ``ViewFactory`` (the dashboard's
+    ``start_dashboard``), required when ``config.dashboard`` is set: the executive never
+    imports the dashboard, the caller passes it in. ``sink`` is an extra ``TraceSink``
+    (a bench's ``ListSink``) that sees every record next to the trace store.
+Consumes
+    The scenario and the configuration; nothing global.
+Produces
+    The run's trace (the store at ``config.trace_url``: its run record with the config, its
+    inputs, events, plans, agent runs, and a run-end record whatever happens), the bus
+    messages of a live run (``config.dashboard`` or ``config.mqtt``), ``announce(line)`` for
+    each line a person should read (the dashboard's address), and the ``RunReport``.
+Lifecycle
+    Returns the report when the mission ends (None if it was cancelled first). With
+    ``serve_after`` a live view keeps serving the final state after ``on_report`` has been
+    called, until the task is cancelled (Ctrl-C).
+
+``build_planner`` and ``build_executive`` are the same wiring for callers that drive the
+executive themselves (tests and benches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from executive.bus import Bus, InProcessBus
+from executive.config import RunConfig
+from executive.contracts import MissionPlanner, RunEndRecord, TraceSink
+from executive.engines import make_engine
+from executive.live.host import BusSink, MissionHost
+from executive.live.scene import scene
+from executive.loop import Executive, RunReport
+from executive.planning.round import AgentPlanner
+from executive.traces.sinks import NullSink, TeeSink
+from executive.words.ask import make_asker
+from planner.model import Scenario
+from planner.oracle import oracle_plan
+
+__all__ = [
+    "LiveView",
+    "ViewFactory",
+    "build_executive",
+    "build_planner",
+    "run_mission",
+]
+
+
+class LiveView(Protocol):
+    """A started view of a live run (the dashboard server)."""
+
+    url: str
+
+    async def stop(self) -> None:
+        """Stop serving."""
+        ...
+
+
+class ViewFactory(Protocol):
+    """Stop serving."""
+
+    def __call__(
+        self, bus: Bus, *, host: str, port: int, token: str, trace_url: str | None
+    ) -> Awaitable[LiveView]: ...
+
+
+Memories = Callable[[], Iterable[Any]]
+
+
+def build_planner(
+    config: RunConfig,
+    sink: TraceSink,
+    *,
+    memories: Memories = lambda: (),
+    records: Sequence[dict[str, Any]] | None = None,
+) -> MissionPlanner:
+    """The planner behind a run: the agent chain on the configured engine next to the
+    algorithmic baseline, or (agents off) the same round without the chain, so operator
+    constraints still hold. ``records`` are the stored answers the replay engine gives."""
+    engine = make_engine(
+        config.engine if config.agents else "rules", model=config.model, records=records
+    )
+    return AgentPlanner(
+        engine,
+        sink,
+        seed=config.seed,
+        iterations=config.search_iterations,
+        agent_timeout_s=config.agent_timeout_s,
+        memories=memories,
+        use_agents=config.agents,
+    )
+
+
+def build_executive(
+    scenario: Scenario,
+    config: RunConfig,
+    *,
+    sink: TraceSink,
+    planner: MissionPlanner | None = None,
+    memories: Memories = lambda: (),
+    records: Sequence[dict[str, Any]] | None = None,
+) -> Executive:
+    """An executive for ``scenario`` as ``config`` says (the oracle's plan made first)."""
+    if planner is None:
+        planner = build_planner(config, sink, memories=memories, records=records)
+    initial = initial_mission = None
+    if config.oracle:
+        # Planned on the whole timeline, flown in the scripted world as it unfolds.
+        initial, initial_mission = oracle_plan(
+            scenario, iterations=config.search_iterations or 3000, seed=config.seed
+        )
+    return Executive(
+        scenario,
+        planner=planner,
+        sink=sink,
+        config=config,
+        initial_plan=initial,
+        initial_mission=initial_mission,
+        snapshot=scene,  # kept in the traces, so a replay can seek anywhere
+    )
+
+
+async def run_mission(
+    scenario: Scenario,
+    config: RunConfig,
+    *,
+    view: ViewFactory | None = None,
+    sink: TraceSink | None = None,
+    announce: Callable[[str], None] | None = None,
+    on_report: Callable[[RunReport], None] | None = None,
+    serve_after: bool = False,
+) -> RunReport | None:
+    """Run a mission end to end as ``config`` says; see the module's contract."""
+    from executive.errors import ExecutiveError
+
+    if config.dashboard is not None and view is None:
+        raise ExecutiveError("a dashboard is configured but no view was given to serve it")
+    say = announce or (lambda line: None)
+    writer = None
+    records = None
+    if config.trace_url is not None:
+        from executive.traces import TraceReader, TraceWriter
+
+        writer = TraceWriter(config.trace_url)
+        writer.start()
+        if config.replay_run:
+            reader = TraceReader(config.trace_url)
+            records = reader.agent_runs(reader.run(config.replay_run)["run_id"])
+    sinks: list[TraceSink] = [s for s in (writer, sink) if s is not None]
+    bus: Bus | None = _make_bus(config) if config.live else None
+    if bus is not None:
+        sinks.append(BusSink(bus, asyncio.get_running_loop()))
+    run_sink: TraceSink = TeeSink(*sinks) if sinks else NullSink()
+    memories = _memories(config.trace_url)
+    executive = build_executive(scenario, config, sink=run_sink, memories=memories, records=records)
+    report = None
+    try:
+        if bus is None:
+            report = await executive.run(config.speed)
+        else:
+            report = await _run_on_bus(
+                executive, bus, config, view, run_sink, memories, say, on_report, serve_after
+            )
+    finally:
+        if writer is not None:
+            writer.emit(
+                RunEndRecord(
+                    executive.run_id,
+                    time.time(),
+                    "ended" if report else "interrupted",
+                    report.to_dict() if report else {},
+                )
+            )
+            await asyncio.to_thread(writer.close)
+    if report is not None and on_report is not None and bus is None:
+        on_report(report)
+    return report
+
+
+def _make_bus(config: RunConfig) -> Bus:
+    """The run's bus: MQTT (password, CA file and signing token from ``config``) when a
+    broker is configured, else in process."""
+    if config.mqtt is None:
+        return InProcessBus()
+    from executive.bus.mqtt import MqttBus
+
+    return MqttBus(
+        config.mqtt,
+        role="executive",
+        password=config.mqtt_password,
+        ca_file=config.mqtt_ca,
+        token=config.mqtt_signing_token,
+    )
+
+
+async def _run_on_bus(
+    executive: Executive,
+    bus: Bus,
+    config: RunConfig,
+    view: ViewFactory | None,
+    sink: TraceSink,
+    memories: Memories,
+    say: Callable[[str], None],
+    on_report: Callable[[RunReport], None] | None,
+    serve_after: bool,
+) -> RunReport | None:
+    """A live run: the mission host on a bus, and the dashboard when configured. With
+    ``serve_after`` the view outlives the mission, serving its final state until cancelled."""
+    # The question box: coordinator + responder (a replayed run answers with the rules).
+    engine = make_engine(
+        "rules" if config.engine == "replay" else config.engine, model=config.model
+    )
+    host = MissionHost(executive, bus, ask=make_asker(engine, sink, memories))
+    bus.run_id = executive.run_id
+    await bus.start()
+    shown = None
+    report = None
+    try:
+        if config.dashboard is not None and view is not None:
+            token = config.dashboard.token.get_secret_value()
+            shown = await view(
+                bus,
+                host=config.dashboard.host,
+                port=config.dashboard.port,
+                token=token,
+                trace_url=config.trace_url,
+            )
+            say(f"dashboard: {shown.url}/?token={token}")
+            say(f"control token: {token}  (Authorization: Bearer TOKEN)")
+            say(f"run {executive.run_id}; Ctrl-C to stop")
+        elif config.mqtt is not None:
+            signing = config.mqtt_signing_token
+            if signing is not None:
+                say(f"control token: {signing.get_secret_value()}  (isr dashboard --token)")
+            say(f"run {executive.run_id} on MQTT; Ctrl-C to stop")
+        report = await host.run(config.speed)
+        if on_report is not None:
+            on_report(report)
+        if shown is not None and serve_after:
+            say("mission over; the dashboard keeps serving until Ctrl-C")
+            await asyncio.Event().wait()
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task
+        bus.close_run("interrupted")  # unless the mission had ended: then it stays ended
+    except Exception as exc:  # watchers must not wait on a run that died: say crashed
+        bus.close_run("crashed", error=f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    finally:
+        if shown is not None:
+            await shown.stop()
+        await bus.stop()
+    return report
+
+
+def _memories(url: str | None) -> Memories:
+    if url is None:
+        return lambda: ()
+    from executive.words.memory import MemoryStore
+
+    return MemoryStore(url).active

@@ -1,0 +1,82 @@
+"""Audits of a traced run: what must never happen, checked from its records alone.
+
+* ``lost_to_known_sams``: drones lost inside a SAM the executive knew about before the loss
+  (announced by an edit, revealed, or detected by a drone's sensors): safety failures.
+* ``unapproved_commits``: in review mode, commits that fly something the operator did not
+  approve: committed without an approval, or with other targets than the approved draft's
+  (beyond those collected by the commit's cut).
+
+Both read trace records (``EventRecord``, ``PlanVersionRecord``), so they serve a live run's
+sink, a stored run, a test and a bench alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from executive.contracts import EventRecord, PlanVersionRecord, TraceRecord
+
+__all__ = ["lost_to_known_sams", "unapproved_commits"]
+
+_MAKES_KNOWN = ("add_sam", "move_sam", "reveal_sam")
+
+
+def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
+    """Drones lost to a SAM that was known at an earlier tick than the loss."""
+    known: dict[str, int] = {}
+    lost: list[str] = []
+    for r in records:
+        if not isinstance(r, EventRecord):
+            continue
+        p = r.payload
+        if r.kind == "sam_detected":
+            known.setdefault(p["sam"], r.tick)
+        elif r.kind == "edit_applied" and p["edit"]["op"] in _MAKES_KNOWN:
+            if not p["edit"].get("hidden"):
+                known.setdefault(p["edit"]["id"], r.tick)
+        elif (
+            r.kind == "drone_lost"
+            and p.get("reason") == "sam"
+            and known.get(p.get("sam", ""), math.inf) < r.tick
+        ):
+            lost.append(p["drone"])
+    return lost
+
+
+def unapproved_commits(records: Iterable[TraceRecord]) -> list[str]:
+    """Review-mode commits not approved as flown; one line per problem."""
+    records = list(records)
+    drafts = {
+        r.plan_id: r.provenance["intent"]
+        for r in records
+        if isinstance(r, PlanVersionRecord)
+        and r.status == "draft"
+        and r.provenance
+        and "intent" in r.provenance
+    }
+    collected: dict[str, int] = {}
+    for r in records:
+        if isinstance(r, EventRecord) and r.kind == "target_collected":
+            collected.setdefault(r.payload["target"], r.tick)
+    bad: list[str] = []
+    for r in records:
+        if not isinstance(r, EventRecord) or r.kind != "COMMIT_PLAN":
+            continue
+        p = r.payload
+        if p.get("trigger") == "initial":
+            continue
+        if p.get("approved") not in ("operator", "policy"):
+            bad.append(f"{p['plan_id']}: committed without approval ({p.get('approved')})")
+            continue
+        source = p.get("rebased_from") or p["plan_id"]
+        approved = drafts.get(source)
+        if approved is None:
+            bad.append(f"{p['plan_id']}: no approved draft {source}")
+            continue
+        cut = p.get("cut_tick", r.tick)
+        for drone, targets in (p.get("intent") or {}).items():
+            want = [t for t in approved.get(drone, []) if collected.get(t, math.inf) > cut]
+            if list(targets) != want:
+                bad.append(f"{p['plan_id']}: {drone} flies {list(targets)}, approved {want}")
+    return bad

@@ -1,0 +1,81 @@
+"""Trace sinks that need no database: a list (tests, ``--db none``) and a fan-out.
+
+Besides ``emit``, a sink may count what it ``dropped`` and offer ``drain()`` (wait until it
+has room again: back-pressure for a run that may wait); ``dropped_by`` and ``drain`` read
+them from any sink, and the fan-out passes them through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from executive.contracts import TraceRecord, TraceSink
+
+__all__ = ["ListSink", "NullSink", "TeeSink", "backlog", "drain", "dropped_by"]
+
+
+def dropped_by(sink: Any) -> int:
+    """How many records ``sink`` has dropped so far (0 for a sink that never drops)."""
+    return int(getattr(sink, "dropped", 0))
+
+
+def backlog(sink: Any) -> float:
+    """How full ``sink``'s queue is, 0 to 1 (0 for a sink without one)."""
+    return float(getattr(sink, "backlog", 0.0))
+
+
+async def drain(sink: TraceSink) -> None:
+    """Wait until ``sink`` has room again, if it can say so."""
+    wait = getattr(sink, "drain", None)
+    if wait is not None:
+        await wait()
+
+
+class ListSink:
+    """Keeps every record in memory, in order (tests, runs without a store)."""
+
+    def __init__(self) -> None:
+        self.records: list[TraceRecord] = []
+
+    def emit(self, record: TraceRecord) -> None:
+        """Append ``record``; never blocks."""
+        self.records.append(record)
+
+    def of(self, kind: type) -> list:
+        """The records of one type (e.g. ``EventRecord``), in order."""
+        return [r for r in self.records if isinstance(r, kind)]
+
+
+class NullSink:
+    """Throws every record away."""
+
+    def emit(self, record: TraceRecord) -> None:
+        """Do nothing."""
+        pass
+
+
+class TeeSink:
+    """Hands every record to each of ``sinks``, in the order given."""
+
+    def __init__(self, *sinks) -> None:
+        self.sinks = sinks
+
+    def emit(self, record: TraceRecord) -> None:
+        """Emit to every sink in turn; blocks only if one of them does."""
+        for sink in self.sinks:
+            sink.emit(record)
+
+    @property
+    def backlog(self) -> float:
+        """The fullest of the sinks' queues, 0 to 1."""
+        return max((backlog(sink) for sink in self.sinks), default=0.0)
+
+    @property
+    def dropped(self) -> int:
+        """What the sinks have dropped, together."""
+        return sum(dropped_by(sink) for sink in self.sinks)
+
+    async def drain(self) -> None:
+        """Wait until every sink has room again."""
+        for sink in self.sinks:
+            await drain(sink)

@@ -1,0 +1,265 @@
+"""The safety layer keeps every drone out of every SAM the executive knows about, in every
+mode: auto, review with nobody answering, paused, a replan that never ends, a planner that
+fails, slow agents; and a SAM over a drone's home never fails the round for the others.
+
+The world: a line from A1 (0, 0) to A2 (60, 0) with targets on it; a SAM announced on the
+line ahead of the drone mid-flight. A drone lost inside a SAM that was known before the
+loss fails every test here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import pytest
+
+from executive.config import RunConfig
+from executive.contracts import EventRecord, HumanCommand, InputRecord, PlanOutcome, PlanRequest
+from executive.engines import make_engine
+from executive.loop import Executive, Policy
+from executive.planning.round import AgentPlanner
+from executive.traces.audit import lost_to_known_sams
+from executive.traces.replay import replay
+from executive.traces.sinks import ListSink
+from planner.edits import parse_edit
+from planner.model import Scenario
+from planner.scenario_io import parse_scenario
+
+SAM_AHEAD = {"t": 30, "op": "add_sam", "id": "S1", "pos": [30.0, 0.0], "range": 3.0}
+
+
+def line_mission(*, timeline=(), drones=None, airports=None, targets=None) -> Scenario:
+    return parse_scenario(
+        {
+            "environment": {
+                "airports": airports
+                or [{"id": "A1", "x": 0, "y": 0}, {"id": "A2", "x": 60, "y": 0}],
+                "targets": targets
+                or [
+                    {"id": "T1", "x": 20, "y": 0, "priority": 5, "type": "A"},
+                    {"id": "T2", "x": 45, "y": 0, "priority": 5, "type": "A"},
+                ],
+                "sams": [],
+            },
+            "drone_configs": drones
+            or {
+                "1": {
+                    "fuelBudget": 200,
+                    "home_airport": "A1",
+                    "end_airport": "A2",
+                    "accessibleTargets": "ALL",
+                }
+            },
+            "sim": {"speed": 0.2},
+            "timeline": list(timeline),
+        }
+    )
+
+
+class _Failing:
+    """Plans the first mission, then fails every replan (a planner that crashed)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def plan(self, request: PlanRequest) -> PlanOutcome:
+        if request.trigger != "initial":
+            raise RuntimeError("the planner crashed")
+        return await self.inner.plan(request)
+
+
+class _Stuck:
+    """Plans the first mission, then never answers (a replan that runs forever)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    async def plan(self, request: PlanRequest) -> PlanOutcome:
+        if request.trigger != "initial":
+            await asyncio.Event().wait()
+        return await self.inner.plan(request)
+
+
+class _SlowEngine:
+    """Every agent call takes longer than the run (agents on a very bad day)."""
+
+    name = "slow"
+    model = "slow-1"
+
+    async def complete(self, call, *, timeout_s: float):
+        await asyncio.sleep(3600)
+
+
+def _planner(sink, *, engine=None):
+    return AgentPlanner(
+        engine or make_engine("rules"), sink, iterations=300, use_agents=engine is not None
+    )
+
+
+def _fly(scenario, *, planner=None, policy=None, commands=(), edits=(), speed=None, engine=None):
+    """Run to the end; ``commands``/``edits`` are (tick, item) given at that tick."""
+    sink = ListSink()
+    executive = Executive(
+        scenario,
+        planner=planner or _planner(sink, engine=engine),
+        sink=sink,
+        config=RunConfig(policy=policy or Policy(batch_iterations=300)),
+    )
+    due = sorted([*commands, *edits], key=lambda item: item[0])
+
+    def on_tick(result) -> None:
+        while due and result.tick + 1 >= due[0][0]:
+            _, item = due.pop(0)
+            if isinstance(item, HumanCommand):
+                executive.command(item)
+            else:
+                executive.edit(item)
+
+    executive.watch(on_tick=on_tick)
+    report = asyncio.run(executive.run(speed))
+    return executive, sink, report
+
+
+def _events(sink: ListSink, kind: str) -> list[EventRecord]:
+    return [r for r in sink.of(EventRecord) if r.kind == kind]
+
+
+def _assert_safe(sink: ListSink, report) -> None:
+    assert lost_to_known_sams(sink.records) == []
+    assert report.outcome.lost == [], report.outcome.lost
+
+
+# ----- every mode ---------------------------------------------------------------------
+
+
+def test_auto_replans_around_a_sam_on_the_path():
+    _, sink, report = _fly(line_mission(timeline=[SAM_AHEAD]))
+    _assert_safe(sink, report)
+    assert [r.status for r in report.replans] == ["committed"]
+    assert report.outcome.total_points == 10
+
+
+def test_review_with_nobody_answering_diverts_the_drone_around_it():
+    _, sink, report = _fly(
+        line_mission(timeline=[SAM_AHEAD]), policy=Policy(commit="review", batch_iterations=300)
+    )
+    _assert_safe(sink, report)
+    assert [r.status for r in report.replans] == ["review"]  # never approved, never flown
+    divert = _events(sink, "SAFETY_DIVERT")
+    assert divert and divert[0].payload["drone"] == "1" and divert[0].payload["sam"] == "S1"
+    assert divert[0].payload["targets"] == ["T2"]  # the same targets, around the SAM
+    assert report.outcome.total_points == 10  # both targets collected anyway
+    assert report.safety_actions >= 1
+
+
+def test_a_planner_that_fails_leaves_no_drone_on_an_unsafe_flight():
+    sink = ListSink()
+    _, sink, report = _fly(line_mission(timeline=[SAM_AHEAD]), planner=_Failing(_planner(sink)))
+    _assert_safe(sink, report)
+    assert [r.status for r in report.replans] == ["failed"]
+    fallback = _events(sink, "SAFETY_FALLBACK")
+    assert fallback and fallback[0].payload["actions"] == {"1": "divert"}
+
+
+def test_a_replan_that_never_ends_does_not_hold_safety_back():
+    sink = ListSink()
+    _, sink, report = _fly(
+        line_mission(timeline=[SAM_AHEAD]), planner=_Stuck(_planner(sink)), speed=50.0
+    )
+    _assert_safe(sink, report)
+    assert _events(sink, "SAFETY_DIVERT")  # acted while the round was still "planning"
+
+
+def test_slow_agents_change_nothing_for_safety():
+    _, sink, report = _fly(line_mission(timeline=[SAM_AHEAD]), engine=_SlowEngine(), speed=200.0)
+    _assert_safe(sink, report)
+    assert report.replans[0].status == "committed"  # the fast tier did not wait for them
+
+
+def test_a_sam_added_over_a_paused_drones_circle_moves_it_away():
+    scenario = line_mission()
+    pause_tick = 400  # the drone is at x = 4 km, heading east; it holds on a 1 km circle
+    lap = round(2 * math.pi * 1.0 / 0.2 * 20)  # ticks for one lap of the holding circle
+    # Back at the bottom of its circle after a lap: a SAM over the top of the circle.
+    sam = parse_edit({"op": "add_sam", "id": "S2", "pos": [4.0, 2.9], "range": 1.5})
+    _, sink, report = _fly(
+        scenario,
+        commands=[(pause_tick, HumanCommand("PAUSE"))],
+        edits=[(pause_tick + lap + 2, sam)],
+    )
+    _assert_safe(sink, report)
+    assert _events(sink, "PAUSE")
+    moved = _events(sink, "SAFETY_RETURN") + _events(sink, "SAFETY_HOLD")
+    assert moved and moved[0].payload["drone"] == "1"
+    assert "holding circle" in moved[0].payload["reason"]
+
+
+def test_a_sam_over_the_end_airport_does_not_fail_the_round():
+    two = {
+        "1": {
+            "fuelBudget": 200,
+            "home_airport": "A1",
+            "end_airport": "A2",
+            "accessibleTargets": "ALL",
+        },
+        "2": {"fuelBudget": 200, "home_airport": "A1", "accessibleTargets": "ALL"},
+    }
+    # An operator may add what a scenario file may not: a SAM over an airport, mid-flight.
+    over_a2 = parse_edit({"op": "add_sam", "id": "S3", "pos": [60.0, 0.0], "range": 4.0})
+    _, sink, report = _fly(line_mission(drones=two), edits=[(400, over_a2)])
+    _assert_safe(sink, report)
+    committed = [r for r in report.replans if r.status == "committed"]
+    assert committed, [(r.status, r.reasons) for r in report.replans]
+    assert any("cannot reach its end airport A2" in reason for reason in committed[0].reasons)
+    # D1 lands at A1 instead of flying into the SAM over A2
+    assert report.outcome.drones["1"].status == "landed"
+
+
+def test_fuel_safety_covers_holding_drones():
+    # Paused for good with little fuel: the holding drone is sent home before it runs dry.
+    drones = {
+        "1": {
+            "fuelBudget": 70,
+            "home_airport": "A1",
+            "end_airport": "A2",
+            "accessibleTargets": "ALL",
+        }
+    }
+    _, sink, report = _fly(
+        line_mission(
+            drones=drones, targets=[{"id": "T1", "x": 30, "y": 0, "priority": 5, "type": "A"}]
+        ),
+        commands=[(1000, HumanCommand("PAUSE"))],
+    )
+    assert report.outcome.lost == []
+    back = _events(sink, "RETURN_TO_BASE")
+    assert back and back[0].payload["drone"] == "1"
+    assert report.outcome.drones["1"].status == "landed"
+
+
+def test_safety_actions_replay_exactly():
+    executive, sink, report = _fly(
+        line_mission(timeline=[SAM_AHEAD]), policy=Policy(commit="review", batch_iterations=300)
+    )
+    assert _events(sink, "SAFETY_DIVERT")
+    inputs: list[dict[str, Any]] = [
+        {"kind": r.kind, "payload": r.payload, "source": r.source, "tick": r.tick}
+        for r in sink.of(InputRecord)
+    ]
+    recorded = {r.tick: r.state_hash for r in sink.records if type(r).__name__ == "StateHashRecord"}
+    result = replay(
+        executive.scenario.model_dump(mode="json", by_alias=True), inputs, recorded, hash_every=20
+    )
+    assert result.exact and result.final_hash == report.outcome.state_hash
+
+
+@pytest.mark.parametrize("commit", ["auto", "review"])
+def test_a_hidden_sam_detected_by_sensors_is_avoided(commit):
+    hidden = {**SAM_AHEAD, "hidden": True, "t": 5}
+    _, sink, report = _fly(
+        line_mission(timeline=[hidden]), policy=Policy(commit=commit, batch_iterations=300)
+    )
+    assert _events(sink, "sam_detected")
+    _assert_safe(sink, report)
