@@ -1,7 +1,13 @@
 """The live web dashboard: FastAPI app, websocket streams, REST API and the page.
 
 ``dashboard.server.start_dashboard(bus, ...)`` serves ``dashboard.app.create_app(bus, ...)``
-in the caller's event loop; ``dashboard.cli.main`` is the ``isr`` entry point with the
-dashboard plugged into ``isr run`` and ``isr dashboard --mqtt``. The dashboard talks to the
-executive only through the bus (``executive.bus``): it never reaches into the sim.
+in the caller's event loop; the ``isr`` command (``cli``, the wiring point) plugs it into
+``isr run`` and ``isr dashboard --mqtt``. The dashboard talks to the executive only through
+the bus (``executive.bus``): it never reaches into the sim.
+
+Inside: ``app`` builds the app from one ``settings.DashboardSettings`` and one
+``context.DashboardContext``; ``routes`` holds the routers, ``deps`` what they depend on,
+``errors`` the one mapping from errors to answers; ``live_view`` mirrors the run and
+``streams`` serves ``/ws/live``; ``planning_api`` is the work of the stateless planning
+endpoints; ``static`` the page (ES modules, no build step).
 """

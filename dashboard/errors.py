@@ -6,29 +6,62 @@ The body is always ``{"error": "<what went wrong>", "problems": [{"path": "$.com
 ``query.since`` / ``path.run_id``. Nothing a client sends produces a traceback or a 500: an
 unexpected exception is logged here and answered with a 500 that says only that.
 
-``install_error_handlers(app)`` registers the handlers; routes raise ``ApiError`` (or let
-pydantic / ``ScenarioError`` / ``PlannerError`` / ``ExecutiveError`` escape).
+Routes raise an ``ApiError`` (one of the named ones below when the case has a name, so that
+every status code and message of the dashboard is written here) or let a domain error
+escape: pydantic's ``ValidationError``, ``ScenarioError``, ``PlannerError``,
+``ExecutiveError``, ``AskRejected``. ``api_error_for(exc)`` is the one mapping from an
+exception to its answer; ``install_error_handlers(app)`` registers it.
+
+The live websocket answers with close codes, also named here: a cross-origin page is refused
+with ``WS_POLICY_VIOLATION`` (1008), a wrong control token with ``WS_WRONG_TOKEN`` (4401),
+both with a reason (``WsRefusal``); a client that goes away is forgotten, one that stops
+reading is dropped (it can no longer be sent a close frame), and the server closes every
+stream with ``WS_GOING_AWAY`` when it shuts down.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dashboard.live_view import AskRejected
 from executive.errors import ExecutiveError
 from planner.errors import PlannerError
 from planner.scenario_io import ScenarioError, json_path
 
-__all__ = ["ApiError", "install_error_handlers", "problems_of", "validation_problems"]
+__all__ = [
+    "WS_GOING_AWAY",
+    "WS_POLICY_VIOLATION",
+    "WS_WRONG_TOKEN",
+    "ApiError",
+    "BodyTooLarge",
+    "CrossOrigin",
+    "NoAnswer",
+    "NoTraceStore",
+    "RunEnded",
+    "ShuttingDown",
+    "Unauthorized",
+    "UnknownRun",
+    "WrongWsToken",
+    "WsRefusal",
+    "api_error_for",
+    "install_error_handlers",
+    "problems_of",
+    "validation_problems",
+]
 
 log = logging.getLogger(__name__)
+
+WS_GOING_AWAY = 1001  # the close code of every live stream when the dashboard stops
+WS_POLICY_VIOLATION = 1008  # a websocket opened by a page of another origin
+WS_WRONG_TOKEN = 4401  # a websocket that offered a wrong control token (4000-4999: ours)
 
 _SOURCES = {"query": "query", "path": "path", "header": "header", "cookie": "cookie"}
 
@@ -36,8 +69,13 @@ _SOURCES = {"query": "query", "path": "path", "header": "header", "cookie": "coo
 class ApiError(Exception):
     """A request that cannot be served, with the status to answer and the problems found."""
 
-    def __init__(self, status: int, error: str, problems: Sequence[tuple[str, str]] = (),
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        problems: Sequence[tuple[str, str]] = (),
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(error)
         self.status = status
         self.error = error
@@ -45,8 +83,106 @@ class ApiError(Exception):
         self.headers = headers
 
     def response(self) -> JSONResponse:
-        return JSONResponse({"error": self.error, "problems": self.problems},
-                            status_code=self.status, headers=self.headers)
+        """The JSON answer: ``{"error", "problems"}`` with this status and headers."""
+        return JSONResponse(
+            {"error": self.error, "problems": self.problems},
+            status_code=self.status,
+            headers=self.headers,
+        )
+
+
+# ----- the named cases ---------------------------------------------------------------------
+
+
+class Unauthorized(ApiError):
+    """401: a commanding request without the control token, or with the wrong one."""
+
+    def __init__(self, *, missing: bool) -> None:
+        super().__init__(
+            401,
+            f"{'missing' if missing else 'wrong'} control token: send 'Authorization: Bearer "
+            "TOKEN' (the token is printed when the dashboard starts)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+class RunEnded(ApiError):
+    """409: a command, edit, speed or question for a run that has ended or crashed."""
+
+    def __init__(self, run_id: str | None, state: object) -> None:
+        super().__init__(409, f"run {run_id} has {state}: there is no live mission to act on")
+
+
+class NoTraceStore(ApiError):
+    """404: ``/api/runs`` on a dashboard without a trace store (or whose store failed)."""
+
+    def __init__(self, reason: str | None = None) -> None:
+        super().__init__(
+            404, reason or "this dashboard has no trace store (start it with a --db URL)"
+        )
+
+
+class UnknownRun(ApiError):
+    """404: no recorded run matches the ``run_id`` in the path."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(404, reason, [("path.run_id", reason)])
+
+
+class NoAnswer(ApiError):
+    """504: a question that got no answer in time."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(
+            504,
+            f"no answer within {timeout_s:g} s (is the mission running and answering questions?)",
+        )
+
+
+class ShuttingDown(ApiError):
+    """503: a request the dashboard gave up on because it is stopping."""
+
+    def __init__(self) -> None:
+        super().__init__(503, "the dashboard is shutting down")
+
+
+class BodyTooLarge(ApiError):
+    """413: a request body above the app's limit (``dashboard.body_limit``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body too large: at most {limit} bytes")
+
+
+# ----- the live websocket's refusals -------------------------------------------------------
+
+
+class WsRefusal(Exception):
+    """A websocket the dashboard will not serve: closed at once with ``code`` and ``reason``
+    (at most 123 bytes, what a close frame can carry)."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason.encode()[:123].decode(errors="ignore")
+
+
+class CrossOrigin(WsRefusal):
+    """1008: a browser page of another origin (its ``Origin`` is not this dashboard's)."""
+
+    def __init__(self, origin: str, expected: str) -> None:
+        super().__init__(
+            WS_POLICY_VIOLATION, f"cross-origin websocket refused: {origin[:40]} is not {expected}"
+        )
+
+
+class WrongWsToken(WsRefusal):
+    """4401: a websocket that offered a control token, the wrong one."""
+
+    def __init__(self) -> None:
+        super().__init__(WS_WRONG_TOKEN, "wrong control token")
+
+
+# ----- problems as (path, message) pairs -----------------------------------------------------
 
 
 def _path(loc: Iterable[Any], prefix: Sequence[Any] = ()) -> str:
@@ -58,7 +194,9 @@ def _path(loc: Iterable[Any], prefix: Sequence[Any] = ()) -> str:
     return json_path([*prefix, *loc])
 
 
-def validation_problems(errors: Iterable[dict], prefix: Sequence[Any] = ()) -> list[tuple[str, str]]:
+def validation_problems(
+    errors: Iterable[Mapping[str, Any]], prefix: Sequence[Any] = ()
+) -> list[tuple[str, str]]:
     """pydantic / FastAPI error dicts as (JSON path, message) pairs."""
     out = []
     for err in errors:
@@ -83,47 +221,64 @@ def problems_of(exc: ScenarioError) -> list[tuple[str, str]]:
     return out
 
 
+# ----- the one mapping ---------------------------------------------------------------------
+
+
+def api_error_for(exc: Exception) -> ApiError:
+    """The answer to an exception that escaped a route (or the app's own HTTP errors)."""
+    match exc:
+        case ApiError():
+            return exc
+        case RequestValidationError():
+            problems = validation_problems(exc.errors())
+            first = f"{problems[0][0]}: {problems[0][1]}" if problems else "invalid request"
+            return ApiError(422, f"invalid request: {first}", problems)
+        case ValidationError():
+            return ApiError(422, "invalid request", validation_problems(exc.errors()))
+        case ScenarioError():  # before PlannerError: it is one
+            return ApiError(422, "invalid mission", problems_of(exc))
+        case PlannerError():
+            return ApiError(422, f"cannot plan this: {exc}")
+        case AskRejected():
+            return ApiError(429, str(exc))
+        case ExecutiveError():
+            return ApiError(400, str(exc))
+        case StarletteHTTPException():
+            detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+            if exc.status_code == 404 and detail == "Not Found":
+                detail = "no such endpoint (see /docs)"
+            elif exc.status_code == 405:
+                detail = "method not allowed on this endpoint (see /docs)"
+            headers = getattr(exc, "headers", None)
+            return ApiError(exc.status_code, detail, headers=dict(headers) if headers else None)
+        case _:
+            return ApiError(500, "internal error (logged on the server)")
+
+
+async def _answer(_: Request, exc: Exception) -> Response:
+    return api_error_for(exc).response()
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return ApiError(500, "internal error (logged on the server)").response()
+
+
+_HANDLED: tuple[type[Exception], ...] = (
+    ApiError,
+    RequestValidationError,
+    ValidationError,
+    ScenarioError,
+    PlannerError,
+    AskRejected,
+    ExecutiveError,
+    StarletteHTTPException,
+)
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return exc.response()
-
-    async def request_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = validation_problems(exc.errors())
-        first = f"{problems[0][0]}: {problems[0][1]}" if problems else "invalid request"
-        return ApiError(422, f"invalid request: {first}", problems).response()
-
-    async def pydantic_validation(_: Request, exc: ValidationError) -> JSONResponse:
-        problems = validation_problems(exc.errors())
-        return ApiError(422, "invalid request", problems).response()
-
-    async def scenario_error(_: Request, exc: ScenarioError) -> JSONResponse:
-        return ApiError(422, "invalid mission", problems_of(exc)).response()
-
-    async def planner_error(_: Request, exc: PlannerError) -> JSONResponse:
-        return ApiError(422, f"cannot plan this: {exc}").response()
-
-    async def executive_error(_: Request, exc: ExecutiveError) -> JSONResponse:
-        return ApiError(400, str(exc)).response()
-
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        if exc.status_code == 404 and detail == "Not Found":
-            detail = "no such endpoint (see /docs)"
-        elif exc.status_code == 405:
-            detail = "method not allowed on this endpoint (see /docs)"
-        return JSONResponse({"error": detail, "problems": []}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
-
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return JSONResponse({"error": "internal error (logged on the server)", "problems": []},
-                            status_code=500)
-
-    app.add_exception_handler(ApiError, api_error)
-    app.add_exception_handler(RequestValidationError, request_validation)
-    app.add_exception_handler(ValidationError, pydantic_validation)
-    app.add_exception_handler(ScenarioError, scenario_error)
-    app.add_exception_handler(PlannerError, planner_error)
-    app.add_exception_handler(ExecutiveError, executive_error)
-    app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_exception_handler(Exception, unexpected)
+    """Answer every exception of ``_HANDLED`` through ``api_error_for``, and anything else
+    with a logged 500."""
+    for kind in _HANDLED:
+        app.add_exception_handler(kind, _answer)
+    app.add_exception_handler(Exception, _unexpected)

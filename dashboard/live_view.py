@@ -12,12 +12,18 @@ Produces
     Plain data for the REST API and the websocket hello: ``state()``, ``events_since()``,
     ``agent_runs()`` / ``agent_tree()``; ``ask(text)`` publishes a question on ``cmd`` and
     returns a future that the matching ``answers`` message resolves.
+    ``link()``: the bus's ``LinkState`` as data (``/api/state``'s ``link``: ``state`` up /
+    down / connecting / local, ``commands`` whether a command can reach the mission now,
+    ``stale``, ``reason``, ``since``); ``commands_blocked()`` why a command cannot go now.
 Lifecycle
     ``await start()`` subscribes and starts the consumer task; ``await stop()`` ends it and
     fails the pending asks. Everything runs on the event loop and nothing here blocks: each
     message costs a few dict operations.
 
-A new run on the bus (a ``status`` message with another ``run_id``) clears the history.
+A new run clears the history: a message of the run the bus now carries (an MQTT watcher
+that moved on to a newer run) when the mirror holds another, or, on a bus that does not
+name its run, a ``starting`` status with another ``run_id``. Once the bus names its run,
+messages of any other run (still in the subscription's queue) are ignored.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from executive.bus import CMD, Bus, Message, Subscription
+from executive.bus.base import TERMINAL_STATES
 
 __all__ = ["MIRRORED_TOPICS", "AskRejected", "LiveView"]
 
@@ -43,8 +50,18 @@ class AskRejected(Exception):
 
 
 class LiveView:
-    def __init__(self, bus: Bus, *, max_events: int = 5000, max_agents: int = 2000,
-                 max_asks: int = 64, maxsize: int = 4096) -> None:
+    """The latest scene, telemetry, status and plan of the run on the bus, its recent events
+    and agent runs, and the questions waiting for an answer (see the module's contract)."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        max_events: int = 5000,
+        max_agents: int = 2000,
+        max_asks: int = 64,
+        maxsize: int = 4096,
+    ) -> None:
         self.bus = bus
         self.max_agents = max_agents
         self.max_asks = max_asks
@@ -59,19 +76,21 @@ class LiveView:
         self.received = 0
         self.last_message_at: float | None = None  # time.monotonic()
         self._seq = 0
-        self._asks: dict[str, asyncio.Future] = {}
+        self._asks: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._sub: Subscription | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     # ----- lifecycle -------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Subscribe to the mirrored topics and start consuming them (idempotent)."""
         if self._task is not None:
             return
         self._sub = self.bus.subscribe(MIRRORED_TOPICS, maxsize=self.maxsize)
         self._task = asyncio.get_running_loop().create_task(self._consume(), name="live-view")
 
     async def stop(self) -> None:
+        """Stop consuming, close the subscription and cancel the pending questions."""
         if self._sub is not None:
             self._sub.close()
         if self._task is not None:
@@ -85,6 +104,7 @@ class LiveView:
 
     @property
     def dropped(self) -> dict[str, int]:
+        """Messages the mirror's own subscription dropped, per topic."""
         return dict(self._sub.dropped) if self._sub is not None else {}
 
     async def _consume(self) -> None:
@@ -92,21 +112,26 @@ class LiveView:
         async for message in self._sub:
             try:
                 self.apply(message)
-            except Exception:  # noqa: BLE001 - one odd message never stops the mirror
+            except Exception:
                 log.exception("live view: cannot apply a %s message", message.topic)
 
     # ----- in ----------------------------------------------------------------------------
 
     def apply(self, message: Message) -> None:
+        """Take one bus message into the mirror (a new run's ``starting`` status clears it)."""
         payload = message.payload
         if not isinstance(payload, dict):
             return
+        topic = message.topic
+        # an agent run's own id is its run_id; the mission's is mission_run_id
+        run_id = payload.get("mission_run_id" if topic == "agents" else "run_id")
+        carried = self.bus.run_id
+        if carried and run_id and run_id != carried:
+            return  # an earlier run's message, still queued after the bus moved on
         self.received += 1
         self.last_message_at = time.monotonic()
-        run_id = payload.get("run_id")
-        topic = message.topic
-        if topic == "status" and run_id and self.run_id and run_id != self.run_id \
-                and payload.get("state") == "starting":
+        new_run = carried or (topic == "status" and payload.get("state") == "starting")
+        if run_id and self.run_id and run_id != self.run_id and new_run:
             self._new_run()
         if run_id:
             self.run_id = run_id
@@ -133,24 +158,25 @@ class LiveView:
                 future.set_result(payload)
 
     def _new_run(self) -> None:
-        self.scene = self.telemetry = self.plan = None
+        self.scene = self.telemetry = self.plan = self.status = None
         self.events.clear()
         self.agents.clear()
 
     # ----- asking ------------------------------------------------------------------------
 
-    def ask(self, text: str) -> tuple[str, asyncio.Future]:
+    def ask(self, text: str) -> tuple[str, asyncio.Future[dict[str, Any]]]:
         """Publish a question; the future resolves with the ``answers`` payload. The caller
         bounds the wait and calls ``forget(id)`` when it gives up."""
         if len(self._asks) >= self.max_asks:
             raise AskRejected(f"{len(self._asks)} questions are already waiting for an answer")
         ask_id = uuid.uuid4().hex[:16]
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._asks[ask_id] = future
         self.bus.publish(CMD, {"type": "ask", "id": ask_id, "text": text})
         return ask_id, future
 
     def forget(self, ask_id: str) -> None:
+        """Stop waiting for the answer to ``ask_id`` (cancels its future if still pending)."""
         future = self._asks.pop(ask_id, None)
         if future is not None and not future.done():
             future.cancel()
@@ -159,6 +185,7 @@ class LiveView:
 
     @property
     def mode(self) -> str | None:
+        """The executive's mode from the latest telemetry (else the scene), if any."""
         for source in (self.telemetry, self.scene):
             if source and source.get("mode"):
                 return source["mode"]
@@ -166,12 +193,37 @@ class LiveView:
 
     @property
     def ended(self) -> bool:
-        return bool(self.status) and self.status.get("state") in ("ended", "crashed")
+        """Whether the run's last status says it is over: ended, failed, crashed or
+        interrupted."""
+        return (self.status or {}).get("state") in TERMINAL_STATES
+
+    def link(self) -> dict[str, Any]:
+        """How the bus is linked to the run now, as plain data (see ``LinkState``)."""
+        return self.bus.link.to_dict()
+
+    def commands_blocked(self) -> str | None:
+        """Why a command sent now would not reach the mission (the link is down, or the
+        run went stale), or None when it would."""
+        link = self.bus.link
+        if link.commands:
+            return None
+        if link.stale:
+            return link.reason or f"run {self.run_id} has gone stale"
+        where = f" ({link.broker})" if link.broker else ""
+        why = f": {link.reason}" if link.reason else ""
+        return f"the link to the mission is {link.state}{where}{why}"
 
     def state(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "status": self.status, "mode": self.mode,
-                "tick": (self.telemetry or self.scene or {}).get("tick"),
-                "scene": self.scene, "telemetry": self.telemetry}
+        """The run id, status, mode, tick, scene, telemetry and link (``GET /api/state``)."""
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "mode": self.mode,
+            "tick": (self.telemetry or self.scene or {}).get("tick"),
+            "scene": self.scene,
+            "telemetry": self.telemetry,
+            "link": self.link(),
+        }
 
     def events_since(self, since: int = 0, limit: int = 1000) -> list[dict]:
         """Events numbered above ``since``, oldest first, at most ``limit`` (the newest)."""
@@ -187,9 +239,11 @@ class LiveView:
 
     @property
     def last_seq(self) -> int:
+        """The number of the newest event (0 before the first)."""
         return self._seq
 
     def agent_runs(self, limit: int | None = None) -> list[dict]:
+        """The agent runs in arrival order, the last ``limit`` of them if given."""
         runs = list(self.agents.values())
         return runs if limit is None else runs[-limit:]
 

@@ -15,6 +15,12 @@ Lifecycle
 
 uvicorn runs as a task of the current loop with its signal handling switched off: SIGINT
 belongs to the CLI that started the mission (Ctrl-C stops the mission, then the server).
+
+Every connection's socket gives up on a peer that has accepted no data for the app's
+``stall_timeout_s`` (``TCP_USER_TIMEOUT``, Linux): a websocket client that stopped reading
+is dropped by the app after that long (``dashboard.streams``), and this resets its socket
+too, which no close frame could (uvicorn would otherwise hold it, unflushed, for as long as
+the peer's kernel answers).
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ import asyncio
 import contextlib
 import logging
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import uvicorn
+from fastapi import FastAPI
 
 from dashboard.app import create_app
 from executive.bus import Bus
@@ -48,7 +56,7 @@ class _Server(uvicorn.Server):
         self.ready = asyncio.Event()
 
     @contextlib.contextmanager
-    def capture_signals(self):  # uvicorn >= 0.29: the hook that installs the handlers
+    def capture_signals(self) -> Iterator[None]:  # uvicorn >= 0.29: installs the handlers
         yield
 
     def install_signal_handlers(self) -> None:  # older uvicorn's hook
@@ -60,7 +68,7 @@ class _Server(uvicorn.Server):
             self.ready.set()
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, user_timeout_s: float | None = None) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
@@ -69,14 +77,21 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if user_timeout_s is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+            # Inherited by every accepted connection: unacknowledged (or unaccepted, the
+            # peer's window shut) data for this long resets it.
+            timeout_ms = max(1, round(user_timeout_s * 1000))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, timeout_ms)
         sock.bind(address)
         sock.listen(128)
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
         reason = "already in use" if getattr(exc, "errno", None) == 98 else exc.strerror or exc
-        raise DashboardError(f"cannot serve the dashboard on {host}:{port}: {reason} "
-                             "(choose another --port, or 0 for any free port)") from None
+        raise DashboardError(
+            f"cannot serve the dashboard on {host}:{port}: {reason} "
+            "(choose another --port, or 0 for any free port)"
+        ) from None
     return sock
 
 
@@ -89,8 +104,17 @@ def _display_host(host: str, family: int) -> str:
 
 
 class DashboardServer:
-    def __init__(self, server: _Server, task: asyncio.Task, sock: socket.socket, host: str,
-                 token: str, app) -> None:
+    """A dashboard being served: its app, its address, and how to stop it."""
+
+    def __init__(
+        self,
+        server: _Server,
+        task: asyncio.Task[None],
+        sock: socket.socket,
+        host: str,
+        token: str,
+        app: FastAPI,
+    ) -> None:
         self.app = app
         self.token = token
         self._server = server
@@ -102,13 +126,17 @@ class DashboardServer:
 
     @property
     def page_url(self) -> str:
+        """The page's address with the control token (the page stores it and hides it)."""
         return f"{self.url}/?token={self.token}"
 
     @property
     def running(self) -> bool:
+        """Whether uvicorn is still serving."""
         return not self._task.done()
 
     async def stop(self, timeout: float = 5.0) -> None:
+        """Shut down gracefully (the app's lifespan closes the websockets), forcing it after
+        ``timeout`` seconds, and release the socket."""
         if self._task.done():
             self._sock.close()
             return
@@ -123,21 +151,40 @@ class DashboardServer:
         self._sock.close()
 
 
-async def start_dashboard(bus: Bus, *, host: str = "127.0.0.1", port: int = 8000, token: str,
-                          trace_url: str | None = None, **app_options: Any) -> DashboardServer:
+async def start_dashboard(
+    bus: Bus,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str,
+    trace_url: str | None = None,
+    **app_options: Any,
+) -> DashboardServer:
+    """Serve ``create_app(bus, token=..., trace_url=..., **app_options)`` on ``host:port`` as
+    a task of the running loop; return once it is listening (see the module's contract)."""
     app = create_app(bus, token=token, trace_url=trace_url, **app_options)
-    sock = _bind(host, port)
-    config = uvicorn.Config(app, host=host, port=sock.getsockname()[1], log_level="warning",
-                            access_log=False, lifespan="on", ws_max_size=64 * 1024,
-                            timeout_graceful_shutdown=2)
+    sock = _bind(host, port, app.state.context.settings.stall_timeout_s)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=sock.getsockname()[1],
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        ws_max_size=64 * 1024,
+        timeout_graceful_shutdown=2,
+    )
     server = _Server(config)
 
     async def serve() -> None:
+        """uvicorn's serve on the bound socket; a failed start-up as a DashboardError."""
         try:
             await server.serve(sockets=[sock])
         except SystemExit as exc:  # uvicorn's way of saying that start-up failed
-            raise DashboardError(f"the dashboard failed to start on {host}:{port} "
-                                 f"(exit {exc.code}); see the log above") from None
+            raise DashboardError(
+                f"the dashboard failed to start on {host}:{port} "
+                f"(exit {exc.code}); see the log above"
+            ) from None
 
     task = asyncio.get_running_loop().create_task(serve(), name="dashboard")
     ready = asyncio.get_running_loop().create_task(server.ready.wait())
@@ -146,7 +193,10 @@ async def start_dashboard(bus: Bus, *, host: str = "127.0.0.1", port: int = 8000
         ready.cancel()
         sock.close()
         exc = task.exception() if not task.cancelled() else None
-        raise exc if isinstance(exc, DashboardError) else DashboardError(
-            f"the dashboard stopped while starting: {exc}")
+        raise (
+            exc
+            if isinstance(exc, DashboardError)
+            else DashboardError(f"the dashboard stopped while starting: {exc}")
+        )
     log.info("dashboard serving on %s", f"{host}:{sock.getsockname()[1]}")
     return DashboardServer(server, task, sock, host, token, app)

@@ -9,6 +9,7 @@ frame that satisfies a condition (never a wall-clock sleep: each frame is the ev
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import queue
@@ -20,22 +21,21 @@ import threading
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import websockets
 
 from dashboard.server import DashboardServer, start_dashboard
-from executive.algorithmic_planner import AlgorithmicPlanner
 from executive.bus import InProcessBus
-from executive.live import BusSink, MissionHost
+from executive.config import RunConfig
+from executive.live.host import BusSink, MissionHost
 from executive.loop import Executive
-from executive.policy import Policy
-from executive.sinks import TeeSink
+from executive.loop.policy import Policy
+from executive.planning.algorithmic import AlgorithmicPlanner
+from executive.traces.sinks import TeeSink
 from planner.scenario_io import load_scenario
+from tests.conftest import ROOT, SCENARIOS
 
-ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ROOT / "scenarios"
 TOKEN = "test-token-0123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TIMEOUT = 60.0  # generous: the machine is shared and has two cores
@@ -45,8 +45,9 @@ def make_asker(sink):
     """The coordinator + responder when they are built; else a tiny real asker."""
     try:
         from executive.engines import make_engine
-        from executive.words import make_asker as words_asker
+        from executive.words.ask import make_asker as words_asker
     except ImportError:  # pragma: no cover - before the coordinator existed
+
         async def ask(text, host):
             tick = host.executive.sim.tick
             return {"intent": "question", "answer": f"at tick {tick}", "numbers": {"tick": tick}}
@@ -73,20 +74,32 @@ class LiveMission:
 
 
 @asynccontextmanager
-async def live_mission(name: str = "demo.json", *, speed: float | None = 20.0,
-                       policy: Policy | None = None, trace_sink=None, trace_url=None,
-                       ask: bool = True, **app_options):
+async def live_mission(
+    name: str = "demo.json",
+    *,
+    speed: float | None = 20.0,
+    policy: Policy | None = None,
+    trace_sink=None,
+    trace_url=None,
+    ask: bool = True,
+    **app_options,
+):
     scenario = load_scenario(SCENARIOS / name)
     bus = InProcessBus()
     loop = asyncio.get_running_loop()
     sink = BusSink(bus, loop)
     if trace_sink is not None:
         sink = TeeSink(trace_sink, sink)
-    executive = Executive(scenario, planner=AlgorithmicPlanner(seed=0), sink=sink,
-                          policy=policy or Policy())
+    executive = Executive(
+        scenario,
+        planner=AlgorithmicPlanner(seed=0),
+        sink=sink,
+        config=RunConfig(policy=policy or Policy()),
+    )
     host = MissionHost(executive, bus, ask=make_asker(sink) if ask else None)
-    server = await start_dashboard(bus, host="127.0.0.1", port=0, token=TOKEN,
-                                   trace_url=trace_url, **app_options)
+    server = await start_dashboard(
+        bus, host="127.0.0.1", port=0, token=TOKEN, trace_url=trace_url, **app_options
+    )
     task = loop.create_task(host.run(speed), name="mission")
     try:
         yield LiveMission(server, host, executive, bus, task)
@@ -99,21 +112,41 @@ async def live_mission(name: str = "demo.json", *, speed: float | None = 20.0,
         await server.stop()
 
 
+def token_protocol(token: str) -> str:
+    """The control token as the page offers it on the websocket (a subprotocol)."""
+    encoded = base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+    return f"isr.token.{encoded}"
+
+
 class Frames:
-    """A websocket client of ``/ws/live`` that waits for frames."""
+    """A websocket client of ``/ws/live`` that waits for frames. ``token`` is offered as the
+    page offers it (a subprotocol beside ``isr.live``), ``headers`` are sent with the
+    handshake (an ``Origin``, an ``Authorization``)."""
 
     KEPT = ("events", "agents", "status", "plan", "answers")  # remembered, in order
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self, url: str, *, token: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
         self.url = url
+        self.token = token
+        self.headers = headers or {}
         self.ws = None
         self.count = 0
         self.seen: list[dict] = []  # frames of the KEPT topics read so far
+        self.last_text = ""  # the last frame's text, as received
 
     async def __aenter__(self) -> Frames:
+        protocols = ["isr.live"] + ([token_protocol(self.token)] if self.token else [])
         # An unbounded client queue: this client reads everything (it is the healthy one).
-        self.ws = await websockets.connect(self.url, max_size=None, max_queue=None,
-                                           close_timeout=2)
+        self.ws = await websockets.connect(
+            self.url,
+            max_size=None,
+            max_queue=None,
+            close_timeout=2,
+            subprotocols=protocols,
+            additional_headers=self.headers,
+        )
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -121,13 +154,16 @@ class Frames:
 
     async def next(self) -> dict[str, Any]:
         self.count += 1
-        frame = json.loads(await self.ws.recv())
+        text = await self.ws.recv()
+        self.last_text = text
+        frame = json.loads(text)
         if frame.get("type") in self.KEPT:
             self.seen.append(frame)
         return frame
 
-    async def until(self, condition: Callable[[dict], bool], timeout: float = TIMEOUT,
-                    what: str = "a frame") -> dict[str, Any]:
+    async def until(
+        self, condition: Callable[[dict], bool], timeout: float = TIMEOUT, what: str = "a frame"
+    ) -> dict[str, Any]:
         """The first frame, already read (of the KEPT topics) or new, that satisfies
         ``condition``."""
         for frame in self.seen:
@@ -142,7 +178,7 @@ class Frames:
 
         try:
             return await asyncio.wait_for(scan(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AssertionError(f"no {what} within {timeout:g} s") from None
 
 
@@ -159,19 +195,25 @@ def event(condition: Callable[[dict], bool]) -> Callable[[dict], bool]:
 
 
 class CliProcess:
-    """The ``isr`` command line with the dashboard plugged in (``dashboard.cli``, the
+    """The ``isr`` command line with the dashboard plugged in (``cli.dashboard``, the
     project's entry point) in a subprocess; stopped with Ctrl-C (SIGINT) on exit."""
 
     def __init__(self, *args: str) -> None:
-        self.args = [sys.executable, "-m", "dashboard.cli", *args]
+        self.args = [sys.executable, "-m", "cli", *args]
         self.lines: queue.Queue[str] = queue.Queue()
         self.log: list[str] = []
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> CliProcess:
         env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
-        self.proc = subprocess.Popen(self.args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            self.args,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         threading.Thread(target=self._read, daemon=True).start()
         return self
 
@@ -186,8 +228,10 @@ class CliProcess:
             try:
                 line = self.lines.get(timeout=timeout)
             except queue.Empty:
-                raise AssertionError(f"{' '.join(self.args[3:])}: no line matching {pattern!r}"
-                                     f" within {timeout:g} s:\n" + "\n".join(self.log)) from None
+                raise AssertionError(
+                    f"{' '.join(self.args[3:])}: no line matching {pattern!r}"
+                    f" within {timeout:g} s:\n" + "\n".join(self.log)
+                ) from None
             found = re.search(pattern, line)
             if found:
                 return found.group(1)

@@ -18,14 +18,20 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.dashboard.harness import TOKEN, CliProcess
 
 TIMEOUT_MS = 60_000
 SAM_RANGE = 4.0
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync"]
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 # In the page: a point ON the drone's planned polyline, well ahead of it and clear of
@@ -84,10 +90,24 @@ AVOIDS = """([droneId, x, y, r]) => {
 }"""
 
 
+@pytest.mark.browser
 def test_dashboard_in_a_real_browser(chromium, output_dir):
     errors: list[str] = []
-    with CliProcess("run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
-                    "--speed", "20") as cli, sync_playwright() as pw:
+    with (
+        CliProcess(
+            "run",
+            "scenarios/demo.json",
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+            "--db",
+            "none",
+            "--speed",
+            "20",
+        ) as cli,
+        sync_playwright() as pw,
+    ):
         url = cli.wait_for(r"dashboard: (http://\S+)")
         assert url.endswith(f"/?token={TOKEN}")
         browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
@@ -114,7 +134,8 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             before = page.get_attribute(marker, "transform")
             page.wait_for_function(
                 "([sel, t]) => document.querySelector(sel).getAttribute('transform') !== t",
-                arg=[marker, before])
+                arg=[marker, before],
+            )
 
             # the add-SAM tool: a click ON the drone's planned path
             page.check("#tools input[value='add-sam']")
@@ -134,13 +155,18 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             assert sam["range"] == SAM_RANGE and sam["known"] is True
             page.wait_for_function(
                 "(n) => document.querySelectorAll(\"#timeline li[data-kind='CUT_AND_FREEZE']\").length > n",
-                arg=cuts_before)
-            cut_seq = int(page.get_attribute("#timeline li[data-kind='CUT_AND_FREEZE']", "data-seq"))
+                arg=cuts_before,
+            )
+            cut_seq = int(
+                page.get_attribute("#timeline li[data-kind='CUT_AND_FREEZE']", "data-seq")
+            )
             cut_text = page.inner_text("#timeline li[data-kind='CUT_AND_FREEZE']")
             assert f"add_sam:{sam_id}" in cut_text
             page.wait_for_function(
                 """(seq) => [...document.querySelectorAll("#timeline li[data-kind='COMMIT_PLAN']")]
-                     .some((li) => Number(li.dataset.seq) > seq)""", arg=cut_seq)
+                     .some((li) => Number(li.dataset.seq) > seq)""",
+                arg=cut_seq,
+            )
             # the map: the drone's path now goes around the SAM it used to cross
             page.wait_for_function(AVOIDS, arg=[drone, sam["x"], sam["y"], sam["range"]])
 
@@ -154,7 +180,8 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             page.click("#ask-send")
             page.wait_for_function(
                 "() => { const t = document.querySelector('#ask-answer').textContent;"
-                " return t && t !== '…'; }")
+                " return t && t !== '…'; }"
+            )
 
             page.check("#truth")  # the hidden-SAM layer on and off again
             page.uncheck("#truth")
@@ -174,7 +201,9 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             page.wait_for_function(EDITED, arg=f"move_target {target['id']}")
             page.wait_for_function(
                 """([id, x]) => { const t = window.isr.scene.targets.find((t) => t.id === id);
-                                  return t && t.x > x + 0.5; }""", arg=[target["id"], target["x"]])
+                                  return t && t.x > x + 0.5; }""",
+                arg=[target["id"], target["x"]],
+            )
             page.check("#tools input[value='remove']")
             page.mouse.click(*page.evaluate(SCREEN, [sam["x"], sam["y"]]))
             page.wait_for_function(EDITED, arg=f"remove_sam {sam_id}")
@@ -184,10 +213,13 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             page.click("#btn-pause")
             page.wait_for_selector('#st-mode[data-mode="PAUSED"]')
             page.check("#tools input[value='lose-drone']")
-            page.click(f'#l-drones g.drone[data-drone-id="{drone}"] polygon', force=True)  # circling
+            page.click(
+                f'#l-drones g.drone[data-drone-id="{drone}"] polygon', force=True
+            )  # circling
             page.wait_for_function(EDITED, arg=f"disable_drone {drone}")
-            page.wait_for_selector(f'#l-drones g.drone.lost[data-drone-id="{drone}"]',
-                                   state="attached")
+            page.wait_for_selector(
+                f'#l-drones g.drone.lost[data-drone-id="{drone}"]', state="attached"
+            )
             page.click("#btn-resume")
             page.wait_for_selector('#st-mode:not([data-mode="PAUSED"])')
         finally:

@@ -1,0 +1,198 @@
+"""Acting on the live run, behind the control token: commands, edits, speed and questions.
+
+Each sends one ``cmd`` message on the bus (``{"type": "command" | "edit" | "speed" |
+"ask", ...}``) and nothing else: the executive decides, stamps and applies. A run that is
+over (ended, failed, crashed, interrupted) answers 409 (``errors.RunEnded``); a command
+that cannot reach the mission now (an MQTT link down, a run gone stale) 503 with
+``Retry-After``, never a 202 for a message that would be lost; a bad body 422 naming the
+field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
+from dashboard.errors import ApiError, NoAnswer, RunEnded, ShuttingDown, validation_problems
+from dashboard.live_view import LiveView
+from executive.bus import CMD, Bus
+from planner.edits import EDIT_OPS, parse_edit
+from sim.pacing import MAX_SPEED, MIN_SPEED
+
+__all__ = [
+    "AskBody",
+    "CommandBody",
+    "LiveRun",
+    "LiveRunDep",
+    "SpeedBody",
+    "get_live_run",
+    "router",
+]
+
+router = APIRouter(prefix="/api", tags=["command"], dependencies=[Depends(require_token)])
+
+# Set by whoever stamps an edit (the executive: the next tick; the operator is "operator").
+_STAMP_FIELDS = ("t", "tick", "source")
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CommandBody(_Body):
+    """A human command for the executive."""
+
+    command: Literal["PAUSE", "RESUME", "CUT", "REPLAN", "RESET", "ACCEPT", "REJECT"]
+    text: str | None = Field(
+        None, max_length=2000, description="operator words for CUT / REPLAN (the coordinator)"
+    )
+
+
+class SpeedBody(_Body):
+    """The pace of the simulation."""
+
+    speed: float | None = Field(
+        ...,
+        ge=MIN_SPEED,
+        le=MAX_SPEED,
+        description=f"K times real time, {MIN_SPEED:g} to {MAX_SPEED:g}; null: as fast as possible",
+    )
+
+
+class AskBody(_Body):
+    """A question about the live mission, for the coordinator."""
+
+    question: str = Field(min_length=1, max_length=2000)
+
+
+class LiveRun:
+    """The run the dashboard mirrors, as something to send ``cmd`` messages to."""
+
+    def __init__(self, bus: Bus, view: LiveView) -> None:
+        self.bus = bus
+        self.view = view
+
+    def ensure_live(self) -> None:
+        """``RunEnded`` (409) once the run is over; 503 when a command cannot reach the
+        mission now (the link is down or the run stale: see ``LiveView.commands_blocked``)."""
+        if self.view.ended:
+            raise RunEnded(self.view.run_id, (self.view.status or {}).get("state"))
+        blocked = self.view.commands_blocked()
+        if blocked is not None:
+            raise ApiError(
+                503,
+                f"cannot reach the mission now: {blocked}; nothing was sent",
+                headers={"Retry-After": "2"},
+            )
+
+    def send(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Publish ``message`` on ``cmd``; the answer names what was sent and to which run."""
+        self.bus.publish(CMD, message)
+        return {"sent": message, "run_id": self.view.run_id}
+
+
+async def get_live_run(context: ContextDep) -> LiveRun:
+    """The live run of the app's bus and mirror."""
+    return LiveRun(context.bus, context.view)
+
+
+LiveRunDep = Annotated[LiveRun, Depends(get_live_run)]
+
+
+@router.post(
+    "/commands", status_code=202, summary="PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT or REJECT"
+)
+async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
+    """Send a command to the executive (CUT and REPLAN may carry the operator's words)."""
+    run.ensure_live()
+    message = {"type": "command", "command": body.command, "source": "dashboard"}
+    if body.text:
+        message["text"] = body.text
+    return run.send(message)
+
+
+@router.post(
+    "/edits",
+    status_code=202,
+    summary="One environment edit, stamped at the next tick",
+    description="One edit object of planner/edits.py: "
+    + ", ".join(EDIT_OPS)
+    + '. E.g. `{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}`.',
+)
+async def edit(
+    raw: Annotated[
+        dict[str, Any],
+        Body(examples=[{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}]),
+    ],
+    run: LiveRunDep,
+) -> dict[str, Any]:
+    """Check one edit, then send it for the executive to stamp and apply."""
+    stamped = [
+        (f"$.{k}", "set by the executive: an operator edit takes effect at the next tick")
+        for k in _STAMP_FIELDS
+        if k in raw
+    ]
+    if stamped:
+        raise ApiError(422, "invalid edit", stamped)
+    try:
+        parsed = parse_edit({**raw, "source": "operator"})
+    except ValidationError as exc:
+        raise ApiError(422, "invalid edit", _edit_problems(exc, raw)) from None
+    run.ensure_live()
+    out = run.send({"type": "edit", "edit": raw})
+    out["edit"] = parsed.describe()
+    return out
+
+
+@router.post("/speed", status_code=202, summary="Pace: K times real time, or null")
+async def speed(body: SpeedBody, run: LiveRunDep) -> dict[str, Any]:
+    """Set the pace of the live run."""
+    run.ensure_live()
+    return run.send({"type": "speed", "speed": body.speed})
+
+
+@router.post("/ask", summary="Ask the coordinator about the live mission; waits for the answer")
+async def ask(
+    body: AskBody, run: LiveRunDep, view: ViewDep, settings: SettingsDep
+) -> dict[str, Any]:
+    """Publish the question and wait (this request only) for the coordinator's answer."""
+    run.ensure_live()
+    ask_id, future = view.ask(body.question)  # too many waiting: AskRejected, a 429
+    try:
+        # Only this request waits (on a future the mirror resolves); nothing blocks.
+        answer = await asyncio.wait_for(future, timeout=settings.ask_timeout_s)
+    except TimeoutError:
+        raise NoAnswer(settings.ask_timeout_s) from None
+    except asyncio.CancelledError:
+        if future.cancelled():  # the dashboard is shutting down
+            raise ShuttingDown() from None
+        raise
+    finally:
+        view.forget(ask_id)
+    return {"id": ask_id, **answer}
+
+
+def _edit_problems(exc: ValidationError, raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """pydantic's errors for a discriminated edit, without the ``op`` tag in the paths."""
+    op = raw.get("op")
+    out = []
+    for err in exc.errors():
+        loc = list(err.get("loc", ()))
+        kind = err.get("type", "")
+        if kind in ("union_tag_not_found", "union_tag_invalid"):
+            out.append(
+                (
+                    "$.op",
+                    f"must be one of {', '.join(EDIT_OPS)}"
+                    + ("" if op is None else f", got {op!r}"),
+                )
+            )
+            continue
+        if loc and loc[0] == op:
+            loc = loc[1:]
+        out.extend(validation_problems([{**err, "loc": tuple(loc)}]))
+    return out

@@ -1,0 +1,47 @@
+"""The seed's stateless planning endpoints (seed 000, Appendix F), open and bounded.
+
+The work, its request models and its limits are in ``dashboard.planning_api``; each route
+hands its body to the app's ``PlanningJobs`` (one job at a time, in a worker thread).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from dashboard.deps import PlanningDep
+from dashboard.planning_api import OptimizeRequest, SolveRequest
+from planner.postopt import crossing_removal, insert_missed, trajectory_swap
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["planning (stateless)"])
+
+
+@router.post("/agent_solve", summary="Plan a posted mission (seed F.1)")
+async def agent_solve(body: SolveRequest, planning: PlanningDep) -> dict[str, Any]:
+    """Plan the posted mission from scratch with the algorithmic planner, post-optimise it
+    as the preferences say, and answer the seed's Solution JSON."""
+    return await planning.solve(body)
+
+
+@router.post("/insert_missed_optimize", summary="Insert unvisited targets where they fit")
+async def insert_missed_optimize(body: OptimizeRequest, planning: PlanningDep) -> dict[str, Any]:
+    """Insert the posted solution's unvisited targets where fuel allows."""
+    return await planning.optimize(insert_missed, body)
+
+
+@router.post(
+    "/trajectory_swap_optimize",
+    summary="Move targets to drones whose routes pass closer (cascade)",
+)
+async def trajectory_swap_optimize(body: OptimizeRequest, planning: PlanningDep) -> dict[str, Any]:
+    """Move targets of the posted solution to drones whose routes pass closer."""
+    return await planning.optimize(trajectory_swap, body)
+
+
+@router.post("/crossing_removal_optimize", summary="2-opt: remove route self-crossings")
+async def crossing_removal_optimize(body: OptimizeRequest, planning: PlanningDep) -> dict[str, Any]:
+    """Remove the self-crossings of the posted solution's routes (2-opt)."""
+    return await planning.optimize(crossing_removal, body)

@@ -1,0 +1,15 @@
+/* Swagger UI for /docs, started from this file: the docs page has no inline script (its
+ * Content-Security-Policy allows none). The OpenAPI address is the page's data attribute. */
+
+(function () {
+  const box = document.getElementById("swagger-ui");
+  window.ui = SwaggerUIBundle({
+    url: box.dataset.openapiUrl,
+    dom_id: "#swagger-ui",
+    layout: "BaseLayout",
+    deepLinking: true,
+    showExtensions: true,
+    showCommonExtensions: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+  });
+})();

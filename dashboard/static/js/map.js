@@ -1,0 +1,145 @@
+/* The map: an SVG in km with y up (#world is flipped, scale(1,-1), inside a viewBox fitted
+ * to the scene, so #world.getScreenCTM() maps km to screen pixels). Layers, bottom to top:
+ * grid, SAMs (hidden ones with the truth switch), flown / frozen / planned paths, the draft's
+ * paths, airports, targets (by status), drones (drones.js). Redrawn from each scene. */
+
+import { $, el, flippedText, pts } from "./dom.js";
+import { droneColour, renderDrones } from "./drones.js";
+import { schedule, state } from "./store.js";
+
+function fit(scene) {
+  const xs = [], ys = [];
+  const add = (x, y, r = 0) => { xs.push(x - r, x + r); ys.push(y - r, y + r); };
+  (scene.airports || []).forEach((a) => add(a.x, a.y));
+  (scene.targets || []).forEach((t) => add(t.x, t.y));
+  (scene.sams || []).forEach((s) => { if (s.known || state.truth) add(s.x, s.y, s.range); });
+  Object.values(scene.drones || {}).forEach((d) => add(d.x, d.y));
+  if (!xs.length) return;
+  let minx = Math.min(...xs), maxx = Math.max(...xs), miny = Math.min(...ys), maxy = Math.max(...ys);
+  const span = Math.max(maxx - minx, maxy - miny, 10);
+  const pad = span * 0.06;
+  minx -= pad; maxx += pad; miny -= pad; maxy += pad;
+  // Round outwards so small moves do not refit the map on every scene.
+  const step = span / 20;
+  minx = Math.floor(minx / step) * step; miny = Math.floor(miny / step) * step;
+  maxx = Math.ceil(maxx / step) * step; maxy = Math.ceil(maxy / step) * step;
+  const key = [minx, miny, maxx, maxy].map((v) => v.toFixed(3)).join(",");
+  state.unit = span / 90;
+  if (key === state.fitKey) return;
+  state.fitKey = key;
+  $("#map").setAttribute("viewBox", `${minx} ${-maxy} ${maxx - minx} ${maxy - miny}`);
+  drawGrid(minx, miny, maxx, maxy);
+}
+
+function drawGrid(minx, miny, maxx, maxy) {
+  const g = $("#l-grid");
+  g.replaceChildren();
+  g.setAttribute("class", "grid");
+  const span = Math.max(maxx - minx, maxy - miny);
+  const step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((s) => span / s <= 12) || 1000;
+  for (let x = Math.ceil(minx / step) * step; x <= maxx; x += step)
+    el("line", { x1: x, y1: miny, x2: x, y2: maxy, "vector-effect": "non-scaling-stroke" }, g);
+  for (let y = Math.ceil(miny / step) * step; y <= maxy; y += step)
+    el("line", { x1: minx, y1: y, x2: maxx, y2: y, "vector-effect": "non-scaling-stroke" }, g);
+}
+
+/** Draw the whole map for a scene (fitted to it first). */
+export function drawMap(scene) {
+  fit(scene);
+  const u = state.unit;
+  renderSams(scene, u);
+  renderPaths(scene);
+  renderDraft(scene);
+  renderAirports(scene, u);
+  renderTargets(scene, u);
+  renderDrones();
+}
+
+function renderSams(scene, u) {
+  const g = $("#l-sams");
+  g.replaceChildren();
+  for (const s of scene.sams || []) {
+    if (!s.known && !state.truth) continue;
+    const grp = el("g", { class: "sam" + (s.known ? "" : " hidden"), "data-sam-id": s.id,
+                          "data-known": s.known ? "1" : "0", transform: `translate(${s.x},${s.y})` }, g);
+    el("circle", { class: "zone", r: s.range, "vector-effect": "non-scaling-stroke", "stroke-width": 1.5 }, grp);
+    el("circle", { class: "centre", r: u * 0.35 }, grp);
+    flippedText(grp, u * 0.6, -u * 0.3, s.id + (s.known ? "" : " (hidden)"), u * 1.1);
+  }
+}
+
+function renderPaths(scene) {
+  const layers = { flown: $("#l-flown"), frozen: $("#l-frozen"), planned: $("#l-planned") };
+  for (const [name, g] of Object.entries(layers)) {
+    g.replaceChildren();
+    g.setAttribute("class", name);
+  }
+  for (const [id, d] of Object.entries(scene.drones || {})) {
+    const colour = droneColour(id);
+    for (const name of ["flown", "frozen", "planned"]) {
+      const poly = d[name] || [];
+      if (poly.length < 2) continue;
+      el("polyline", { points: pts(poly), stroke: colour, "data-drone-id": id,
+                       "vector-effect": "non-scaling-stroke" }, layers[name]);
+    }
+  }
+}
+
+function renderDraft(scene) {
+  const g = $("#l-draft");
+  g.replaceChildren();
+  g.setAttribute("class", "draft");
+  const draft = scene.draft;
+  if (!draft) return;
+  for (const [id, r] of Object.entries(draft.routes || {})) {
+    if ((r.path || []).length < 2) continue;
+    el("polyline", { points: pts(r.path), "data-drone-id": id, "vector-effect": "non-scaling-stroke" }, g);
+  }
+}
+
+function renderAirports(scene, u) {
+  const g = $("#l-airports");
+  g.replaceChildren();
+  for (const a of scene.airports || []) {
+    const grp = el("g", { class: "airport", "data-airport-id": a.id, transform: `translate(${a.x},${a.y})` }, g);
+    el("rect", { x: -u * 0.8, y: -u * 0.8, width: u * 1.6, height: u * 1.6, "vector-effect": "non-scaling-stroke" }, grp);
+    flippedText(grp, u * 1.1, -u * 0.9, a.id, u * 1.3);
+  }
+}
+
+function targetRadius(t, u) { return u * (0.75 + 0.085 * Math.min(Math.max(t.priority, 0), 12)); }
+
+function renderTargets(scene, u) {
+  const g = $("#l-targets");
+  g.replaceChildren();
+  for (const t of scene.targets || []) {
+    const r = targetRadius(t, u);
+    const grp = el("g", { class: `target ${t.status}`, "data-target-id": t.id, "data-status": t.status,
+                          transform: `translate(${t.x},${t.y})` }, g);
+    el("circle", { r, "vector-effect": "non-scaling-stroke", "stroke-width": 1 }, grp);
+    flippedText(grp, 0, -r * 0.38, t.type, r * 1.05, { "text-anchor": "middle" });
+    flippedText(grp, r + u * 0.25, -r * 0.1 - u * 0.9, t.id, u * 1.0, { class: "tid" });
+  }
+}
+
+/** The truth switch: hidden SAMs shown (and the map fitted to them) or not. */
+export function initTruthToggle() {
+  $("#truth").addEventListener("change", (ev) => {
+    state.truth = ev.target.checked; state.fitKey = ""; state.sceneDirty = true; schedule();
+  });
+  setTruthAvailable(false);
+}
+
+/** Whether the stream carries the ground truth (the token, or a dashboard showing it to
+ * all): the switch works only then. */
+export function setTruthAvailable(available) {
+  const box = $("#truth");
+  box.disabled = !available;
+  box.closest("label").title = available
+    ? "show the hidden SAMs (ground truth)"
+    : "the ground truth needs the control token (enter it at the top right)";
+  if (!available && box.checked) {
+    box.checked = false;
+    state.truth = false; state.fitKey = ""; state.sceneDirty = true; schedule();
+  }
+}
