@@ -1,12 +1,15 @@
 # Two commands do all set-up on a fresh machine:
 #   make run    start the demo mission live with its dashboard (creates .venv on first use)
-#   make test   run the test suite (same set-up, plus the browser and broker the tests use)
+#   make test   the checks, then the test suite (same set-up, plus the browser and broker
+#               the tests use)
+# and one for the checks alone:
+#   make check  ruff (lint and format), mypy, the import contract (the house's layers)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test browser broker bench-peers clean
+.PHONY: run test check browser broker bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +20,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/isr run scenarios/demo.json
 
-test: $(STAMP) browser broker
+test: check browser broker
 	$(BIN)/python -m pytest -q
+
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The dashboard test drives Debian's Chromium through Playwright (browser downloads are not
 # possible here). Installed when missing and we are root; otherwise the test says how.

@@ -34,11 +34,11 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
-
+from rich.console import Console
+from rich.table import Table
 
 # ----- the client process ------------------------------------------------------------------
+
 
 async def clients_only(url: str, n: int, seconds: float, mqtt: str | None, run_id: str) -> None:
     """``n`` websocket clients (the last never reads) and an MQTT subscriber, for ``seconds``."""
@@ -84,25 +84,29 @@ async def clients_only(url: str, n: int, seconds: float, mqtt: str | None, run_i
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     ordered = all(t == sorted(t) for t in ticks[: n - 1])
-    print(json.dumps({"received": received, "telemetry_in_order": ordered,
-                      "mqtt": mqtt_count}), flush=True)
+    print(
+        json.dumps({"received": received, "telemetry_in_order": ordered, "mqtt": mqtt_count}),
+        flush=True,
+    )
 
 
 # ----- the mission process -----------------------------------------------------------------
 
+
 async def bench(args) -> int:
     import httpx
+    from executive_ticks import large_scenario
 
     from dashboard.server import start_dashboard
     from executive.bus import InProcessBus
+    from executive.config import RunConfig
     from executive.engines.rules import RulesEngine
-    from executive.live import BusSink, MissionHost
+    from executive.live.host import BusSink, MissionHost
     from executive.loop import Executive
-    from executive.planning_round import AgentPlanner
-    from executive.policy import Policy
-    from executive.sinks import TeeSink
+    from executive.loop.policy import Policy
+    from executive.planning.round import AgentPlanner
     from executive.traces import TraceWriter
-    from executive_ticks import large_scenario
+    from executive.traces.sinks import TeeSink
     from planner.team_search import warmup
 
     console = Console(width=150)
@@ -115,9 +119,10 @@ async def bench(args) -> int:
         if phase == "start":
             gc_started[0] = time.perf_counter()
         else:
-            sim = ticking[0].sim if ticking else None
-            gc_pauses.append(((time.perf_counter() - gc_started[0]) * 1000, info["generation"],
-                              sim.tick if sim is not None else -1))
+            tick = ticking[0].sim.tick if ticking and ticking[0].started else -1
+            gc_pauses.append(
+                ((time.perf_counter() - gc_started[0]) * 1000, info["generation"], tick)
+            )
 
     gc.callbacks.append(on_gc)
     scenario = large_scenario()
@@ -135,8 +140,12 @@ async def bench(args) -> int:
     else:
         bus = InProcessBus()
     sink = TeeSink(writer, BusSink(bus, loop))
-    executive = Executive(scenario, planner=AgentPlanner(RulesEngine(), sink), sink=sink,
-                          policy=policy)
+    executive = Executive(
+        scenario,
+        planner=AgentPlanner(RulesEngine(), sink),
+        sink=sink,
+        config=RunConfig(policy=policy),
+    )
     bus.run_id = executive.run_id  # the MQTT last will names the run: known before start
     ticking.append(executive)
     host = MissionHost(executive, bus)
@@ -144,15 +153,29 @@ async def bench(args) -> int:
     published = bus.subscribe(["events", "agents", "plan", "status"], maxsize=1_000_000)
     await bus.start()
     server = await start_dashboard(bus, host="127.0.0.1", port=0, token="bench")
-    console.print(f"{args.seconds:g} s at 1x real time, {hz:g} Hz, 5 drones / 50 targets / 10 SAMs;"
-                  f" agents (rules) + planner, REPLAN every {args.replan_every:g} s; traces to"
-                  f" SQLite; dashboard {server.url}; {args.clients} websocket clients (1 never"
-                  f" reads); MQTT {'on: ' + args.mqtt if args.mqtt else 'off'}")
+    console.print(
+        f"{args.seconds:g} s at 1x real time, {hz:g} Hz, 5 drones / 50 targets / 10 SAMs;"
+        f" agents (rules) + planner, REPLAN every {args.replan_every:g} s; traces to"
+        f" SQLite; dashboard {server.url}; {args.clients} websocket clients (1 never"
+        f" reads); MQTT {'on: ' + args.mqtt if args.mqtt else 'off'}"
+    )
     client_proc = subprocess.Popen(
-        [sys.executable, __file__, "--clients-only", server.url.replace("http", "ws", 1),
-         "--clients", str(args.clients), "--seconds", str(args.seconds + 5),
-         "--run-id", executive.run_id, *(["--mqtt", args.mqtt] if args.mqtt else [])],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            __file__,
+            "--clients-only",
+            server.url.replace("http", "ws", 1),
+            "--clients",
+            str(args.clients),
+            "--seconds",
+            str(args.seconds + 5),
+            "--run-id",
+            executive.run_id,
+            *(["--mqtt", args.mqtt] if args.mqtt else []),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
     async with httpx.AsyncClient(base_url=server.url) as http:
         for _ in range(200):  # wait until every client is connected
@@ -183,40 +206,68 @@ async def bench(args) -> int:
     await asyncio.to_thread(writer.close)
 
     j = report.jitter_ms
-    console.print(f"ticks: {report.ticks} in {wall:.1f} s wall   overruns: {report.overruns}"
-                  f"   clients connected at start: {clients_at_start}")
-    console.print(f"tick start lateness ms: p50 {j['p50']:.3f}  p99 {j['p99']:.3f}"
-                  f"  max {j['max']:.3f} (tick {j['max_at_tick']})  mean {j['mean']:.3f}")
+    console.print(
+        f"ticks: {report.ticks} in {wall:.1f} s wall   overruns: {report.overruns}"
+        f"   clients connected at start: {clients_at_start}"
+    )
+    console.print(
+        f"tick start lateness ms: p50 {j['p50']:.3f}  p99 {j['p99']:.3f}"
+        f"  max {j['max']:.3f} (tick {j['max_at_tick']})  mean {j['mean']:.3f}"
+    )
     gc.callbacks.remove(on_gc)
     running = [p for p in gc_pauses if p[2] > 0]  # after tick 0: while the clock runs
     before = max((p[0] for p in gc_pauses if p[2] <= 0), default=0.0)
     worst_gc = max(running, default=(0.0, -1, -1))
-    console.print(f"garbage collections while ticking: {len(running)}, longest"
-                  f" {worst_gc[0]:.1f} ms (generation {worst_gc[1]}, tick {worst_gc[2]});"
-                  f" longest before tick 0: {before:.1f} ms")
+    console.print(
+        f"garbage collections while ticking: {len(running)}, longest"
+        f" {worst_gc[0]:.1f} ms (generation {worst_gc[1]}, tick {worst_gc[2]});"
+        f" longest before tick 0: {before:.1f} ms"
+    )
     rounds = [r for r in report.replans if r.latency_ms is not None]
-    console.print(f"planning rounds: {len(rounds)} ({sum(r.status == 'committed' for r in rounds)}"
-                  f" committed); trace records dropped: {writer.dropped}")
-    table = Table(title="websocket clients (server side: frames sent / dropped by its bounded queue)")
-    for column in ("client", "state", "sent", "dropped", "dropped by topic", "pending",
-                   "received (client side)"):
+    console.print(
+        f"planning rounds: {len(rounds)} ({sum(r.status == 'committed' for r in rounds)}"
+        f" committed); trace records dropped: {writer.dropped}"
+    )
+    table = Table(
+        title="websocket clients (server side: frames sent / dropped by its bounded queue)"
+    )
+    for column in (
+        "client",
+        "state",
+        "sent",
+        "dropped",
+        "dropped by topic",
+        "pending",
+        "received (client side)",
+    ):
         table.add_column(column, justify="right")
     for k, c in enumerate(sorted(clients, key=lambda c: c["id"])):
         state = f"left after {c['connected_s']:.0f} s" if c.get("left") else "connected"
-        table.add_row(str(c["id"]), state, str(c["sent"]), str(c["dropped_total"]),
-                      ", ".join(f"{t} {n}" for t, n in sorted(c["dropped"].items())) or "-",
-                      str(c["pending"]), str(seen["received"][k]) if k < len(seen["received"]) else "?")
+        table.add_row(
+            str(c["id"]),
+            state,
+            str(c["sent"]),
+            str(c["dropped_total"]),
+            ", ".join(f"{t} {n}" for t, n in sorted(c["dropped"].items())) or "-",
+            str(c["pending"]),
+            str(seen["received"][k]) if k < len(seen["received"]) else "?",
+        )
     console.print(table)
-    console.print(f"telemetry arrived in tick order at every reading client: {seen['telemetry_in_order']}")
+    console.print(
+        f"telemetry arrived in tick order at every reading client: {seen['telemetry_in_order']}"
+    )
     if args.mqtt:
         sent: dict[str, int] = {}
         while (message := published.get_nowait()) is not None:
             sent[message.topic] = sent.get(message.topic, 0) + 1
         got = seen["mqtt"]
-        console.print(f"MQTT: telemetry received {got.get('telemetry', 0)} of {report.ticks}"
-                      f" ticks (dropped at the sender: {mqtt_dropped or 'none'});"
-                      + "".join(f" {t} received {got.get(t, 0)} of {n} published;"
-                                for t, n in sorted(sent.items())))
+        console.print(
+            f"MQTT: telemetry received {got.get('telemetry', 0)} of {report.ticks}"
+            f" ticks (dropped at the sender: {mqtt_dropped or 'none'});"
+            + "".join(
+                f" {t} received {got.get(t, 0)} of {n} published;" for t, n in sorted(sent.items())
+            )
+        )
     target = "PASS" if report.overruns == 0 else "FAIL"
     console.print(f"zero overruns: {target}; p99 lateness {j['p99']:.3f} ms")
     return 0 if report.overruns == 0 else 1
@@ -235,8 +286,9 @@ def main() -> int:
     if args.no_mqtt:
         args.mqtt = None
     if args.clients_only:
-        asyncio.run(clients_only(args.clients_only, args.clients, args.seconds, args.mqtt,
-                                 args.run_id))
+        asyncio.run(
+            clients_only(args.clients_only, args.clients, args.seconds, args.mqtt, args.run_id)
+        )
         return 0
     return asyncio.run(bench(args))
 

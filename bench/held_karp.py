@@ -75,9 +75,15 @@ def main() -> None:
             all_ok &= ok
             tgt = f"{1e3 * target:.0f}"
             verdict = "[green]PASS[/]" if ok else "[red]MISS[/]"
-        table.add_row(str(k), str(len(times)), f"{1e3 * med:.1f}", f"{1e3 * worst:.1f}", tgt, verdict)
+        table.add_row(
+            str(k), str(len(times)), f"{1e3 * med:.1f}", f"{1e3 * worst:.1f}", tgt, verdict
+        )
     console.print(table)
-    console.print("verdict is on the max of the repetitions; all targets met" if all_ok else "some targets MISSED")
+    console.print(
+        "verdict is on the max of the repetitions; all targets met"
+        if all_ok
+        else "some targets MISSED"
+    )
 
 
 if __name__ == "__main__":

@@ -17,18 +17,18 @@ import os
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from planner.team_search import (  # noqa: E402
+from planner.team_search import (
     StopCriterion,
     TeamProblem,
     solve_team,
@@ -85,8 +85,9 @@ def scenario(seed: int) -> tuple[TeamProblem, str, float]:
         for j in range(N_AIRPORTS, n):
             elig[k, j] = SENSORS[ttype[j]] in sensors and np.isfinite(dist[starts[k], j])
     budget = rng.uniform(70, 130, N_DRONES)
-    prob = TeamProblem(dist=dist, score=score, starts=starts, end_options=ends,
-                       budget=budget, eligible=elig)
+    prob = TeamProblem(
+        dist=dist, score=score, starts=starts, end_options=ends, budget=budget, eligible=elig
+    )
     return prob, kind, t_dist
 
 
@@ -106,8 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     warmup()
     console.print(f"kernels ready in {time.perf_counter() - t0:.2f} s (numba cache)")
     tab = Table(title=f"Replanning size: {N_DRONES} drones, {N_TARGETS} targets, {N_SAMS} SAMs")
-    for col in ("scenario", "score of all", "distances", "first plan ms", "score first",
-                f"score @{args.short:g}s", f"score @{args.long:g}s", "short/long"):
+    for col in (
+        "scenario",
+        "score of all",
+        "distances",
+        "first plan ms",
+        "score first",
+        f"score @{args.short:g}s",
+        f"score @{args.long:g}s",
+        "short/long",
+    ):
         tab.add_column(col, justify="right")
     worst_first, worst_ratio = 0.0, 1.0
     kinds = set()
@@ -120,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             if not first:
                 first.append((s.seconds, s.score))
 
-        short = solve_team(prob, StopCriterion(max_seconds=args.short), seed=0,
-                           on_improvement=on_imp)
+        short = solve_team(
+            prob, StopCriterion(max_seconds=args.short), seed=0, on_improvement=on_imp
+        )
         long = solve_team(prob, StopCriterion(max_seconds=args.long), seed=0)
         for s in (short, long):
             errs = verify_solution(prob, s)
@@ -131,16 +141,25 @@ def main(argv: list[str] | None = None) -> int:
         ratio = short.score / long.score if long.score else 1.0
         worst_first = max(worst_first, first[0][0])
         worst_ratio = min(worst_ratio, ratio)
-        tab.add_row(str(args.seed + i), f"{prob.score.sum():g}", f"{t_dist * 1000:.0f} ms", f"{first[0][0] * 1000:.1f}",
-                    f"{first[0][1]:g}", f"{short.score:g}", f"{long.score:g}",
-                    f"{100 * ratio:.2f} %")
+        tab.add_row(
+            str(args.seed + i),
+            f"{prob.score.sum():g}",
+            f"{t_dist * 1000:.0f} ms",
+            f"{first[0][0] * 1000:.1f}",
+            f"{first[0][1]:g}",
+            f"{short.score:g}",
+            f"{long.score:g}",
+            f"{100 * ratio:.2f} %",
+        )
     console.print(tab)
     console.print(f"distances: {', '.join(sorted(kinds))}")
     ok1 = worst_first <= 0.050
     ok2 = worst_ratio >= 0.99
-    console.print(f"first valid plan, worst: {worst_first * 1000:.1f} ms (target <= 50 ms) "
-                  f"{'OK' if ok1 else 'MISSED'}; plan at {args.short:g} s vs {args.long:g} s, "
-                  f"worst: {100 * worst_ratio:.2f} % (target >= 99 %) {'OK' if ok2 else 'MISSED'}")
+    console.print(
+        f"first valid plan, worst: {worst_first * 1000:.1f} ms (target <= 50 ms) "
+        f"{'OK' if ok1 else 'MISSED'}; plan at {args.short:g} s vs {args.long:g} s, "
+        f"worst: {100 * worst_ratio:.2f} % (target >= 99 %) {'OK' if ok2 else 'MISSED'}"
+    )
     return 0
 
 

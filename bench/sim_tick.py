@@ -37,8 +37,10 @@ def world(n_drones: int, seed: int = 7):
     """A scenario and routes that keep every drone flying for well over an hour."""
     rng = np.random.default_rng(seed)
     size = 300.0
-    airports = [{"id": f"A{k + 1}", "x": x, "y": y}
-                for k, (x, y) in enumerate([(20, 20), (280, 20), (20, 280), (280, 280)])]
+    airports = [
+        {"id": f"A{k + 1}", "x": x, "y": y}
+        for k, (x, y) in enumerate([(20, 20), (280, 20), (20, 280), (280, 280)])
+    ]
     sams = []
     while len(sams) < 20:
         x, y = rng.uniform(40, size - 40, 2)
@@ -49,18 +51,41 @@ def world(n_drones: int, seed: int = 7):
     while len(targets) < 200:
         x, y = rng.uniform(5, size - 5, 2)
         if all(np.hypot(x - s["pos"][0], y - s["pos"][1]) > s["range"] * 1.1 for s in sams):
-            targets.append({"id": f"T{len(targets) + 1}", "x": float(x), "y": float(y),
-                            "priority": int(rng.integers(1, 11)), "type": TYPES[len(targets) % 4]})
-    drones = {str(k + 1): {"fuelBudget": 10_000.0, "home_airport": airports[k % 4]["id"],
-                           "accessibleTargets": list(TYPES[: 1 + k % 4])}
-              for k in range(n_drones)}
-    timeline = [{"t": 60.0 * (k + 1), "op": "add_sam", "id": f"H{k + 1}", "hidden": True,
-                 "pos": [float(v) for v in rng.uniform(100, 200, 2)], "range": 3.0}
-                for k in range(max(1, n_drones // 100))]
-    scenario = parse_scenario({
-        "environment": {"airports": airports, "targets": targets, "sams": sams},
-        "drone_configs": drones, "timeline": timeline,
-    })
+            targets.append(
+                {
+                    "id": f"T{len(targets) + 1}",
+                    "x": float(x),
+                    "y": float(y),
+                    "priority": int(rng.integers(1, 11)),
+                    "type": TYPES[len(targets) % 4],
+                }
+            )
+    drones = {
+        str(k + 1): {
+            "fuelBudget": 10_000.0,
+            "home_airport": airports[k % 4]["id"],
+            "accessibleTargets": list(TYPES[: 1 + k % 4]),
+        }
+        for k in range(n_drones)
+    }
+    timeline = [
+        {
+            "t": 60.0 * (k + 1),
+            "op": "add_sam",
+            "id": f"H{k + 1}",
+            "hidden": True,
+            "pos": [float(v) for v in rng.uniform(100, 200, 2)],
+            "range": 3.0,
+        }
+        for k in range(max(1, n_drones // 100))
+    ]
+    scenario = parse_scenario(
+        {
+            "environment": {"airports": airports, "targets": targets, "sams": sams},
+            "drone_configs": drones,
+            "timeline": timeline,
+        }
+    )
     mission = compile_mission(scenario)
     routes = {}
     for spec in mission.drones:
@@ -94,7 +119,9 @@ def one_hour(n_drones: int = 10) -> tuple[float, int, int]:
     sim = Sim(scenario, routes, mission=mission)
     sim.step()  # compile outside the clock
     events = [0]
-    report = run_paced(sim, None, until=72_000, on_tick=lambda r: events.__setitem__(0, events[0] + len(r.events)))
+    report = run_paced(
+        sim, None, until=72_000, on_tick=lambda r: events.__setitem__(0, events[0] + len(r.events))
+    )
     airborne = int(sum(sim.world.status(d) in ("flying", "holding") for d in sim.world.drone_ids))
     return report.wall_seconds, airborne, events[0]
 
@@ -111,8 +138,15 @@ def main() -> None:
         p99 = costs[int(0.99 * (len(costs) - 1))] * 1e3
         target = P99_TARGET_MS.get(n)
         verdict = "—" if target is None else ("[green]PASS[/]" if p99 <= target else "[red]MISS[/]")
-        table.add_row(f"{n}+cmd" if commands else str(n), f"{ticks:,}", f"{median:.3f}", f"{p99:.3f}", f"{costs[-1] * 1e3:.3f}",
-                      "—" if target is None else f"<= {target:g} ms", verdict)
+        table.add_row(
+            f"{n}+cmd" if commands else str(n),
+            f"{ticks:,}",
+            f"{median:.3f}",
+            f"{p99:.3f}",
+            f"{costs[-1] * 1e3:.3f}",
+            "—" if target is None else f"<= {target:g} ms",
+            verdict,
+        )
     console.print(table)
     wall, airborne, events = one_hour()
     verdict = "[green]PASS[/]" if wall < HOUR_TARGET_S else "[red]MISS[/]"

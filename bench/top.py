@@ -1,7 +1,10 @@
 """Team orienteering benchmark (Chao, Golden & Wasil sets) for the ISR planner and its peers.
 
-    python bench/top.py --dir ../shared/data/top --best-known ../shared/data/top/best_known.txt \
-        --instances 'p[45].*.txt' --seconds 5 --solver isr --jobs 2 --json bench/results/top_isr.json
+    python bench/top.py --instances 'p[45].*.txt' --seconds 5 --solver isr --jobs 2 \
+        --json bench/results/top_isr.json
+
+The instances and their best-known totals live in the repository, ``tests/data/top/`` (the
+defaults of ``--dir`` and ``--best-known``; see its README).
 
 Solvers: ``isr`` (planner.team_search), ``ortools`` (routing model, optional nodes as
 disjunctions, guided local search) and ``pyvrp`` (prize-collecting). The peers come from the
@@ -20,24 +23,26 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
-import argparse  # noqa: E402
-import concurrent.futures as cf  # noqa: E402
-import glob  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import multiprocessing as mp  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import concurrent.futures as cf
+import glob
+import json
+import math
+import multiprocessing as mp
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+DATA = ROOT / "tests" / "data" / "top"  # Chao, Golden & Wasil sets 4 and 5
 
 LENGTH_TOL = 1e-9
 SCALE = 100_000  # peers work on integer distances: ceil(d * SCALE), capacity floor(tmax*SCALE)
@@ -136,8 +141,14 @@ def solve_isr(inst: Instance, seconds: float, seed: int) -> list[list[int]]:
     el = np.ones((m, n), dtype=bool)
     el[:, 0] = False
     el[:, n - 1] = False
-    prob = TeamProblem(dist=inst.dist, score=inst.score, starts=np.zeros(m, dtype=np.int64),
-                       end_options=ends, budget=np.full(m, inst.tmax), eligible=el)
+    prob = TeamProblem(
+        dist=inst.dist,
+        score=inst.score,
+        starts=np.zeros(m, dtype=np.int64),
+        end_options=ends,
+        budget=np.full(m, inst.tmax),
+        eligible=el,
+    )
     try:
         sol = solve_team(prob, StopCriterion(max_seconds=seconds), seed=seed)
     except InfeasibleError:  # start -> end longer than tmax: nothing can be flown
@@ -155,7 +166,7 @@ def solve_ortools(inst: Instance, seconds: float, seed: int) -> list[list[int]]:
 
     n, m = inst.n, inst.m
     d = _int_dist(inst)
-    cap = int(math.floor(inst.tmax * SCALE))
+    cap = math.floor(inst.tmax * SCALE)
     manager = pywrapcp.RoutingIndexManager(n, m, [0] * m, [n - 1] * m)
     routing = pywrapcp.RoutingModel(manager)
     dl = d.tolist()
@@ -169,12 +180,13 @@ def solve_ortools(inst: Instance, seconds: float, seed: int) -> list[list[int]]:
     # a point of score outweighs any total length, so the objective is score first
     unit = m * (cap + 1) + 1
     for node in range(1, n - 1):
-        pen = int(round(float(inst.score[node]))) * unit
+        pen = round(float(inst.score[node])) * unit
         routing.AddDisjunction([manager.NodeToIndex(node)], pen)
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
     params.local_search_metaheuristic = (
-        routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH)
+        routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
+    )
     params.time_limit.FromMilliseconds(int(seconds * 1000))
     sol = routing.SolveWithParameters(params)
     routes: list[list[int]] = []
@@ -198,7 +210,7 @@ def solve_pyvrp(inst: Instance, seconds: float, seed: int) -> list[list[int]]:
 
     n, m = inst.n, inst.m
     d = _int_dist(inst)
-    cap = int(math.floor(inst.tmax * SCALE))
+    cap = math.floor(inst.tmax * SCALE)
     unit = m * (cap + 1) + 1
     model = Model()
     locs = [model.add_location(float(inst.xy[i, 0]), float(inst.xy[i, 1])) for i in range(n)]
@@ -206,11 +218,10 @@ def solve_pyvrp(inst: Instance, seconds: float, seed: int) -> list[list[int]]:
     end = model.add_depot(locs[n - 1])
     client_node: list[int] = []
     for i in range(1, n - 1):
-        prize = int(round(float(inst.score[i]))) * unit
+        prize = round(float(inst.score[i])) * unit
         model.add_client(locs[i], prize=prize, required=False)
         client_node.append(i)
-    model.add_vehicle_type(num_available=m, start_depot=start, end_depot=end,
-                           max_distance=cap)
+    model.add_vehicle_type(num_available=m, start_depot=start, end_depot=end, max_distance=cap)
     for i in range(n):
         for j in range(n):
             if i != j:
@@ -237,7 +248,7 @@ def _init_worker(solver: str) -> None:
     elif solver == "ortools":
         from ortools.constraint_solver import pywrapcp  # noqa: F401
     elif solver == "pyvrp":
-        import pyvrp  # noqa: F401
+        import pyvrp
         import pyvrp.stop  # noqa: F401
 
 
@@ -247,7 +258,7 @@ def run_one(path: str, solver: str, seconds: float, seed: int) -> dict:
     error = None
     try:
         routes = SOLVERS[solver](inst, seconds, seed)
-    except Exception as exc:  # noqa: BLE001 - a crash is a failure of that instance
+    except Exception as exc:
         routes, error = [], f"{type(exc).__name__}: {exc}"
     el = time.perf_counter() - t0
     return {"instance": inst.name, "routes": routes, "seconds": el, "error": error}
@@ -267,27 +278,36 @@ def summarise(rows: list[dict]) -> list[dict]:
             if not sub:
                 continue
             gaps = [r["gap_pct"] for r in sub]
-            out.append({
-                "set": label,
-                "n": len(sub),
-                "mean_gap": statistics.fmean(gaps),
-                "at_best": sum(1 for r in sub if r["score"] >= r["best_known"] - 1e-9),
-                "max_gap": max(gaps),
-                "median_s": statistics.median(r["seconds"] for r in sub),
-                "failures": sum(1 for r in sub if not r["feasible"]),
-                "above": sum(1 for r in sub if r["score"] > r["best_known"] + 1e-9),
-            })
+            out.append(
+                {
+                    "set": label,
+                    "n": len(sub),
+                    "mean_gap": statistics.fmean(gaps),
+                    "at_best": sum(1 for r in sub if r["score"] >= r["best_known"] - 1e-9),
+                    "max_gap": max(gaps),
+                    "median_s": statistics.median(r["seconds"] for r in sub),
+                    "failures": sum(1 for r in sub if not r["feasible"]),
+                    "above": sum(1 for r in sub if r["score"] > r["best_known"] + 1e-9),
+                }
+            )
     if len(sets) > 1:
-        for label, sub in (("all", rows), ("all (best>0)", [r for r in rows if r["best_known"] > 0])):
+        for label, sub in (
+            ("all", rows),
+            ("all (best>0)", [r for r in rows if r["best_known"] > 0]),
+        ):
             gaps = [r["gap_pct"] for r in sub]
-            out.append({
-                "set": label, "n": len(sub), "mean_gap": statistics.fmean(gaps),
-                "at_best": sum(1 for r in sub if r["score"] >= r["best_known"] - 1e-9),
-                "max_gap": max(gaps),
-                "median_s": statistics.median(r["seconds"] for r in sub),
-                "failures": sum(1 for r in sub if not r["feasible"]),
-                "above": sum(1 for r in sub if r["score"] > r["best_known"] + 1e-9),
-            })
+            out.append(
+                {
+                    "set": label,
+                    "n": len(sub),
+                    "mean_gap": statistics.fmean(gaps),
+                    "at_best": sum(1 for r in sub if r["score"] >= r["best_known"] - 1e-9),
+                    "max_gap": max(gaps),
+                    "median_s": statistics.median(r["seconds"] for r in sub),
+                    "failures": sum(1 for r in sub if not r["feasible"]),
+                    "above": sum(1 for r in sub if r["score"] > r["best_known"] + 1e-9),
+                }
+            )
     return out
 
 
@@ -295,20 +315,38 @@ def print_table(console, solver: str, seconds: float, summary: list[dict]) -> No
     from rich.table import Table
 
     t = Table(title=f"TOP benchmark: solver={solver}, {seconds:g} s per instance")
-    for col in ("set", "instances", "mean gap %", "at best-known", "max gap %",
-                "median s", "above best", "failures"):
+    for col in (
+        "set",
+        "instances",
+        "mean gap %",
+        "at best-known",
+        "max gap %",
+        "median s",
+        "above best",
+        "failures",
+    ):
         t.add_column(col, justify="right" if col != "set" else "left")
     for s in summary:
-        t.add_row(s["set"], str(s["n"]), f"{s['mean_gap']:.3f}", f"{s['at_best']}/{s['n']}",
-                  f"{s['max_gap']:.2f}", f"{s['median_s']:.2f}", str(s["above"]),
-                  str(s["failures"]), style="red" if s["failures"] else None)
+        t.add_row(
+            s["set"],
+            str(s["n"]),
+            f"{s['mean_gap']:.3f}",
+            f"{s['at_best']}/{s['n']}",
+            f"{s['max_gap']:.2f}",
+            f"{s['median_s']:.2f}",
+            str(s["above"]),
+            str(s["failures"]),
+            style="red" if s["failures"] else None,
+        )
     console.print(t)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--best-known", required=True)
+    ap.add_argument("--dir", default=str(DATA), help="folder of instance files")
+    ap.add_argument(
+        "--best-known", default=str(DATA / "best_known.txt"), help="'instance total' lines"
+    )
     ap.add_argument("--instances", default="p*.txt", help="glob inside --dir")
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--solver", choices=sorted(SOLVERS), default="isr")
@@ -318,8 +356,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(width=110)
     best = read_best_known(args.best_known)
@@ -328,19 +372,27 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         console.print(f"[red]no instance matches {args.instances!r} in {args.dir}")
         return 2
-    console.print(f"{len(paths)} instances, solver {args.solver}, {args.seconds:g} s each, "
-                  f"{args.jobs} job(s); {platform.node()} {platform.processor() or platform.machine()}"
-                  f", {os.cpu_count()} cpus, python {platform.python_version()}")
+    console.print(
+        f"{len(paths)} instances, solver {args.solver}, {args.seconds:g} s each, "
+        f"{args.jobs} job(s); {platform.node()} {platform.processor() or platform.machine()}"
+        f", {os.cpu_count()} cpus, python {platform.python_version()}"
+    )
 
     rows: list[dict] = []
     ctx = mp.get_context("spawn")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as prog:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as prog:
         task = prog.add_task(args.solver, total=len(paths))
-        with cf.ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx,
-                                    initializer=_init_worker, initargs=(args.solver,)) as ex:
-            futs = {ex.submit(run_one, p, args.solver, args.seconds, args.seed): p
-                    for p in paths}
+        with cf.ProcessPoolExecutor(
+            max_workers=args.jobs, mp_context=ctx, initializer=_init_worker, initargs=(args.solver,)
+        ) as ex:
+            futs = {ex.submit(run_one, p, args.solver, args.seconds, args.seed): p for p in paths}
             for fut in cf.as_completed(futs):
                 res = fut.result()
                 inst = read_instance(futs[fut])
@@ -352,21 +404,31 @@ def main(argv: list[str] | None = None) -> int:
                 if not feasible:
                     prog.console.print(f"[bold red]FAILURE {inst.name}: " + "; ".join(errs))
                     score = 0.0
-                gap = 0.0 if bk == 0 and score == 0 else (100.0 if bk == 0 else
-                                                          100.0 * (bk - score) / bk)
+                gap = (
+                    0.0
+                    if bk == 0 and score == 0
+                    else (100.0 if bk == 0 else 100.0 * (bk - score) / bk)
+                )
                 if not feasible:
                     gap = 100.0 if bk > 0 else 0.0 if score == 0 else 100.0
                 row = {
-                    "instance": inst.name, "best_known": bk, "score": score,
-                    "gap_pct": gap, "seconds": res["seconds"], "routes": res["routes"],
-                    "lengths": lengths, "tmax": inst.tmax, "feasible": feasible,
+                    "instance": inst.name,
+                    "best_known": bk,
+                    "score": score,
+                    "gap_pct": gap,
+                    "seconds": res["seconds"],
+                    "routes": res["routes"],
+                    "lengths": lengths,
+                    "tmax": inst.tmax,
+                    "feasible": feasible,
                     "errors": errs,
                 }
                 if feasible and score > bk + 1e-9:
                     prog.console.print(
                         f"[bold yellow]ABOVE BEST-KNOWN {inst.name}: {score:g} > {bk:g} "
                         f"(verified from coordinates; lengths "
-                        f"{', '.join(f'{x:.6f}' for x in lengths)} <= tmax {inst.tmax})")
+                        f"{', '.join(f'{x:.6f}' for x in lengths)} <= tmax {inst.tmax})"
+                    )
                 rows.append(row)
                 prog.advance(task)
     rows.sort(key=lambda r: r["instance"])
@@ -374,24 +436,37 @@ def main(argv: list[str] | None = None) -> int:
     print_table(console, args.solver, args.seconds, summary)
     above = [r for r in rows if r["feasible"] and r["score"] > r["best_known"] + 1e-9]
     for r in above:
-        console.print(f"above best-known: {r['instance']} {r['score']:g} > {r['best_known']:g}"
-                      f", route lengths {[round(x, 6) for x in r['lengths']]} <= {r['tmax']}")
+        console.print(
+            f"above best-known: {r['instance']} {r['score']:g} > {r['best_known']:g}"
+            f", route lengths {[round(x, 6) for x in r['lengths']]} <= {r['tmax']}"
+        )
     fails = [r for r in rows if not r["feasible"]]
     if fails:
-        console.print(f"[bold red]{len(fails)} FAILURE(S): " +
-                      ", ".join(r["instance"] for r in fails))
+        console.print(
+            f"[bold red]{len(fails)} FAILURE(S): " + ", ".join(r["instance"] for r in fails)
+        )
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         with open(args.json_out, "w") as f:
-            json.dump({
-                "solver": args.solver, "seconds": args.seconds, "jobs": args.jobs,
-                "seed": args.seed, "command": " ".join(sys.argv),
-                "machine": {"node": platform.node(), "cpus": os.cpu_count(),
-                            "processor": platform.processor() or platform.machine(),
-                            "python": platform.python_version()},
-                "summary": summary,
-                "instances": rows,
-            }, f, indent=1)
+            json.dump(
+                {
+                    "solver": args.solver,
+                    "seconds": args.seconds,
+                    "jobs": args.jobs,
+                    "seed": args.seed,
+                    "command": " ".join(sys.argv),
+                    "machine": {
+                        "node": platform.node(),
+                        "cpus": os.cpu_count(),
+                        "processor": platform.processor() or platform.machine(),
+                        "python": platform.python_version(),
+                    },
+                    "summary": summary,
+                    "instances": rows,
+                },
+                f,
+                indent=1,
+            )
     return 1 if fails else 0
 
 

@@ -36,13 +36,27 @@ def random_scenario(
             sams.append({"id": f"S{len(sams) + 1}", "pos": [float(x), float(y)], "range": r})
     targets = []
     for sam in sams[:excluded]:
-        targets.append({"id": f"T{len(targets) + 1}", "x": sam["pos"][0], "y": sam["pos"][1],
-                        "priority": 5, "type": "A"})
+        targets.append(
+            {
+                "id": f"T{len(targets) + 1}",
+                "x": sam["pos"][0],
+                "y": sam["pos"][1],
+                "priority": 5,
+                "type": "A",
+            }
+        )
     while len(targets) < n_targets + min(excluded, len(sams)):
         x, y = rng.uniform(0, size, 2)
         if all(math.hypot(x - s["pos"][0], y - s["pos"][1]) > s["range"] * 1.05 for s in sams):
-            targets.append({"id": f"T{len(targets) + 1}", "x": float(x), "y": float(y),
-                            "priority": int(rng.integers(1, 11)), "type": TYPES[len(targets) % 3]})
+            targets.append(
+                {
+                    "id": f"T{len(targets) + 1}",
+                    "x": float(x),
+                    "y": float(y),
+                    "priority": int(rng.integers(1, 11)),
+                    "type": TYPES[len(targets) % 3],
+                }
+            )
     drones = {}
     for k in range(n_drones):
         home = airports[k % len(airports)]["id"]
@@ -52,8 +66,12 @@ def random_scenario(
             "home_airport": home,
             "accessibleTargets": sensors,
         }
-    return parse_scenario({"environment": {"airports": airports, "targets": targets, "sams": sams},
-                           "drone_configs": drones})
+    return parse_scenario(
+        {
+            "environment": {"airports": airports, "targets": targets, "sams": sams},
+            "drone_configs": drones,
+        }
+    )
 
 
 def greedy_routes(mission) -> dict[str, list[int]]:

@@ -1,0 +1,5 @@
+"""``python -m cli`` is ``isr``."""
+
+from cli.main import main
+
+main()

@@ -1,0 +1,125 @@
+"""``isr dashboard``: the live dashboard of a mission running in another process.
+
+    isr dashboard --mqtt mqtt[s]://[USER@]HOST[:PORT] --token T [--run RUN_ID] [--host H]
+                  [--port P] [--db URL] [--mqtt-ca FILE] [--mqtt-password-file FILE]
+                  [--stale-after S]
+
+runs the dashboard as a process of its own, fed by an MQTT broker as a watcher (any number
+of them can watch one mission; commands go back on ``isr/<run>/cmd``). ``--token`` (or
+``$ISR_TOKEN``) must be the mission's control token, the one ``isr run`` was given or
+printed: the mission's messages are signed with it, and the dashboard trusts only those and
+signs its commands with it. Without ``--run`` it watches the newest mission starting or
+running on the broker, and moves on to the newest live one when its run goes stale (says
+running, sends nothing for ``--stale-after`` seconds). The link to the broker is kept up
+(reconnected with backoff); while it is down commands answer 503. It prints the page's
+address with the token and serves until Ctrl-C. Bad options: one line on stderr, exit 2; an
+unreachable broker, a refused password, no mission, a port in use: one line, exit 1. The
+broker's password is never printed. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    TOKEN_ENV,
+    HostOption,
+    MqttCaOption,
+    MqttPasswordFileOption,
+    PortOption,
+    TokenOption,
+    check_mqtt_url,
+    fail,
+    mqtt_password,
+)
+from dashboard.server import start_dashboard
+from executive.bus.mqtt import MqttBus
+from executive.errors import ExecutiveError
+
+__all__ = ["dashboard"]
+
+
+def dashboard(
+    mqtt: Annotated[
+        str, typer.Option(help="the broker carrying the mission, mqtt[s]://[USER@]HOST[:PORT]")
+    ],
+    run: Annotated[
+        str | None,
+        typer.Option(help="the run to watch (default: the newest one starting or running)"),
+    ] = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    token: TokenOption = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="SQLAlchemy URL of the trace store, for /api/runs ('none' or absent: no traces)"
+        ),
+    ] = None,
+    wait: Annotated[
+        float, typer.Option(help="seconds to wait for a mission on the broker", min=0.1)
+    ] = 30.0,
+    mqtt_ca: MqttCaOption = None,
+    mqtt_password_file: MqttPasswordFileOption = None,
+    stale_after: Annotated[
+        float,
+        typer.Option(
+            "--stale-after",
+            help="seconds without news from a running mission before it is marked stale",
+            min=0.1,
+        ),
+    ] = 15.0,
+) -> None:
+    """Serve the live dashboard of a mission running in another process (through MQTT)."""
+    check_mqtt_url(mqtt)
+    password = mqtt_password(mqtt, mqtt_password_file, mqtt_ca)
+    token = token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise fail(
+            f"--token: give the mission's control token (the one isr run printed, or "
+            f"${TOKEN_ENV}): its MQTT messages are signed with it"
+        )
+    trace_url = None if db is None or db.lower() == "none" else db
+    try:
+        bus = MqttBus(
+            mqtt,
+            run_id=run,
+            role="watcher",
+            password=password,
+            ca_file=str(mqtt_ca) if mqtt_ca is not None else None,
+            token=token,
+            stale_after=stale_after,
+        )
+        asyncio.run(_serve(bus, host, port, token, trace_url, wait))
+    except ExecutiveError as exc:
+        raise fail(str(exc), EXIT_FAILED) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+async def _serve(
+    bus: MqttBus, host: str, port: int, token: str, trace_url: str | None, wait: float
+) -> None:
+    out = Console(stderr=True)
+    await bus.start()
+    server = None
+    try:
+        run_id = await bus.wait_for_run(wait)
+        server = await start_dashboard(bus, host=host, port=port, token=token, trace_url=trace_url)
+        out.print(f"dashboard: {server.page_url}", highlight=False)
+        out.print(f"control token: {token}  (Authorization: Bearer TOKEN)", highlight=False)
+        out.print(f"watching run {run_id} on {bus.url}; Ctrl-C to stop", highlight=False)
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task
+        pass
+    finally:
+        if server is not None:
+            await server.stop()
+        await bus.stop()

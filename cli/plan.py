@@ -1,0 +1,163 @@
+"""``isr validate`` and ``isr plan``: check a scenario, plan a mission.
+
+Same conventions as every ``isr`` command (``cli.common``): bad input is one line per
+problem on stderr naming the file and the JSON path, exit code 2, never a traceback; output
+files are written whole or not at all; ids and names from the file are printed as text.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console, JustifyMethod
+from rich.table import Table
+
+from cli.common import (
+    EXIT_FAILED,
+    cell,
+    check_number,
+    check_writable,
+    fail,
+    load,
+    shown,
+    write_atomically,
+)
+from planner.errors import InfeasibleError, PlannerError
+from planner.model import drone_label
+
+__all__ = ["MAX_SEARCH_SECONDS", "plan", "validate"]
+
+MAX_SEARCH_SECONDS = 3600.0  # --seconds: an hour of search is already far past any gain
+
+
+def validate(file: Annotated[Path, typer.Argument(help="scenario JSON file")]) -> None:
+    """Check a scenario file; print every problem with its JSON path (exit 2 if any)."""
+    scenario = load(file)
+    env = scenario.environment
+    print(
+        f"{shown(file)}: ok — {len(env.airports)} airports, {len(env.targets)} targets,"
+        f" {len(env.sams)} SAMs, {len(scenario.drone_configs)} drones"
+    )
+
+
+def plan(
+    file: Annotated[Path, typer.Argument(help="scenario JSON file")],
+    strategy: Annotated[
+        str,
+        typer.Option(
+            help="team (joint search) or an allocation strategy: "
+            "efficient, greedy, balanced, geographic, exclusive"
+        ),
+    ] = "team",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the Solution as one JSON object")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="write the Solution JSON here")] = None,
+    plot: Annotated[Path | None, typer.Option(help="draw the plan to this PNG/SVG/PDF")] = None,
+    seconds: Annotated[
+        float, typer.Option(help="time limit of the team search (s)", min=0.0)
+    ] = 1.0,
+    iterations: Annotated[
+        int | None, typer.Option(help="iteration limit (reproducible with --seed)", min=1)
+    ] = None,
+    seed: Annotated[int, typer.Option(help="random seed of the search")] = 0,
+) -> None:
+    """Plan a mission and print the routes (or the Solution JSON)."""
+    from planner.mission import compile_mission
+    from planner.planning import STRATEGIES, plan_mission
+
+    if strategy not in STRATEGIES:
+        raise fail(f"--strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
+    check_number(seconds, "--seconds", 0.0, MAX_SEARCH_SECONDS)
+    check_writable(out, "--out", (".json",))
+    check_writable(plot, "--plot", (".png", ".svg", ".pdf"))
+    scenario = load(file)
+    try:
+        mission = compile_mission(scenario)
+        result = plan_mission(mission, strategy, seconds=seconds, iterations=iterations, seed=seed)
+    except InfeasibleError as exc:
+        raise fail(f"{file}: {exc}") from None
+    except PlannerError as exc:
+        raise fail(f"{file}: planning failed: {exc}", EXIT_FAILED) from None
+    solution = result.solution
+    payload = solution.model_dump(mode="json", by_alias=True)
+    try:
+        if out is not None:
+            write_atomically(out, lambda p: p.write_text(json.dumps(payload, indent=2) + "\n"))
+        if plot is not None:
+            from planner.plot import plot_plan
+
+            write_atomically(
+                plot,
+                lambda p: plot_plan(
+                    mission,
+                    solution,
+                    p,
+                    title=f"{shown(file.name)}: {solution.total_points:g} points ({strategy})",
+                ),
+            )
+    except OSError as exc:
+        raise fail(
+            f"{shown(exc.filename or out or plot)}: cannot write ({exc.strerror or exc})",
+            EXIT_FAILED,
+        ) from None
+    if as_json:
+        sys.stdout.write(json.dumps(payload) + "\n")
+        return
+    _print_plan(file, mission, result)
+
+
+def _print_plan(file: Path, mission, result) -> None:
+    solution = result.solution
+    console = Console(emoji=False, highlight=False)
+    table = Table(
+        title=cell(
+            f"{file.name} — strategy {result.strategy}, planned in {result.seconds * 1000:.0f} ms"
+        )
+    )
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("Drone", "left"),
+        ("Route", "left"),
+        ("Fuel used", "right"),
+        ("Budget", "right"),
+        ("Margin", "right"),
+        ("Points", "right"),
+        ("Targets", "right"),
+    )
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
+    for drone_id, route in solution.routes.items():
+        table.add_row(
+            cell(drone_label(drone_id)),
+            cell(" → ".join(route.route)),
+            f"{route.fuel_used:.1f}",
+            f"{route.fuel_budget:g}",
+            f"{route.fuel_budget - route.fuel_used:.1f}",
+            f"{route.total_points:g}",
+            str(len(route.visited_targets)),
+        )
+    budget = sum(r.fuel_budget for r in solution.routes.values())
+    table.add_section()
+    table.add_row(
+        "Total",
+        "",
+        f"{solution.total_fuel:.1f}",
+        f"{budget:g}",
+        f"{budget - solution.total_fuel:.1f}",
+        f"{solution.total_points:g}",
+        str(sum(len(r.visited_targets) for r in solution.routes.values())),
+    )
+    console.print(table)
+    say = lambda text: console.print(cell(text))  # noqa: E731 - input text, never markup
+    possible = float(mission.scores.sum())
+    say(f"Points: {solution.total_points:g} of {possible:g} reachable")
+    if solution.unassigned_targets:
+        say(f"Not visited: {', '.join(solution.unassigned_targets)}")
+    if solution.excluded_targets:
+        say(f"Excluded (inside a SAM): {', '.join(solution.excluded_targets)}")
+    for change in result.changes:
+        say(f"post-opt {change.tool}: {drone_label(change.drone)} {change.description}")

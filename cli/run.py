@@ -1,0 +1,241 @@
+"""``isr run``: fly a mission end to end with live replanning, traced to a database.
+
+Builds the run's ``RunConfig`` from the options and hands it to
+``executive.session.run_mission``; this module is where the dashboard is passed in as the
+live view (the executive never imports it). Same conventions as every ``isr`` command: bad
+input is one line per problem on stderr, exit code 2, never a traceback. Prints the outcome
+(points, per-drone fuel and status, losses, replans with their trigger and latency, the run
+id), or with ``--json`` one JSON object. Interrupted (Ctrl-C): exit 130.
+
+Without ``--headless`` the run is live: it is paced (10x real time unless ``--speed`` says
+otherwise), its state goes on a bus (in-process, or MQTT with ``--mqtt``) and the dashboard
+serves it; the dashboard keeps serving after the mission ends, until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import SecretStr, ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    HostOption,
+    MqttCaOption,
+    MqttPasswordFileOption,
+    PortOption,
+    TokenOption,
+    check_mqtt_url,
+    control_token,
+    fail,
+    load,
+    mqtt_password,
+    parse_speed,
+    run_async,
+    trace_url,
+)
+from dashboard.server import start_dashboard
+from executive.config import ENGINES, DashboardConfig, RunConfig
+from executive.errors import ExecutiveError
+from executive.loop import Policy, RunReport
+from executive.session import run_mission
+from planner.model import drone_label
+
+__all__ = ["run"]
+
+LIVE_SPEED = "10"  # a comfortable pace to watch: the demo flies in about 3 minutes
+
+
+def run(
+    file: Annotated[Path, typer.Argument(help="scenario JSON file")],
+    headless: Annotated[bool, typer.Option(help="no dashboard: run and print the outcome")] = False,
+    speed: Annotated[
+        str | None,
+        typer.Option(
+            help="'max' (as fast as possible) or K times real time [default: max headless, 10 live]"
+        ),
+    ] = None,
+    engine: Annotated[str, typer.Option(help="agent engine: rules, anthropic or replay")] = "rules",
+    replay_run: Annotated[
+        str | None,
+        typer.Option(
+            "--replay-run", help="with --engine replay: the run whose agent answers to replay"
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="LLM model (anthropic engine)")] = None,
+    no_replan: Annotated[
+        bool, typer.Option("--no-replan", help="fly the first plan blindly")
+    ] = False,
+    oracle: Annotated[
+        bool, typer.Option(help="plan once knowing the whole timeline (comparison)")
+    ] = False,
+    review: Annotated[
+        bool, typer.Option(help="drafts wait for ACCEPT/REJECT instead of committing")
+    ] = False,
+    review_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--review-timeout",
+            help="with --review: mission seconds a draft may wait (default: as long as needed)",
+            min=0.001,
+        ),
+    ] = None,
+    review_timeout_action: Annotated[
+        str,
+        typer.Option(
+            "--review-timeout-action",
+            help="at the review timeout: keep (the plan in force) or commit (the draft, rebased)",
+        ),
+    ] = "keep",
+    agent_timeout: Annotated[
+        float,
+        typer.Option(
+            "--agent-timeout",
+            help="seconds one agent call may take (the agents improve the plan late)",
+            min=0.001,
+        ),
+    ] = 30.0,
+    agents: Annotated[
+        bool,
+        typer.Option(
+            help="run the agent chain (strategist, allocator, critic) next to the planner"
+        ),
+    ] = True,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            help="SQLAlchemy URL of the trace store (default sqlite:///runs/isr.db); 'none' for no traces"
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="random seed of the planner")] = 0,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print the outcome as one JSON object")
+    ] = False,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    token: TokenOption = None,
+    mqtt: Annotated[
+        str | None,
+        typer.Option(
+            help="publish on an MQTT broker too: mqtt[s]://[USER@]HOST[:PORT], e.g."
+            " mqtt://127.0.0.1:1883 (messages signed with the control token)"
+        ),
+    ] = None,
+    mqtt_ca: MqttCaOption = None,
+    mqtt_password_file: MqttPasswordFileOption = None,
+) -> None:
+    """Run a mission end to end with live replanning on the timeline's events."""
+    live = not headless
+    pace = parse_speed(speed if speed is not None else (LIVE_SPEED if live else "max"))
+    if engine not in ENGINES:
+        raise fail(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    if engine == "replay" and not replay_run:
+        raise fail("--engine replay needs --replay-run RUN_ID (the run whose answers to replay)")
+    if review_timeout_action not in ("keep", "commit"):
+        raise fail(f"--review-timeout-action {review_timeout_action!r}: choose keep or commit")
+    if review_timeout is not None and not review:
+        raise fail("--review-timeout applies to --review: give both, or neither")
+    if no_replan and oracle:
+        raise fail("--no-replan and --oracle are two different comparisons: give one")
+    check_mqtt_url(mqtt)
+    broker_password = mqtt_password(mqtt, mqtt_password_file, mqtt_ca)
+    control = control_token(token) if live or mqtt else None
+    scenario = load(file)
+    try:
+        config = RunConfig(
+            scenario_file=str(file),
+            speed=pace,
+            engine=engine,  # checked against ENGINES above
+            model=model,
+            replay_run=replay_run,
+            agents=agents,
+            agent_timeout_s=agent_timeout,
+            oracle=oracle,
+            seed=seed,
+            trace_url=trace_url(db),
+            mqtt=mqtt,
+            mqtt_password=broker_password,
+            mqtt_ca=str(mqtt_ca) if mqtt_ca is not None else None,
+            mqtt_token=SecretStr(control) if mqtt and control else None,
+            dashboard=DashboardConfig(host=host, port=port, token=SecretStr(control))
+            if live and control
+            else None,
+            policy=Policy(
+                replan=not (no_replan or oracle),
+                commit="review" if review else "auto",
+                review_timeout_s=review_timeout,
+                review_timeout_action=review_timeout_action,
+            ),
+        )
+    except ValidationError as exc:
+        raise fail("\n".join(e["msg"] for e in exc.errors(include_url=False))) from None
+    err = Console(stderr=True)
+
+    def show(report: RunReport) -> None:
+        """Print the outcome as soon as the mission ends (a live dashboard may go on)."""
+        out = report.to_dict()
+        if as_json:
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+        else:
+            _print(file, out)
+
+    try:
+        report = run_async(
+            run_mission(
+                scenario,
+                config,
+                view=start_dashboard,
+                announce=lambda line: err.print(line, highlight=False, markup=False),
+                on_report=show,
+                serve_after=live,
+            )
+        )
+    except ExecutiveError as exc:
+        raise fail(str(exc), EXIT_FAILED) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if report is None:  # interrupted before the mission ended
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _print(file: Path, out: dict) -> None:
+    from cli.common import cell  # ids and names from the input, printed as text
+
+    console = Console(emoji=False, highlight=False)
+    table = Table(title=cell(f"{file.name} — run {out['run_id']}: {out['total_points']:g} points"))
+    for column in ("Drone", "Status", "Fuel left", "Points", "Collected"):
+        table.add_column(column)
+    for drone_id, d in out["drones"].items():
+        status = d["status"] + (f" ({d['lost_reason']})" if d.get("lost_reason") else "")
+        table.add_row(
+            cell(drone_label(drone_id)),
+            cell(status),
+            f"{d['fuel_left']:.1f}",
+            f"{d['points']:g}",
+            cell(", ".join(d["collected"]) or "-"),
+        )
+    console.print(table)
+    for r in out["replans"]:
+        latency = f"{r['latency_ms']:.0f} ms" if r["latency_ms"] is not None else "-"
+        console.print(
+            cell(
+                f"replan at tick {r['asked_tick']} ({r['trigger']}): {r['status']},"
+                f" cut at tick {r['cut_tick']}, latency {latency}"
+            )
+        )
+    if out["lost"]:
+        console.print(cell(f"lost: {', '.join(drone_label(d) for d in out['lost'])}"))
+    console.print(
+        cell(
+            f"simulated {out['sim_seconds']:.0f} s in {out['wall_seconds']:.1f} s wall;"
+            f" run id {out['run_id']}"
+        )
+    )

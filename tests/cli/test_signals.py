@@ -1,0 +1,89 @@
+"""``isr run`` killed from outside: SIGTERM is handled like Ctrl-C (the run is recorded as
+interrupted, its traces flushed, exit 143); after SIGKILL the run's heartbeat stops and it
+reads as crashed; either way ``isr replay`` says the run ended early, and where, and
+replays exactly what was stored."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import build_app
+from executive.traces import TraceReader
+from executive.traces.reader import STALE_S, effective_status
+from tests.conftest import ROOT, SCENARIOS
+
+runner = CliRunner()
+app = build_app()
+
+
+def _start(url: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "run",
+            str(SCENARIOS / "demo.json"),
+            "--headless",
+            "--no-agents",
+            "--speed",
+            "20",
+            "--db",
+            url,
+            "--json",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _running(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
+    """The run's id once its row and a first heartbeat tick are stored."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        try:
+            reader = TraceReader(url)
+            runs = reader.runs()
+            reader.close()
+        except Exception:  # the file is being created
+            runs = []
+        if runs and (runs[0].get("last_tick") or 0) > 0:
+            return str(runs[0]["run_id"])
+        time.sleep(0.2)
+    raise AssertionError("the run never started")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, sig):
+    url = f"sqlite:///{tmp_path / 'runs.db'}"
+    proc = _start(url)
+    run_id = _running(url, proc)
+    time.sleep(6.0)  # past a heartbeat or two
+    proc.send_signal(sig)
+    code = proc.wait(timeout=30)
+    reader = TraceReader(url)
+    row = reader.run(run_id)
+    reader.close()
+    if sig == signal.SIGTERM:
+        assert code == 143
+        assert row["status"] == "interrupted" and row["ended_at"] is not None
+    else:
+        assert code == -signal.SIGKILL
+        assert row["status"] == "running" and row["ended_at"] is None
+        assert effective_status(row, now=row["last_seen"] + STALE_S + 1) == "crashed"
+    assert row["last_tick"] > 0
+    done = runner.invoke(app, ["replay", run_id, "--db", url])
+    assert done.exit_code == 0, done.output
+    early = re.search(r"the run ended early at tick (\d+) \((\w+)\)", done.output)
+    assert early and int(early.group(1)) >= row["last_tick"], done.output
+    assert early.group(2) == ("interrupted" if sig == signal.SIGTERM else "running")
+    assert "replayed exactly" in done.output

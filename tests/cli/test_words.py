@@ -1,0 +1,203 @@
+"""``isr ask`` and ``isr memory`` through the real CLI app, on a run that ``isr run ...
+--headless --db sqlite:///...`` stored in a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import build_app
+from executive.traces import TraceReader
+from tests.conftest import SCENARIOS
+from tests.messages_api import ToolUse
+
+runner = CliRunner()
+app = build_app()
+QUESTION = "Which drone has the most fuel margin?"
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> tuple[str, str]:
+    """(db url, run id) of new_target.json flown headless to the end and traced."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('cli_words') / 'runs.db'}"
+    done = runner.invoke(
+        app, ["run", str(SCENARIOS / "new_target.json"), "--headless", "--db", url, "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    return url, json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch):
+    for name in (
+        "ISR_ANTHROPIC_MODEL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def ask(url: str, *args: str):
+    return runner.invoke(app, ["ask", *args, "--db", url])
+
+
+def _expected_margins(url: str, run_id: str) -> dict[str, tuple[float, float]]:
+    """drone -> (margin, fuel) from the stored telemetry and committed plan, independently
+    of the code under test: flying drones still have route length minus arc length to go."""
+    reader = TraceReader(url)
+    try:
+        row = reader.last_telemetry(run_id)
+        plan = [p for p in reader.plan_versions(run_id) if p["status"] == "committed"][-1]
+    finally:
+        reader.close()
+    out = {}
+    for d, t in row["drones"].items():
+        remaining = 0.0
+        if t["status"] == "flying":
+            remaining = plan["solution"]["routes"][d]["distance"] - t["s"]
+        out[d] = (t["fuel"] - remaining, t["fuel"])
+    return out
+
+
+def test_ask_names_the_drone_with_the_most_margin_and_its_stored_numbers(stored):
+    url, run_id = stored
+    margins = _expected_margins(url, run_id)
+    best = max(margins, key=lambda d: margins[d][0])
+    margin, fuel = margins[best]
+    done = ask(url, run_id, QUESTION)
+    assert done.exit_code == 0, done.output
+    text = done.stdout
+    assert text.startswith(
+        f"D{best} has the most fuel margin: D{best}: {margin:.1f} km margin (fuel {fuel:.1f},"
+    )
+    for d, (m, f) in margins.items():  # every drone's numbers are the stored ones
+        assert f"D{d}: {m:.1f} km margin (fuel {f:.1f}" in text
+    as_json = json.loads(ask(url, run_id, QUESTION, "--json").stdout)
+    numbers = {n["label"]: n["value"] for n in as_json["numbers"]}
+    assert numbers[f"D{best} fuel margin"] == pytest.approx(margin, abs=1e-3)
+    assert numbers[f"D{best} fuel left"] == pytest.approx(fuel, abs=1e-3)
+    assert as_json["intent"] == "question" and as_json["run_id"] == run_id
+
+
+def test_trace_prints_the_chain_and_it_is_stored_under_the_run(stored):
+    url, run_id = stored
+    done = ask(url, run_id[:6], "what if D3 were lost?", "--trace")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("What if D3 were lost:")
+    chain = lines[lines.index(next(x for x in lines if x.startswith("agent runs behind"))) + 1 :]
+    assert chain[0].startswith("coordinator  engine=rules  model=-")
+    assert chain[1].startswith("├─ route_optimizer  engine=algorithmic  model=team_search")
+    assert "not applied" in chain[1]
+    assert chain[2].startswith("└─ responder  engine=rules") and "  applied" in chain[2]
+    for line in chain:
+        assert " ms  tokens=" in line
+    ids = [line.rsplit("id=", 1)[1].split()[0] for line in chain]
+    reader = TraceReader(url)
+    try:
+        rows = {r["run_id"]: r for r in reader.agent_runs(run_id)}
+    finally:
+        reader.close()
+    assert set(ids) <= set(rows)  # stored in the trace DB under the mission run
+    assert rows[ids[1]]["parent_run_id"] == ids[0] == rows[ids[2]]["parent_run_id"]
+    assert rows[ids[0]]["agent"] == "coordinator"
+    assert rows[ids[0]]["validated_output"]["what_if"] == [{"kind": "lose_drone", "drone": "3"}]
+
+
+def test_ask_with_the_anthropic_engine_and_stored_memories(stored, messages_api, monkeypatch):
+    url, run_id = stored
+    done = runner.invoke(
+        app, ["memory", "add", "warning", "Never use greedy allocation", "--db", url]
+    )
+    assert done.exit_code == 0 and done.stdout.startswith("stored warning #")
+    memory_id = done.stdout.split("#", 1)[1].split(":", 1)[0]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_api.url)
+    messages_api.script(
+        ToolUse(
+            {
+                "answer": "D1 has the most fuel margin: 200.0 km.",
+                "numbers": [{"label": "D1 fuel margin", "value": 200.0}],
+                "ids": ["D1"],
+            },
+            usage=(1234, 56),
+        )
+    )
+    done = runner.invoke(
+        app,
+        [
+            "ask",
+            run_id,
+            QUESTION,
+            "--db",
+            url,
+            "--engine",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--trace",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("D1 has the most fuel margin: 200.0 km.")
+    assert "responder  engine=anthropic  model=claude-test" in done.stdout
+    assert "tokens=1234/56  applied" in done.stdout
+    [request] = messages_api.requests
+    assert "[WARNING] Never use greedy allocation" in request["system"]
+    assert f"MISSION STATE (stored run {run_id}" in request["messages"][0]["content"]
+    runner.invoke(app, ["memory", "rm", memory_id, "--db", url])
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["nosuchrun", QUESTION], "no run 'nosuchrun'"),
+        (["{run}", "where is D9?"], "unknown drone D9"),
+        (["{run}", QUESTION, "--engine", "gpt"], "--engine 'gpt'"),
+        (["{run}", QUESTION, "--engine", "anthropic"], "needs an API key"),
+    ],
+)
+def test_ask_errors_are_one_clear_line_and_exit_2(stored, args, needle):
+    url, run_id = stored
+    done = ask(url, *[a.replace("{run}", run_id) for a in args])
+    assert done.exit_code == 2, done.output
+    assert needle in done.output and "Traceback" not in done.output
+    assert len([x for x in done.output.splitlines() if x.strip()]) == 1
+
+
+def test_ask_on_a_missing_store_does_not_create_one(tmp_path):
+    db = tmp_path / "nothing.db"
+    done = runner.invoke(app, ["ask", "abcd", QUESTION, "--db", f"sqlite:///{db}"])
+    assert done.exit_code == 2 and "no trace store" in done.output
+    assert not db.exists()
+
+
+def test_memory_add_list_rm(tmp_path):
+    url = f"sqlite:///{tmp_path / 'mem.db'}"
+
+    def mem(*args):
+        return runner.invoke(app, ["memory", *args, "--db", url])
+
+    assert mem("list").stdout.strip() == "no memories"
+    assert mem("add", "instruction", "Always use efficient allocation").exit_code == 0
+    assert mem("add", "note", "Last mission had 29 targets").exit_code == 0
+    listed = mem("list").stdout.splitlines()
+    assert listed == [
+        "#1  [INSTRUCTION]  Always use efficient allocation",
+        "#2  [NOTE]  Last mission had 29 targets",
+    ]
+    assert mem("rm", "1").stdout.startswith("removed instruction #1")
+    assert [m["id"] for m in json.loads(mem("list", "--json").stdout)] == [2]
+    assert "(removed)" in mem("list", "--all").stdout
+    for args, needle in (
+        (["add", "rule", "x"], "memory kind 'rule'"),
+        (["rm", "1"], "no active memory with id 1"),
+        (["rm", "x1"], "memory id 'x1': expected a whole number"),
+        (["add", "note", " "], "must not be empty"),
+    ):
+        done = mem(*args)
+        assert done.exit_code == 2, (args, done.output)
+        assert needle in done.output and "Traceback" not in done.output
