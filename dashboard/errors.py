@@ -41,6 +41,7 @@ __all__ = [
     "WS_POLICY_VIOLATION",
     "WS_WRONG_TOKEN",
     "ApiError",
+    "BadRange",
     "BodyTooLarge",
     "CrossOrigin",
     "NoAnswer",
@@ -127,6 +128,14 @@ class UnknownRun(ApiError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(404, reason, [("path.run_id", reason)])
+
+
+class BadRange(ApiError):
+    """422: a tick range or tick a stored run cannot answer (past its end, reversed, or too
+    many rows at once)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(422, f"{field}: {reason}", [(f"query.{field}", reason)])
 
 
 class NoAnswer(ApiError):

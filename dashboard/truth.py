@@ -160,24 +160,22 @@ class PublicTraceReader:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._reader, name)
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str, *, prefix: bool = True) -> dict[str, Any]:
         """``TraceReader.run``, public."""
-        return public_run(self._reader.run(run_id))
+        return public_run(self._reader.run(run_id, prefix=prefix))
 
     def events(self, run_id: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         """``TraceReader.events``, public (each row's ``kind`` and ``payload`` judged)."""
-        out = []
-        for row in self._reader.events(run_id, *args, **kwargs):
-            payload = row.get("payload")
-            event = {**(payload if isinstance(payload, dict) else {}), "kind": row.get("kind")}
-            shown = public_event(event)
-            if shown is None:
-                continue
-            if shown is not event:
-                shown = {k: v for k, v in shown.items() if k != "kind"}
-                row = {**row, "payload": shown}
-            out.append(row)
-        return out
+        return _public_rows(self._reader.events(run_id, *args, **kwargs))
+
+    def events_range(self, run_id: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        """``TraceReader.events_range``, public."""
+        return _public_rows(self._reader.events_range(run_id, *args, **kwargs))
+
+    def snapshot_at(self, run_id: str, tick: int) -> dict[str, Any] | None:
+        """``TraceReader.snapshot_at`` with only the known SAMs in its scene."""
+        snap = self._reader.snapshot_at(run_id, tick)
+        return snap if snap is None else {**snap, "scene": public_scene(snap["scene"])}
 
     def inputs(self, run_id: str) -> list[dict[str, Any]]:
         """``TraceReader.inputs`` without the edits adding, moving or removing a SAM that
@@ -194,3 +192,19 @@ class PublicTraceReader:
                     continue
             out.append(row)
         return out
+
+
+def _public_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Stored event rows, public (each row's ``kind`` and ``payload`` judged)."""
+    out = []
+    for row in rows:
+        payload = row.get("payload")
+        event = {**(payload if isinstance(payload, dict) else {}), "kind": row.get("kind")}
+        shown = public_event(event)
+        if shown is None:
+            continue
+        if shown is not event:
+            shown = {k: v for k, v in shown.items() if k != "kind"}
+            row = {**row, "payload": shown}
+        out.append(row)
+    return out
