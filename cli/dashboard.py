@@ -1,10 +1,15 @@
-"""``isr dashboard``: the live dashboard of a mission running in another process.
+"""``isr dashboard``: the recorded runs of a trace store, and the live dashboard of a
+mission running in another process.
 
+    isr dashboard [--db URL] [--host H] [--port P] [--token T]
     isr dashboard --mqtt mqtt[s]://[USER@]HOST[:PORT] --token T [--run RUN_ID] [--host H]
                   [--port P] [--db URL] [--mqtt-ca FILE] [--mqtt-password-file FILE]
                   [--stale-after S]
 
-runs the dashboard as a process of its own, fed by an MQTT broker as a watcher (any number
+Without ``--mqtt`` it serves the runs of the trace store alone (``--db``, default
+``sqlite:///runs/isr.db``; a store that does not exist is refused, not created): the replay
+view, ``/api/runs`` and its ranges. Its token (``--token``, ``$ISR_TOKEN`` or a fresh one)
+shows the ground truth of stored runs. With ``--mqtt`` it runs the dashboard as a process of its own, fed by an MQTT broker as a watcher (any number
 of them can watch one mission; commands go back on ``isr/<run>/cmd``). ``--token`` (or
 ``$ISR_TOKEN``) must be the mission's control token, the one ``isr run`` was given or
 printed: the mission's messages are signed with it, and the dashboard trusts only those and
@@ -36,10 +41,13 @@ from cli.common import (
     PortOption,
     TokenOption,
     check_mqtt_url,
+    control_token,
     fail,
     mqtt_password,
+    trace_url,
 )
 from dashboard.server import start_dashboard
+from executive.bus import InProcessBus
 from executive.bus.mqtt import MqttBus
 from executive.errors import ExecutiveError
 
@@ -48,8 +56,12 @@ __all__ = ["dashboard"]
 
 def dashboard(
     mqtt: Annotated[
-        str, typer.Option(help="the broker carrying the mission, mqtt[s]://[USER@]HOST[:PORT]")
-    ],
+        str | None,
+        typer.Option(
+            help="the broker carrying a live mission, mqtt[s]://[USER@]HOST[:PORT] "
+            "(absent: the stored runs alone)"
+        ),
+    ] = None,
     run: Annotated[
         str | None,
         typer.Option(help="the run to watch (default: the newest one starting or running)"),
@@ -77,7 +89,19 @@ def dashboard(
         ),
     ] = 15.0,
 ) -> None:
-    """Serve the live dashboard of a mission running in another process (through MQTT)."""
+    """Serve the stored runs of a trace store, and with --mqtt the live dashboard of a
+    mission running in another process."""
+    if mqtt is None:
+        url = trace_url(db, must_exist=True)
+        if url is None:
+            raise fail("--db none: without --mqtt the dashboard serves a trace store's runs")
+        try:
+            asyncio.run(_serve_stored(host, port, control_token(token), url))
+        except ExecutiveError as exc:
+            raise fail(str(exc), EXIT_FAILED) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        return
     check_mqtt_url(mqtt)
     password = mqtt_password(mqtt, mqtt_password_file, mqtt_ca)
     token = token or os.environ.get(TOKEN_ENV)
@@ -86,7 +110,7 @@ def dashboard(
             f"--token: give the mission's control token (the one isr run printed, or "
             f"${TOKEN_ENV}): its MQTT messages are signed with it"
         )
-    trace_url = None if db is None or db.lower() == "none" else db
+    store = None if db is None or db.lower() == "none" else trace_url(db)
     try:
         bus = MqttBus(
             mqtt,
@@ -97,11 +121,26 @@ def dashboard(
             token=token,
             stale_after=stale_after,
         )
-        asyncio.run(_serve(bus, host, port, token, trace_url, wait))
+        asyncio.run(_serve(bus, host, port, token, store, wait))
     except ExecutiveError as exc:
         raise fail(str(exc), EXIT_FAILED) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+async def _serve_stored(host: str, port: int, token: str, url: str) -> None:
+    """The dashboard of a trace store: an idle bus (no live run), the stored runs."""
+    out = Console(stderr=True)
+    server = await start_dashboard(InProcessBus(), host=host, port=port, token=token, trace_url=url)
+    try:
+        out.print(f"dashboard: {server.page_url}", highlight=False)
+        out.print(f"control token: {token}  (Authorization: Bearer TOKEN)", highlight=False)
+        out.print(f"serving the runs of {url}; Ctrl-C to stop", highlight=False)
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task
+        pass
+    finally:
+        await server.stop()
 
 
 async def _serve(
