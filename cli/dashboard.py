@@ -44,8 +44,10 @@ from cli.common import (
     control_token,
     fail,
     mqtt_password,
+    run_async,
     trace_url,
 )
+from cli.launch import SubprocessForks
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.bus.mqtt import MqttBus
@@ -96,7 +98,7 @@ def dashboard(
         if url is None:
             raise fail("--db none: without --mqtt the dashboard serves a trace store's runs")
         try:
-            asyncio.run(_serve_stored(host, port, control_token(token), url))
+            run_async(_serve_stored(host, port, control_token(token), url))
         except ExecutiveError as exc:
             raise fail(str(exc), EXIT_FAILED) from None
         except KeyboardInterrupt:
@@ -121,7 +123,7 @@ def dashboard(
             token=token,
             stale_after=stale_after,
         )
-        asyncio.run(_serve(bus, host, port, token, store, wait))
+        run_async(_serve(bus, host, port, token, store, wait))
     except ExecutiveError as exc:
         raise fail(str(exc), EXIT_FAILED) from None
     except KeyboardInterrupt:
@@ -131,7 +133,10 @@ def dashboard(
 async def _serve_stored(host: str, port: int, token: str, url: str) -> None:
     """The dashboard of a trace store: an idle bus (no live run), the stored runs."""
     out = Console(stderr=True)
-    server = await start_dashboard(InProcessBus(), host=host, port=port, token=token, trace_url=url)
+    forks = SubprocessForks(url, token, host)
+    server = await start_dashboard(
+        InProcessBus(), host=host, port=port, token=token, trace_url=url, forks=forks
+    )
     try:
         out.print(f"dashboard: {server.page_url}", highlight=False)
         out.print(f"control token: {token}  (Authorization: Bearer TOKEN)", highlight=False)
@@ -141,6 +146,7 @@ async def _serve_stored(host: str, port: int, token: str, url: str) -> None:
         pass
     finally:
         await server.stop()
+        await forks.close()
 
 
 async def _serve(

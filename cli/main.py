@@ -57,9 +57,12 @@ class GuardedGroup(TyperGroup):
 
 def build_app() -> typer.Typer:
     """The ``isr`` app with every command; each room is imported only now, when called."""
+    from cli.compare import compare
     from cli.dashboard import dashboard
+    from cli.fork import fork
     from cli.plan import plan, validate
     from cli.replay import replay_cmd
+    from cli.report import report
     from cli.run import run
     from cli.runs import runs
     from cli.sim import sim
@@ -78,6 +81,9 @@ def build_app() -> typer.Typer:
     app.command("run")(run)
     app.command("replay")(replay_cmd)
     app.command("runs")(runs)
+    app.command("fork")(fork)
+    app.command("compare")(compare)
+    app.command("report")(report)
     app.command("ask")(ask)
     app.add_typer(memory_app, name="memory")
     app.command("dashboard")(dashboard)

@@ -14,6 +14,7 @@ serves it; the dashboard keeps serving after the mission ends, until Ctrl-C.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -41,14 +42,15 @@ from cli.common import (
     run_async,
     trace_url,
 )
+from cli.launch import SubprocessForks
 from dashboard.server import start_dashboard
 from executive.config import ENGINES, DashboardConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
-from executive.session import run_mission
+from executive.session import ViewFactory, run_mission
 from planner.model import drone_label
 
-__all__ = ["run"]
+__all__ = ["LIVE_SPEED", "live_view", "print_outcome", "run"]
 
 LIVE_SPEED = "10"  # a comfortable pace to watch: the demo flies in about 3 minutes
 
@@ -185,14 +187,14 @@ def run(
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
         else:
-            _print(file, out)
+            print_outcome(file.name, out)
 
     try:
         report = run_async(
             run_mission(
                 scenario,
                 config,
-                view=start_dashboard,
+                view=live_view(config),
                 announce=lambda line: err.print(line, highlight=False, markup=False),
                 on_report=show,
                 serve_after=live,
@@ -206,11 +208,22 @@ def run(
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-def _print(file: Path, out: dict) -> None:
+def live_view(config: RunConfig) -> ViewFactory:
+    """The dashboard as the run's live view; with a trace store it can start forks of the
+    store's runs (``cli.launch``)."""
+    if config.trace_url is None or config.dashboard is None:
+        return start_dashboard
+    token = config.dashboard.token.get_secret_value()
+    forks = SubprocessForks(config.trace_url, token, config.dashboard.host)
+    return functools.partial(start_dashboard, forks=forks)
+
+
+def print_outcome(name: str, out: dict) -> None:
+    """The outcome of a run (``RunReport.to_dict()``) as a table and a few lines."""
     from cli.common import cell  # ids and names from the input, printed as text
 
     console = Console(emoji=False, highlight=False)
-    table = Table(title=cell(f"{file.name} — run {out['run_id']}: {out['total_points']:g} points"))
+    table = Table(title=cell(f"{name} — run {out['run_id']}: {out['total_points']:g} points"))
     for column in ("Drone", "Status", "Fuel left", "Points", "Collected"):
         table.add_column(column)
     for drone_id, d in out["drones"].items():

@@ -40,7 +40,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from dashboard.body_limit import BodyLimit
-from dashboard.context import DashboardContext
+from dashboard.context import DashboardContext, ForkLauncher
 from dashboard.errors import install_error_handlers
 from dashboard.planning_api import Limits
 from dashboard.routes import commands, live, pages, planning, runs, stream
@@ -76,6 +76,7 @@ def create_app(
     limits: Limits | None = None,
     show_truth: bool = False,
     stall_timeout_s: float = 15.0,
+    forks: ForkLauncher | None = None,
 ) -> FastAPI:
     """The dashboard app for the run on ``bus`` (see the module's contract)."""
     if not token:
@@ -89,7 +90,7 @@ def create_app(
         show_truth=show_truth,
         stall_timeout_s=stall_timeout_s,
     )
-    context = DashboardContext.build(bus, settings)
+    context = DashboardContext.build(bus, settings, forks)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

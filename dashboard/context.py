@@ -19,7 +19,9 @@ Lifecycle
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dashboard.live_view import LiveView
 from dashboard.planning_api import PlanningJobs
@@ -28,7 +30,12 @@ from dashboard.streams import LiveStreams
 from dashboard.trace_store import TraceStore
 from executive.bus import Bus
 
-__all__ = ["DashboardContext"]
+__all__ = ["DashboardContext", "ForkLauncher"]
+
+# Starts a fork of a stored run at a tick as a live run and says where it is served:
+# ``await forks(run_id, tick)`` -> {"run_id", "url"}. Given by the wiring point (the
+# dashboard does not start runs itself); raises ``ExecutiveError`` when it cannot.
+ForkLauncher = Callable[[str, int], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -41,10 +48,13 @@ class DashboardContext:
     streams: LiveStreams
     traces: TraceStore
     planning: PlanningJobs
+    forks: ForkLauncher | None = None
     started_at: float = field(default_factory=time.monotonic)
 
     @classmethod
-    def build(cls, bus: Bus, settings: DashboardSettings) -> DashboardContext:
+    def build(
+        cls, bus: Bus, settings: DashboardSettings, forks: ForkLauncher | None = None
+    ) -> DashboardContext:
         """The parts for ``bus``, configured by ``settings`` (nothing started yet)."""
         view = LiveView(bus)
         return cls(
@@ -54,6 +64,7 @@ class DashboardContext:
             streams=LiveStreams(bus, view, stall_timeout_s=settings.stall_timeout_s),
             traces=TraceStore(settings.trace_url),
             planning=PlanningJobs(settings.limits),
+            forks=forks,
         )
 
     async def start(self) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "ApiError",
     "BadRange",
     "BodyTooLarge",
+    "CannotFork",
     "CrossOrigin",
     "NoAnswer",
     "NoTraceStore",
@@ -134,8 +135,15 @@ class BadRange(ApiError):
     """422: a tick range or tick a stored run cannot answer (past its end, reversed, or too
     many rows at once)."""
 
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(422, f"{field}: {reason}", [(f"query.{field}", reason)])
+    def __init__(self, field: str, reason: str, where: str = "query") -> None:
+        super().__init__(422, f"{field}: {reason}", [(f"{where}.{field}", reason)])
+
+
+class CannotFork(ApiError):
+    """501 when this dashboard has no way to start runs; 409 when the fork could not start."""
+
+    def __init__(self, reason: str, status: int = 409) -> None:
+        super().__init__(status, reason)
 
 
 class NoAnswer(ApiError):

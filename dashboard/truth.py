@@ -177,6 +177,13 @@ class PublicTraceReader:
         snap = self._reader.snapshot_at(run_id, tick)
         return snap if snap is None else {**snap, "scene": public_scene(snap["scene"])}
 
+    def snapshots(self, run_id: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        """``TraceReader.snapshots`` with only the known SAMs in their scenes."""
+        return [
+            {**s, "scene": public_scene(s["scene"])}
+            for s in self._reader.snapshots(run_id, *args, **kwargs)
+        ]
+
     def inputs(self, run_id: str) -> list[dict[str, Any]]:
         """``TraceReader.inputs`` without the edits adding, moving or removing a SAM that
         was added hidden."""

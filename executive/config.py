@@ -15,10 +15,20 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from executive.loop.policy import Policy
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
-__all__ = ["ENGINES", "DashboardConfig", "EngineName", "RunConfig"]
+__all__ = ["ENGINES", "DashboardConfig", "EngineName", "ForkConfig", "RunConfig"]
 
 EngineName = Literal["rules", "anthropic", "replay"]
 ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "replay")
+
+
+class ForkConfig(BaseModel):
+    """Begin where a traced run was at the end of a tick (``executive.traces.fork``); the
+    parent is read from the run's own trace store."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parent: str = Field(min_length=1, max_length=64)  # the parent run's id
+    tick: int = Field(ge=0)
 
 
 class DashboardConfig(BaseModel):
@@ -60,6 +70,8 @@ class RunConfig(BaseModel):
     # token, and without a dashboard the messages go unsigned.
     mqtt_token: SecretStr | None = None
     dashboard: DashboardConfig | None = None  # serve the live dashboard
+    fork: ForkConfig | None = None  # a fork of a traced run (needs trace_url)
+    run_id: str | None = Field(None, pattern=r"^[0-9a-f]{16}$")  # None: a fresh id
     policy: Policy = Policy()
 
     @model_validator(mode="before")
@@ -85,6 +97,10 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         if self.engine == "replay" and not self.replay_run:
             raise ValueError("engine 'replay' needs replay_run: the run whose answers to replay")
+        if self.fork is not None and self.trace_url is None:
+            raise ValueError("fork needs trace_url: the store that holds the parent run")
+        if self.fork is not None and self.oracle:
+            raise ValueError("fork and oracle: a fork flies on from the parent's plan")
         if self.mqtt is not None:
             parts = urlsplit(self.mqtt)
             if parts.scheme not in ("mqtt", "mqtts") or not parts.netloc:

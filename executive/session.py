@@ -32,13 +32,14 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from executive.bus import Bus, InProcessBus
-from executive.config import RunConfig
+from executive.config import ForkConfig, RunConfig
 from executive.contracts import MissionPlanner, RunEndRecord, TraceSink
 from executive.engines import make_engine
 from executive.live.host import BusSink, MissionHost
 from executive.live.scene import scene
 from executive.loop import Executive, RunReport
 from executive.planning.round import AgentPlanner
+from executive.traces.fork import ForkPoint, load_fork
 from executive.traces.sinks import NullSink, TeeSink
 from executive.words.ask import make_asker
 from planner.model import Scenario
@@ -106,8 +107,10 @@ def build_executive(
     planner: MissionPlanner | None = None,
     memories: Memories = lambda: (),
     records: Sequence[dict[str, Any]] | None = None,
+    fork: ForkPoint | None = None,
 ) -> Executive:
-    """An executive for ``scenario`` as ``config`` says (the oracle's plan made first)."""
+    """An executive for ``scenario`` as ``config`` says (the oracle's plan made first; a
+    fork begins at ``fork``)."""
     if planner is None:
         planner = build_planner(config, sink, memories=memories, records=records)
     initial = initial_mission = None
@@ -124,6 +127,8 @@ def build_executive(
         initial_plan=initial,
         initial_mission=initial_mission,
         snapshot=scene,  # kept in the traces, so a replay can seek anywhere
+        run_id=config.run_id,
+        fork=fork,
     )
 
 
@@ -159,7 +164,12 @@ async def run_mission(
         sinks.append(BusSink(bus, asyncio.get_running_loop()))
     run_sink: TraceSink = TeeSink(*sinks) if sinks else NullSink()
     memories = _memories(config.trace_url)
-    executive = build_executive(scenario, config, sink=run_sink, memories=memories, records=records)
+    fork = None
+    if config.fork is not None and config.trace_url is not None:
+        fork = await asyncio.to_thread(_fork_point, config.trace_url, config.fork)
+    executive = build_executive(
+        scenario, config, sink=run_sink, memories=memories, records=records, fork=fork
+    )
     report = None
     try:
         if bus is None:
@@ -256,6 +266,13 @@ async def _run_on_bus(
             await shown.stop()
         await bus.stop()
     return report
+
+
+def _fork_point(url: str, fork: ForkConfig) -> ForkPoint:
+    """Where the fork begins, read from the parent's store (raises ``ExecutiveError``)."""
+    from executive.traces import TraceReader
+
+    return load_fork(TraceReader(url), fork.parent, fork.tick)
 
 
 def _memories(url: str | None) -> Memories:

@@ -16,11 +16,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.encoders import jsonable_encoder
+from pydantic import BaseModel, ConfigDict, Field
 
-from dashboard.deps import TraceStoreDep
-from dashboard.errors import BadRange, UnknownRun
+from dashboard.deps import ContextDep, TraceStoreDep, require_token
+from dashboard.errors import BadRange, CannotFork, UnknownRun
 from dashboard.truth import public_scene
 from executive.errors import ExecutiveError
 from executive.traces import analysis, timeline
@@ -58,10 +59,13 @@ def _last_tick(reader: TraceReader, row: dict[str, Any]) -> int:
     return max(int(row.get("last_tick") or 0), last["tick"] if last else 0)
 
 
-def _range(first: int, last: int | None, end: int) -> tuple[int, int]:
-    """``first``..``last`` checked against the run's stored ticks ``0..end``."""
+def _range(
+    first: int, last: int | None, end: int, field: str = "from", where: str = "query"
+) -> tuple[int, int]:
+    """``first``..``last`` checked against the run's stored ticks ``0..end`` (``field``
+    names ``first`` in an error)."""
     if first > end:
-        raise BadRange("from", f"tick {first} is past the run's last stored tick {end}")
+        raise BadRange(field, f"tick {first} is past the run's last stored tick {end}", where)
     last = end if last is None else min(last, end)
     if last < first:
         raise BadRange("to", f"must be at least from ({first}), got {last}")
@@ -184,7 +188,7 @@ async def state(run_id: str, traces: TraceStoreDep, tick: Tick) -> dict[str, Any
 
     def load() -> dict[str, Any]:
         row = _row(reader, run_id)
-        _range(tick, tick, _last_tick(reader, row))
+        _range(tick, tick, _last_tick(reader, row), "tick")
         scene = timeline.state_at(reader, row, tick)
         return scene if traces.truth else (public_scene(scene) or scene)
 
@@ -218,3 +222,42 @@ async def series(
         return {"run_id": row["run_id"], **analysis.series(reader, row, points=points)}
 
     return jsonable_encoder(await _off_loop(load))
+
+
+class ForkRequest(BaseModel):
+    """Where to fork a stored run: the end of this tick."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tick: int = Field(ge=0, le=MAX_TICK, description="the fork begins at the end of this tick")
+
+
+@router.post(
+    "/runs/{run_id}/fork",
+    status_code=202,
+    summary="Fork a stored run at a tick, as a new live run",
+    dependencies=[Depends(require_token)],
+)
+async def fork(
+    run_id: str, body: ForkRequest, traces: TraceStoreDep, context: ContextDep
+) -> dict[str, Any]:
+    """Start a new live run from the run's exact state at the end of `tick` (its inputs
+    re-executed to there), recorded with the run as its parent; answers its `run_id` and
+    the `url` of its live page."""
+    from executive.errors import ExecutiveError
+
+    reader = traces.reader
+
+    def check() -> str:
+        row = _row(reader, run_id)
+        _range(body.tick, body.tick, _last_tick(reader, row), "tick", "body")
+        return str(row["run_id"])
+
+    parent = await _off_loop(check)
+    if context.forks is None:
+        raise CannotFork("this dashboard cannot start runs: use isr fork RUN --at TIME", 501)
+    try:
+        started = await context.forks(parent, body.tick)
+    except ExecutiveError as exc:
+        raise CannotFork(str(exc)) from None
+    return jsonable_encoder({"parent_run_id": parent, "tick": body.tick, **started})

@@ -54,10 +54,12 @@ from executive.contracts import (
 )
 from executive.errors import ExecutiveError
 from executive.loop.cut import Checkpoint
+from executive.loop.fork import start_forked
 from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
+from executive.traces.fork import ForkPoint
 from executive.traces.sinks import backlog, drain, dropped_by
 from planner.constraints import OperatorConstraints, merge_constraints, parse_constraints
 from planner.edits import Edit
@@ -113,6 +115,7 @@ class Executive:
         on_tick: Callable[[TickResult], None] | None = None,
         clock: Clock | None = None,
         snapshot: Callable[[Executive], dict[str, Any]] | None = None,
+        fork: ForkPoint | None = None,
     ) -> None:
         if config is None:
             from executive.config import RunConfig  # config imports the loop's policy
@@ -148,6 +151,7 @@ class Executive:
         self._woken = asyncio.Event()  # wakes a paced sleep when the speed changes
         self._trace_dropped = 0  # trace records the sink dropped, as last reported
         self._snapshot = snapshot  # the picture to keep in the traces (the live scene)
+        self._fork = fork  # begin where a traced run was at a tick (executive.loop.fork)
         self._last_snapshot = -(10**9)
         self._initial_points = 0.0
         self.last: TickResult | None = None
@@ -283,6 +287,9 @@ class Executive:
         """Plan the first mission (before tick 0) and build the simulation."""
         if self._sim is not None:
             return self.plan
+        if self._fork is not None:
+            await asyncio.to_thread(_warm_kernels)
+            return await start_forked(self, self._fork)
         self.sink.emit(
             RunRecord(
                 self.run_id,
@@ -324,6 +331,16 @@ class Executive:
         self._initial_points = solution.total_points
         self.rounds.commit_initial(mission, solution, latency)
         return solution
+
+    def adopt(self, sim: Sim, fork: ForkPoint) -> None:
+        """Fly on in ``sim``, rebuilt to the end of the fork tick; paused if the parent was."""
+        self._sim = sim
+        self.recorder.sim = sim
+        self._last_snapshot = fork.tick  # the copied trace holds the picture up to here
+        self.paused = fork.paused
+        self._paused_drones = list(fork.holding)
+        initial = fork.parent.get("outcome") or {}
+        self._initial_points = float(initial.get("initial_planned_points") or 0.0)
 
     async def run(self, speed: float | None = None, *, until: int | None = None) -> RunReport:
         """Run the mission to its end (or ``stop()``, or tick ``until``) at ``speed`` x real

@@ -231,6 +231,14 @@ class Rounds:
             {"plan_id": self.plan_id, "trigger": "initial", "points": solution.total_points},
         )
 
+    def take_over(
+        self, plan_id: str, solution: Solution, intent: Intent, ends: dict[str, str]
+    ) -> None:
+        """A fork's start: the plan in force where the parent was (already flying: its
+        commands are in the inputs re-executed, its version in the copied trace)."""
+        self.plan, self.plan_id = solution, plan_id
+        self.intent, self.ends = dict(intent), dict(ends)
+
     # ----- rounds (the fast tier) --------------------------------------------------------
 
     def start(self) -> None:

@@ -250,6 +250,15 @@ class TraceReader:
         )
         return rows[0] if rows else None
 
+    def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
+        """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
+        q = select(S.snapshots.c.tick, S.snapshots.c.scene).where(
+            S.snapshots.c.run_id == run_id, S.snapshots.c.tick >= start
+        )
+        if end is not None:
+            q = q.where(S.snapshots.c.tick <= end)
+        return self._rows(q.order_by(S.snapshots.c.tick))
+
     def close(self) -> None:
         """Release the database connections."""
         self._engine.dispose()

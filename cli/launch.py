@@ -1,0 +1,122 @@
+"""Forks started from a dashboard: each one an ``isr fork`` child process with its own live
+dashboard, recorded in the same trace store (``dashboard.context.ForkLauncher``).
+
+The child gets the control token in its environment (never on its command line, where
+``ps`` would show it), a free port on the dashboard's host and its run id from here, so the
+answer can name both at once. It is ready when it prints its dashboard's address; one that
+exits first is an ``ExecutiveError`` carrying its last words. ``close()`` stops the children
+still running (SIGTERM, handled as Ctrl-C is: their traces end ``interrupted``; SIGINT may be
+ignored by a child started in the background).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+from typing import Any
+
+from cli.common import TOKEN_ENV
+from executive.contracts import new_id
+from executive.errors import ExecutiveError
+
+__all__ = ["SubprocessForks"]
+
+READY = "dashboard: "  # the line a live run prints once its dashboard listens
+START_TIMEOUT_S = 120.0  # re-executing an hour-long parent to its last tick takes a few s
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class SubprocessForks:
+    """Start forks of the runs in ``trace_url`` as live runs served on ``host``."""
+
+    def __init__(self, trace_url: str, token: str, host: str = "127.0.0.1") -> None:
+        self.trace_url = trace_url
+        self.token = token
+        self.host = host
+        self.children: list[asyncio.subprocess.Process] = []
+        self._drains: list[asyncio.Task[None]] = []
+
+    async def __call__(self, parent: str, tick: int) -> dict[str, Any]:
+        """Start the fork of ``parent`` at ``tick``; its run id and page once it serves."""
+        port, run_id = _free_port(self.host), new_id()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "cli.main",
+            "fork",
+            parent,
+            "--at-tick",
+            str(tick),
+            "--db",
+            self.trace_url,
+            "--host",
+            self.host,
+            "--port",
+            str(port),
+            "--run-id",
+            run_id,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, TOKEN_ENV: self.token},
+        )
+        self.children.append(proc)
+        said: list[str] = []
+        try:
+            await asyncio.wait_for(self._until_ready(proc, said), START_TIMEOUT_S)
+        except TimeoutError:
+            proc.kill()
+            raise ExecutiveError(
+                f"the fork did not start within {START_TIMEOUT_S:g} s: {' '.join(said[-3:])}"
+            ) from None
+        return {
+            "run_id": run_id,
+            "url": f"http://{self.host}:{port}/?token={self.token}",
+            "pid": proc.pid,
+        }
+
+    async def _until_ready(self, proc: asyncio.subprocess.Process, said: list[str]) -> None:
+        assert proc.stderr is not None
+        while True:
+            line = await proc.stderr.readline()
+            if not line:
+                await proc.wait()
+                raise ExecutiveError(
+                    f"the fork exited ({proc.returncode}): " + (" ".join(said[-3:]) or "no message")
+                )
+            text = line.decode(errors="replace").strip()
+            said.append(text.removeprefix("error: "))
+            if text.startswith(READY):
+                # keep reading what it says, or its pipe fills and it blocks
+                self._drains.append(asyncio.create_task(self._drain(proc)))
+                return
+
+    @staticmethod
+    async def _drain(proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        while await proc.stderr.readline():
+            pass
+
+    async def close(self) -> None:
+        """Stop the children still running: SIGTERM, then SIGKILL after 10 s."""
+        for proc in self.children:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+        for proc in self.children:
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+        for task in self._drains:
+            task.cancel()
