@@ -21,16 +21,28 @@
  *   tools.js     the edit tools on the map          ask.js       the question box
  *   status.js    the status line                    toast.js     messages
  *   dom.js, format.js: helpers
+ *
+ * The replay of a stored run (issue 14) is the same page in another mode: /?replay=RUN_ID
+ * (body.replay) opens no websocket; the map, drones, timeline and agent tree show the run at
+ * the playhead, from the replay API (/api/runs/{id}/...). /#runs (the header's Runs button,
+ * live or replay) lists the stored runs over the page.
+ *   replay.js    the playhead, loading, play     playback.js  the playback bar and keys
+ *   plans.js     the plan history panel          charts.js    the charts under the map
+ *   runs.js      the run picker
  * This module wires them: what a render pass draws, and what starts when the page loads.
  */
 
 import { renderAgents } from "./js/agents.js";
 import { initAsk } from "./js/ask.js";
+import { initCharts } from "./js/charts.js";
 import { initControls } from "./js/controls.js";
 import { renderDraftPanel } from "./js/draft.js";
 import { renderDrones } from "./js/drones.js";
 import { connect, reconnect } from "./js/live.js";
 import { drawMap, initTruthToggle } from "./js/map.js";
+import { initPlayback } from "./js/playback.js";
+import { loadRun, openReplay, renderReplay } from "./js/replay.js";
+import { initRuns } from "./js/runs.js";
 import { renderStatus } from "./js/status.js";
 import { setRenderer, state } from "./js/store.js";
 import { initTimeline } from "./js/timeline.js";
@@ -53,13 +65,20 @@ setRenderer(() => {
   if (state.telemetryDirty) { state.telemetryDirty = false; renderDrones(); }
   if (state.agentsDirty) { state.agentsDirty = false; renderAgents(); }
   renderStatus();
+  if (state.replay) renderReplay();
 });
 
-initToken(reconnect);
+const replayRun = new URLSearchParams(location.search).get("replay");
+initToken(replayRun ? () => loadRun() : reconnect);
 initControls();
 initTools();
 initTruthToggle();
 initTimeline();
 initAsk();
 setTool("select");
-connect();
+initRuns();
+if (replayRun) {
+  initPlayback();
+  initCharts();
+  openReplay(replayRun);
+} else connect();

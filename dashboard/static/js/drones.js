@@ -9,9 +9,10 @@ import { state } from "./store.js";
 const PALETTE = ["#4fc3f7", "#ffb74d", "#ba68c8", "#81c784", "#f06292", "#fff176",
                  "#4dd0e1", "#a1887f", "#90caf9", "#e6ee9c"];
 
-/** The colour of a drone: its place among the scene's drone ids, in the palette. */
-export function droneColour(id) {
-  const ids = Object.keys((state.scene && state.scene.drones) || {}).sort(
+/** The colour of a drone: its place among the scene's drone ids (or the ids given), in
+ * the palette. */
+export function droneColour(id, among = null) {
+  const ids = (among || Object.keys((state.scene && state.scene.drones) || {})).slice().sort(
     (a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const i = Math.max(0, ids.indexOf(id));
   return PALETTE[i % PALETTE.length];

@@ -28,6 +28,7 @@ export const state = {
   agentsDirty: false,
   usedIds: new Set(),
   selected: null,
+  replay: null, // the replay of a stored run (replay.js), null in the live view
 };
 
 let render = () => {};
