@@ -13,11 +13,13 @@ query field. A reader without the ground truth gets every answer public (``dashb
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.encoders import jsonable_encoder
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.deps import ContextDep, TraceStoreDep, require_token
@@ -40,6 +42,17 @@ Tick = Annotated[int, Query(ge=0, le=MAX_TICK)]
 
 async def _off_loop(fn: Callable[[], T]) -> T:
     return await asyncio.to_thread(fn)
+
+
+async def _json_off_loop(fn: Callable[[], Any]) -> Response:
+    """``fn``'s answer (plain JSON data, as the store holds it) encoded in the same worker
+    thread: a seek's picture holds thousands of numbers, too many for
+    ``jsonable_encoder`` on the event loop."""
+
+    def encode() -> bytes:
+        return json.dumps(fn(), separators=(",", ":"), allow_nan=False).encode()
+
+    return Response(await asyncio.to_thread(encode), media_type="application/json")
 
 
 def _row(reader: TraceReader, run_id: str) -> dict[str, Any]:
@@ -129,7 +142,7 @@ async def telemetry(
     start: Annotated[int, Query(alias="from", ge=0, le=MAX_TICK)] = 0,
     end: Annotated[int | None, Query(alias="to", ge=0, le=MAX_TICK)] = None,
     every: Annotated[int, Query(ge=1, le=10**6)] = 1,
-) -> dict[str, Any]:
+) -> Response:
     """Telemetry rows (tick, drones) with `from` <= tick <= `to`, only those on multiples
     of `every` ticks; at most MAX_TELEMETRY_ROWS rows per answer."""
     reader = traces.reader
@@ -149,7 +162,7 @@ async def telemetry(
         rows = reader.telemetry_range(row["run_id"], first, last, every=every)
         return {"run_id": row["run_id"], "from": first, "to": last, "every": every, "rows": rows}
 
-    return jsonable_encoder(await _off_loop(load))
+    return await _json_off_loop(load)
 
 
 @router.get("/runs/{run_id}/events", summary="Stored events in a tick range, and markers")
@@ -158,7 +171,7 @@ async def events(
     traces: TraceStoreDep,
     start: Annotated[int, Query(alias="from", ge=0, le=MAX_TICK)] = 0,
     end: Annotated[int | None, Query(alias="to", ge=0, le=MAX_TICK)] = None,
-) -> dict[str, Any]:
+) -> Response:
     """Events with `from` <= tick <= `to` in the order they were recorded, and the
     playback bar's markers among them (edits, detections, losses, replans, commits,
     reviews, safety actions)."""
@@ -176,11 +189,11 @@ async def events(
             "markers": analysis.markers(rows),
         }
 
-    return jsonable_encoder(await _off_loop(load))
+    return await _json_off_loop(load)
 
 
 @router.get("/runs/{run_id}/state", summary="The whole picture at a tick")
-async def state(run_id: str, traces: TraceStoreDep, tick: Tick) -> dict[str, Any]:
+async def state(run_id: str, traces: TraceStoreDep, tick: Tick) -> Response:
     """The scene at the end of `tick` as the live view shows it: targets, SAMs, each
     drone's position, fuel, status, route and flown trail, the plan in force, the mode.
     Read from the nearest stored snapshot, the events since and the stored telemetry."""
@@ -192,11 +205,11 @@ async def state(run_id: str, traces: TraceStoreDep, tick: Tick) -> dict[str, Any
         scene = timeline.state_at(reader, row, tick)
         return scene if traces.truth else (public_scene(scene) or scene)
 
-    return jsonable_encoder(await _off_loop(load))
+    return await _json_off_loop(load)
 
 
 @router.get("/runs/{run_id}/plans", summary="Every plan version and what it changed")
-async def plans(run_id: str, traces: TraceStoreDep) -> dict[str, Any]:
+async def plans(run_id: str, traces: TraceStoreDep) -> Response:
     """The plan history: each version's status (draft, committed, rejected, stale,
     rebased, superseded), trigger, latency, points and planned fuel, the drones whose route
     changed against the plan in force before it, and each drone's planned path."""
@@ -206,13 +219,13 @@ async def plans(run_id: str, traces: TraceStoreDep) -> dict[str, Any]:
         row = _row(reader, run_id)
         return {"run_id": row["run_id"], "plans": analysis.plan_history(reader, row["run_id"])}
 
-    return jsonable_encoder(await _off_loop(load))
+    return await _json_off_loop(load)
 
 
 @router.get("/runs/{run_id}/series", summary="The run's charts over time")
 async def series(
     run_id: str, traces: TraceStoreDep, points: Annotated[int, Query(ge=10, le=5000)] = 600
-) -> dict[str, Any]:
+) -> Response:
     """Points collected and planned over time, fuel per drone with the policy's reserve,
     and each planning round's latency, sampled at about `points` ticks."""
     reader = traces.reader
@@ -221,7 +234,7 @@ async def series(
         row = _row(reader, run_id)
         return {"run_id": row["run_id"], **analysis.series(reader, row, points=points)}
 
-    return jsonable_encoder(await _off_loop(load))
+    return await _json_off_loop(load)
 
 
 class ForkRequest(BaseModel):
