@@ -77,6 +77,11 @@ export async function openReplay(runId) {
   document.body.classList.add("replay");
   document.title = `ISR mission — replay ${runId.slice(0, 8)}`;
   $("#map-hint").textContent = "replay: click a target, SAM or drone to see its data";
+  // a double click on an event of the timeline seeks to its tick
+  $("#timeline").addEventListener("dblclick", (ev) => {
+    const li = ev.target.closest("li");
+    if (li && li.dataset.tick !== undefined) seek(Number(li.dataset.tick), ev.timeStamp);
+  });
   const params = new URLSearchParams(location.search);
   const start = Number(params.get("tick") || 0);
   await loadRun(Number.isFinite(start) ? start : 0);
