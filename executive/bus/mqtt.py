@@ -31,7 +31,9 @@ Role ``watcher`` (a dashboard in another process)
     ``stats()["refused"]``); the newest retained ``plan`` / ``scene`` / ``status`` is kept
     so that a subscription made later still starts with them. Produces: ``publish("cmd",
     payload)`` -> ``isr/<run_id>/cmd`` QoS 1, signed with ``ts`` and ``nonce``; any other
-    topic is refused. With ``run_id=None`` it follows (``follow``): it discovers the run,
+    topic is refused. After a reconnection ``link.commands`` stays False until a message of
+    the run arrives live (not a retained copy): until the run's executive is back on the
+    broker, subscribed, a command would be dropped there. With ``run_id=None`` it follows (``follow``): it discovers the run,
     the newest status (by ``at``) whose state is ``starting`` or ``running`` among the
     retained ones on ``isr/+/status``, else the first such status published live (``await
     wait_for_run(timeout)``), and it moves on to the newest live run when its run goes
@@ -324,6 +326,9 @@ class MqttBus:
         self._refusals_logged: set[tuple[str, str]] = set()
         # watcher: the run followed, when it was last heard from, what it said last
         self._heard = time.monotonic()
+        # watcher, after a reconnection: nothing heard live from the run yet, so its
+        # executive may not be subscribed again and a command now would be dropped
+        self._rejoining = False
         self._run_state: str | None = None
         self._runs: dict[str, _RunSeen] = {}
         self._stale_runs: set[str] = set()
@@ -388,9 +393,19 @@ class MqttBus:
         if self.role == "executive":
             commands = True  # the local host hears local commands whatever the broker does
         else:
-            commands = self._state == "up" and self._run_id is not None and not stale
+            commands = (
+                self._state == "up"
+                and self._run_id is not None
+                and not stale
+                and not self._rejoining
+            )
             if self._state == "up" and self._run_id is None:
                 reason = "no run found on the broker yet"
+            elif self._state == "up" and self._rejoining and not stale:
+                reason = (
+                    f"reconnected to the broker; waiting to hear from run {self._run_id} "
+                    "again (its executive may not be back on the broker yet)"
+                )
         return LinkState(
             self._state,
             commands,
@@ -675,6 +690,8 @@ class MqttBus:
                 delay = self.backoff[0]
             client, delay = await self._reconnect(delay)
             self.reconnects += 1
+            # a watcher may command again once it hears the run live (not a retained copy)
+            self._rejoining = self.role == "watcher"
             self._up(client)
 
     async def _reconnect(self, delay: float) -> tuple[aiomqtt.Client, float]:
@@ -938,6 +955,8 @@ class MqttBus:
                 continue
             self._heard = time.monotonic()
             self._stale_runs.discard(run_id)
+            if not m.retain:  # sent by the run since we are back: it is there
+                self._rejoining = False
             if name == "status":
                 self._run_state = payload.get("state")
             self._deliver(name, payload, bool(m.retain))

@@ -108,6 +108,10 @@ def test_broker_restarted_mid_run_publishing_and_commands_resume_losses_reported
 
                 returned = broker.start()  # same port, empty: no retained messages
                 await until(lambda: watcher.link.state == "up", "the watcher back")
+                # up, but the run's executive is not back yet: a command now would be
+                # dropped by the broker (no subscriber), so the link says it cannot go
+                assert not watcher.link.commands
+                assert "waiting to hear from run" in (watcher.link.reason or "")
                 watcher_back.set()
                 await seen.until(
                     lambda: any(t["tick"] > down_tick + 20 for t in seen.of("telemetry"))
