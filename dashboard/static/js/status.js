@@ -1,12 +1,68 @@
 /* The status line at the top: run, tick, time, mode, speed (and the active speed button),
- * points, and the frames the server dropped for this page. */
+ * points, the frames the server dropped for this page, and the dashboard's link to the
+ * mission (MQTT: up / down / connecting, whether a command can reach it now; read from
+ * /api/state's "link" every few seconds, not shown for an in-process run). */
 
 import { $ } from "./dom.js";
 import { fmtTime } from "./format.js";
 import { state } from "./store.js";
 
+const LINK_EVERY_MS = 3000;
+let linkTimer = null;
+
+/** The #st-link element, added after the websocket's when the page has none. */
+function linkElement() {
+  let el = document.getElementById("st-link");
+  if (!el) {
+    el = document.createElement("span");
+    el.id = "st-link";
+    el.className = "stat ws";
+    el.hidden = true;
+    const after = document.getElementById("st-ws");
+    if (after) after.after(el); else document.getElementById("statusbar")?.append(el);
+  }
+  return el;
+}
+
+/** Show the link to the mission: a green "link up", a red "link down" with the reason. */
+export function renderLink(link) {
+  state.link = link || null;
+  const el = linkElement();
+  if (!link || link.state === "local") { el.hidden = true; return; }
+  el.hidden = false;
+  const ok = link.state === "up" && link.commands;
+  el.dataset.state = ok ? "open" : (link.state === "connecting" ? "connecting" : "closed");
+  let text = "link " + link.state;
+  if (link.state === "up" && !link.commands) text += link.stale ? " · run stale" : " · commands wait";
+  el.textContent = text;
+  el.title = [
+    link.broker ? "broker " + link.broker : "",
+    link.commands ? "commands reach the mission" : "commands cannot reach the mission now (503)",
+    link.reason || "",
+    link.reconnects ? `reconnected ${link.reconnects}×` : "",
+  ].filter(Boolean).join("\n");
+}
+
+async function pollLink() {
+  try {
+    const response = await fetch("/api/state", { cache: "no-store" });
+    if (response.ok) renderLink((await response.json()).link);
+    else renderLink({ state: "down", commands: false, reason: `dashboard answered ${response.status}` });
+  } catch (err) {
+    renderLink({ state: "down", commands: false, reason: "the dashboard is unreachable: " + err.message });
+  }
+}
+
+/** Start reading the link every few seconds (once). */
+export function watchLink() {
+  if (linkTimer !== null) return;
+  pollLink();
+  linkTimer = setInterval(() => { if (!document.hidden) pollLink(); }, LINK_EVERY_MS);
+}
+
 /** Write the status line from the latest scene, telemetry, status and stats. */
 export function renderStatus() {
+  watchLink();
   const scene = state.scene || {};
   const tel = state.telemetry || {};
   const ended = state.status && ["ended", "crashed"].includes(state.status.state);
