@@ -274,3 +274,28 @@ async def fork(
     except ExecutiveError as exc:
         raise CannotFork(str(exc)) from None
     return jsonable_encoder({"parent_run_id": parent, "tick": body.tick, **started})
+
+
+@router.get("/compare", summary="Two stored runs side by side")
+async def compare(
+    traces: TraceStoreDep,
+    a: Annotated[str, Query(max_length=64, description="a run id")],
+    b: Annotated[str, Query(max_length=64, description="another run id")],
+    points: Annotated[int, Query(ge=10, le=2000)] = 400,
+) -> Response:
+    """Outcome side by side (points, drones lost, fuel used, replans, ticks), the first tick
+    where the recorded states diverge, and both runs' flown tracks (about `points` per
+    drone) and final scenes, to overlay on one map."""
+    reader = traces.reader
+
+    def load() -> dict[str, Any]:
+        rows = [_row(reader, run_a) for run_a in (a, b)]
+        side = analysis.compare(reader, rows[0], rows[1])
+        for key, row in zip(("a", "b"), rows):
+            end = _last_tick(reader, row)
+            scene = timeline.state_at(reader, row, end)
+            side[key]["tracks"] = analysis.tracks(reader, row, end, points=points)
+            side[key]["scene"] = scene if traces.truth else (public_scene(scene) or scene)
+        return side
+
+    return await _json_off_loop(load)

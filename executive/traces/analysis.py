@@ -24,6 +24,7 @@ __all__ = [
     "markers",
     "plan_history",
     "series",
+    "tracks",
 ]
 
 # event kind -> the category its mark on the playback bar has
@@ -232,6 +233,21 @@ def _all_targets(reader: TraceReader, run: dict[str, Any]) -> list[dict[str, Any
     for t in targets:  # the last priority a target had is the one it was collected at
         seen[t["id"]] = {**seen.get(t["id"], {}), **t}
     return list(seen.values())
+
+
+def tracks(
+    reader: TraceReader, run: dict[str, Any], end: int, *, points: int = 400
+) -> dict[str, list[list[float]]]:
+    """Each drone's flown track up to tick ``end``, about ``points`` points, from the stored
+    telemetry (while flying or holding)."""
+    stored = int(((run.get("config") or {}).get("policy") or {}).get("telemetry_every") or 5)
+    every = _stride(0, end, stored, points)
+    out: dict[str, list[list[float]]] = {}
+    for row in reader.telemetry_range(run["run_id"], 0, end, every=every):
+        for drone_id, t in row["drones"].items():
+            if t.get("status") in ("flying", "holding") or out.get(drone_id):
+                out.setdefault(drone_id, []).append([round(t["x"], 4), round(t["y"], 4)])
+    return out
 
 
 def first_divergence(a: dict[int, str], b: dict[int, str]) -> int | None:

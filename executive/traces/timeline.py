@@ -13,9 +13,9 @@ the whole run to prove it exact; a fork re-executes up to its tick.)
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
+from executive.traces.analysis import tracks
 from executive.traces.reader import TraceReader
 
 __all__ = ["TRAIL_POINTS", "state_at"]
@@ -47,32 +47,18 @@ def state_at(reader: TraceReader, run: dict[str, Any], tick: int) -> dict[str, A
             d.update({k: t[k] for k in ("x", "y", "heading", "fuel", "status", "points") if k in t})
             if d.get("status") in ("lost", "landed", "parked"):
                 d["planned"], d["frozen"] = [], []
-    every = _trail_stride(run, tick)
-    trails: dict[str, list[list[float]]] = {d: [] for d in drones}
-    for row in reader.telemetry_range(run_id, 0, tick, every=every):
-        for drone_id, t in row["drones"].items():
-            if t.get("status") in ("flying", "holding") or trails.get(drone_id):
-                trails.setdefault(drone_id, []).append([round(t["x"], 4), round(t["y"], 4)])
-    for drone_id, trail in trails.items():
-        if drone_id in drones:
-            here = drones[drone_id]
-            if trail and "x" in here:
-                trail.append([round(here["x"], 4), round(here["y"], 4)])
-            drones[drone_id]["flown"] = trail
+    trails = tracks(reader, run, tick, points=TRAIL_POINTS)
+    for drone_id, here in drones.items():
+        trail = trails.get(drone_id, [])
+        if trail and "x" in here:
+            trail.append([round(here["x"], 4), round(here["y"], 4)])
+        here["flown"] = trail
     scene["collected_points"] = float(
         sum(
             t.get("priority", 0) for t in scene.get("targets", []) if t.get("status") == "collected"
         )
     )
     return scene
-
-
-def _trail_stride(run: dict[str, Any], tick: int) -> int:
-    """Ticks between trail points: a multiple of the stored telemetry interval, so that
-    a trail up to ``tick`` has at most ``TRAIL_POINTS`` points."""
-    stored = int(run.get("config", {}).get("policy", {}).get("telemetry_every", 5)) or 1
-    wanted = max(1, math.ceil(tick / TRAIL_POINTS))
-    return stored * max(1, math.ceil(wanted / stored))
 
 
 def _bare(run: dict[str, Any]) -> dict[str, Any]:

@@ -183,3 +183,22 @@ async def test_series_follow_the_run(http, reader, run_id):
         assert len(fuel) == len(s["ticks"])
         assert all(a >= b for a, b in zip(fuel, fuel[1:]))  # fuel only goes down
     assert s["rounds"][0]["trigger"] == "initial"
+
+
+@served
+async def test_compare_puts_two_runs_side_by_side_with_their_tracks(http, reader, run_id):
+    same = (await http.get("/api/compare", params={"a": run_id, "b": run_id})).json()
+    assert same["first_divergence"] is None
+    assert (
+        same["a"]["points"] == same["b"]["points"] == reader.run(run_id)["outcome"]["total_points"]
+    )
+    tracks = same["a"]["tracks"]
+    assert tracks and all(len(t) > 10 for t in tracks.values())
+    last = reader.telemetry_at(run_id, 10**9)
+    for drone_id, t in tracks.items():  # a track ends near where the drone was last seen
+        x, y = t[-1]
+        d = last["drones"][drone_id]
+        assert abs(x - d["x"]) < 5 and abs(y - d["y"]) < 5
+    assert HIDDEN in [s["id"] for s in same["a"]["scene"]["sams"]]  # detected by the end
+    missing = await http.get("/api/compare", params={"a": run_id, "b": "f" * 16})
+    assert missing.status_code == 404
