@@ -29,12 +29,15 @@
  *   replay.js    the playhead, loading, play     playback.js  the playback bar and keys
  *   plans.js     the plan history panel          charts.js    the charts under the map
  *   runs.js      the run picker
+ * /?compare=RUN_A,RUN_B puts two stored runs side by side (body.compare; the runs picker's
+ * Compare button opens it): compare.js   the outcome table, both tracks, the divergence
  * This module wires them: what a render pass draws, and what starts when the page loads.
  */
 
 import { renderAgents } from "./js/agents.js";
 import { initAsk } from "./js/ask.js";
 import { initCharts } from "./js/charts.js";
+import { loadCompare, openCompare } from "./js/compare.js";
 import { initControls } from "./js/controls.js";
 import { renderDraftPanel } from "./js/draft.js";
 import { renderDrones } from "./js/drones.js";
@@ -68,8 +71,10 @@ setRenderer(() => {
   if (state.replay) renderReplay();
 });
 
-const replayRun = new URLSearchParams(location.search).get("replay");
-initToken(replayRun ? () => loadRun() : reconnect);
+const params = new URLSearchParams(location.search);
+const replayRun = params.get("replay");
+const compareRuns = replayRun ? null : params.get("compare");
+initToken(replayRun ? () => loadRun() : compareRuns !== null ? () => loadCompare() : reconnect);
 initControls();
 initTools();
 initTruthToggle();
@@ -81,4 +86,5 @@ if (replayRun) {
   initPlayback();
   initCharts();
   openReplay(replayRun);
-} else connect();
+} else if (compareRuns !== null) openCompare(compareRuns);
+else connect();

@@ -1,7 +1,9 @@
 /* The run picker: the stored runs (GET /api/runs), newest first, PAGE at a time, filtered by
  * status and scenario, over the page when the address ends in #runs (the header's Runs
  * button; Close or Esc takes it away). A click on a run opens its replay (/?replay=RUN_ID);
- * a click on a parent opens the parent's. The live view keeps running beneath it. */
+ * a click on a parent opens the parent's. Tick two runs (across pages) and Compare opens them
+ * side by side (/?compare=A,B; A the parent when one is the other's fork, else the first
+ * ticked). The live view keeps running beneath it. */
 
 import { api } from "./api.js";
 import { $ } from "./dom.js";
@@ -11,6 +13,19 @@ const PAGE = 20;
 let offset = 0;
 
 const replayUrl = (id) => `/?replay=${encodeURIComponent(id)}`;
+const picked = new Map(); // run id -> its parent's id (null): the runs ticked to compare, in order
+
+function pickedChanged() {
+  const button = $("#runs-compare");
+  button.disabled = picked.size !== 2;
+  button.textContent = picked.size ? `Compare (${picked.size}/2)` : "Compare";
+}
+
+function compareUrl() {
+  let [a, b] = [...picked.keys()];
+  if (picked.get(a) === b) [a, b] = [b, a]; // the parent first
+  return `/?compare=${encodeURIComponent(a)},${encodeURIComponent(b)}`;
+}
 
 function cell(tr, text, cls) {
   const td = document.createElement("td");
@@ -45,6 +60,25 @@ async function load() {
     const tr = document.createElement("tr");
     tr.dataset.runId = r.run_id;
     tr.title = `open the replay of ${r.run_id}`;
+    const pick = cell(tr, "", "pick");
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.className = "run-pick";
+    box.title = "tick two runs to compare them";
+    box.checked = picked.has(r.run_id);
+    box.addEventListener("click", (ev) => ev.stopPropagation());
+    box.addEventListener("change", () => {
+      if (box.checked) {
+        picked.set(r.run_id, r.parent_run_id || null);
+        // a third tick replaces the oldest
+        while (picked.size > 2) picked.delete(picked.keys().next().value);
+      } else picked.delete(r.run_id);
+      pickedChanged();
+      for (const other of $("#runs-body").querySelectorAll("input.run-pick"))
+        other.checked = picked.has(other.closest("tr").dataset.runId);
+    });
+    pick.addEventListener("click", (ev) => ev.stopPropagation());
+    pick.appendChild(box);
     cell(tr, r.run_id.slice(0, 12)).title = r.run_id;
     cell(tr, r.scenario || "–");
     cell(tr, r.started_at ? new Date(r.started_at * 1000).toLocaleString() : "–");
@@ -91,6 +125,8 @@ export function initRuns() {
   });
   $("#btn-live").addEventListener("click", () => location.assign("/"));
   $("#runs-close").addEventListener("click", close);
+  $("#runs-compare").addEventListener("click", () => { if (picked.size === 2) location.assign(compareUrl()); });
+  pickedChanged();
   $("#runs-panel").addEventListener("click", (ev) => { if (ev.target.id === "runs-panel") close(); });
   document.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && !$("#runs-panel").hidden) close(); });
   $("#runs-filter").addEventListener("submit", (ev) => { ev.preventDefault(); offset = 0; load(); });
