@@ -202,3 +202,48 @@ async def test_compare_puts_two_runs_side_by_side_with_their_tracks(http, reader
     assert HIDDEN in [s["id"] for s in same["a"]["scene"]["sams"]]  # detected by the end
     missing = await http.get("/api/compare", params={"a": run_id, "b": "f" * 16})
     assert missing.status_code == 404
+
+
+def test_a_run_still_running_answers_up_to_its_last_stored_tick(tmp_path):
+    """A run with no end record yet (its writer still beating): listed as running, and
+    every range answers up to the last tick it has stored, no further."""
+    from executive.contracts import EventRecord, RunRecord, TelemetryRecord
+    from executive.traces import TraceWriter
+
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    scenario = json.loads((SCENARIOS / "popup_sam.json").read_text())
+    run_id = "0123456789abcdef"
+    writer = TraceWriter(url)
+    writer.start()
+    writer.emit(RunRecord(run_id, scenario, 0, {"policy": {"telemetry_every": 5}}))
+    for tick in range(0, 505, 5):
+        drones = {"2": {"x": 80.0 - tick / 100, "y": 15.0, "fuel": 180.0, "status": "flying"}}
+        writer.emit(TelemetryRecord(run_id, tick, drones))
+    writer.emit(EventRecord(run_id, 250, "PAUSE", {"holding": ["2"]}))
+    assert writer.flush(TIMEOUT)
+
+    async def main():
+        server = await start_dashboard(InProcessBus(), port=0, token=TOKEN, trace_url=url)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT) as http:
+                listed = (await http.get("/api/runs", params={"status": "running"})).json()
+                assert [r["run_id"] for r in listed["runs"]] == [run_id]
+                one = (await http.get(f"/api/runs/{run_id}")).json()
+                assert one["last_tick"] == 500 and one["run"]["status"] == "running"
+                scene = (await http.get(f"/api/runs/{run_id}/state", params={"tick": 500})).json()
+                assert scene["drones"]["2"]["x"] == 75.0 and scene["mode"] == "PAUSED"
+                past = await http.get(f"/api/runs/{run_id}/state", params={"tick": 501})
+                assert past.status_code == 422
+                rows = (
+                    await http.get(f"/api/runs/{run_id}/telemetry", params={"from": 490})
+                ).json()
+                assert [r["tick"] for r in rows["rows"]] == [490, 495, 500]
+                events = (await http.get(f"/api/runs/{run_id}/events")).json()
+                assert [m["category"] for m in events["markers"]] == ["operator"]
+        finally:
+            await server.stop()
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 4 * TIMEOUT))
+    finally:
+        writer.close()
