@@ -42,7 +42,7 @@ from rich.table import Table
 
 ISR = [sys.executable, "-m", "cli"]
 DEMO = json.loads((ROOT / "scenarios" / "demo.json").read_text())
-console = Console(width=150)
+console = Console(width=150, record=True)
 
 
 # ----- hostile scenario files ------------------------------------------------------------------
@@ -243,8 +243,9 @@ def probe_signals(quick: bool) -> dict[str, Any]:
                         text=True,
                         timeout=120,
                     )
-                    replayed = "exact" if "replayed exactly" in done.stdout else done.stdout[-80:]
-                    early = "ended early" in done.stdout
+                    said = (done.stdout + done.stderr).strip()
+                    replayed = "exact" if "replayed exactly" in said else said[-90:]
+                    early = "ended early" in said
                 elif status == "-":
                     status = "not started"
                 rows.append(
@@ -269,6 +270,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="files,signals,api,broker,limits")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--out", type=Path, help="also write the report here (text)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     report: dict[str, Any] = {}
@@ -316,9 +318,47 @@ def main() -> int:
             )
             failures += bool(r["traceback"]) + (r["exit"] == "hang")
         console.print(table)
+    if "api" in only:
+        from probe_api import api_table, probe_api  # bench/ is on sys.path when run as a script
+
+        api = report["api"] = probe_api(args.quick)
+        if api.get("error"):
+            console.print(f"API probe stopped: {api['error']}", markup=False)
+            failures += 1
+        else:
+            console.print(api_table(api))
+            fivexx = sum(len(r["5xx"]) for r in api["runs"].values())
+            console.print(
+                f"5xx: {fivexx}; tracebacks in the log: {len(api['tracebacks'])}; mission ticks"
+                f" {api['ticks after'][0]} -> {api['ticks after'][1]}"
+                f" ({'still ticking' if api['still ticking'] else 'STOPPED'})"
+            )
+            failures += fivexx + len(api["tracebacks"]) + (not api["still ticking"])
+    if "broker" in only:
+        from probe_broker import TARGET_RETURN_S, probe_broker, table_row
+
+        broker = report["broker"] = probe_broker(args.quick)
+        table = Table(title="A Mosquitto of the probe's own killed and restarted under a live run")
+        table.add_column("figure")
+        table.add_column("value", justify="right")
+        for name, value in table_row(broker).items():
+            table.add_row(name, value)
+        console.print(table)
+        failures += not broker["return_target_met"] or not broker["command_after_return_reached"]
+        failures += broker["bad_commands_refused"] != broker["bad_commands_sent"]
+        console.print(f"target: publishing again within {TARGET_RETURN_S:g} s", highlight=False)
+    if "limits" in only:
+        import limits
+        from probe_api import probe_limits
+
+        lim = report["limits"] = probe_limits(args.quick)
+        console.print(limits.table(lim["rows"]))
+        failures += not lim["largest planned within the bound"]
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=str))
     console.print("targets met" if not failures else f"{failures} FAILURE(S)")
+    if args.out:
+        args.out.write_text(console.export_text())
     return 1 if failures else 0
 
 

@@ -34,9 +34,18 @@ def replay_cmd(
         # A run that did not end (interrupted, crashed) is replayed as far as it was stored.
         early = run["status"] != "ended"
         last = max([*hashes, run.get("last_tick") or 0])  # the last tick it stored
+        inputs = reader.inputs(run["run_id"])
+        if early and not any(r["kind"] in ("edit", "command") for r in inputs):
+            Console(emoji=False, highlight=False).print(
+                cell(
+                    f"run {run['run_id']}: the run ended early at tick {last}"
+                    f" ({run['status']}), before it recorded an input: nothing to replay"
+                )
+            )
+            return
         result = replay(
             run["scenario"],
-            reader.inputs(run["run_id"]),
+            inputs,
             hashes,
             hash_every=hash_every,
             until=last + 1 if early else None,
@@ -50,6 +59,12 @@ def replay_cmd(
             f"run {run['run_id']}: the run ended early at tick {last}"
             f" ({run['status']}); replaying what it stored"
         )
+    if early and result.compared == 0 and not result.mismatches:
+        say(
+            f"run {run['run_id']}: replayed its {result.ticks} ticks; it stored no state hash"
+            " before it ended, so there is nothing to compare"
+        )
+        return
     if result.exact:
         say(
             f"run {run['run_id']}: replayed exactly — {result.compared} state hashes"

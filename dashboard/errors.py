@@ -140,7 +140,8 @@ class BadRange(ApiError):
 
 
 class CannotFork(ApiError):
-    """501 when this dashboard has no way to start runs; 409 when the fork could not start."""
+    """409: this dashboard has no way to start runs, or the fork could not start (a 4xx,
+    not a 501: nothing a client sends gets a 5xx)."""
 
     def __init__(self, reason: str, status: int = 409) -> None:
         super().__init__(status, reason)

@@ -8,6 +8,10 @@ picture at a tick: ``executive.traces.timeline``), ``plans`` (every plan version
 changed) and ``series`` (the charts). Ids are exact (``reader.run_id_problem`` first); a tick
 past what the run has stored, a reversed range or too many rows at once is a 422 naming the
 query field. A reader without the ground truth gets every answer public (``dashboard.truth``).
+``GET /api/compare?a=&b=`` puts two runs side by side. ``POST /api/runs/{id}/fork {"tick"}``
+(with the token) starts a fork of the run at that tick as a live run and answers where it is
+served (202), through the launcher the wiring point gave the app (409 without one); the run
+and the tick are checked first (404, 422).
 """
 
 from __future__ import annotations
@@ -268,7 +272,7 @@ async def fork(
 
     parent = await _off_loop(check)
     if context.forks is None:
-        raise CannotFork("this dashboard cannot start runs: use isr fork RUN --at TIME", 501)
+        raise CannotFork("this dashboard cannot start runs: use isr fork RUN --at TIME")
     try:
         started = await context.forks(parent, body.tick)
     except ExecutiveError as exc:

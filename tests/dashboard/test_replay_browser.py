@@ -337,7 +337,7 @@ def test_replay_in_a_real_browser(stored, chromium, output_dir):
             page.wait_for_function(
                 "() => /fork here is not available/i.test(document.querySelector('#toast').textContent)"
             )
-            assert "501" in page.inner_text("#toast") and f"replay={run_id}" in page.url
+            assert "409" in page.inner_text("#toast") and f"replay={run_id}" in page.url
         finally:
             browser.close()
     assert not errors, errors

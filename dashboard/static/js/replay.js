@@ -424,7 +424,7 @@ export async function forkHere() {
     toast(`fork ${answer.run_id} started at tick ${R.tick}`, "info");
     if (answer.url) location.assign(answer.url);
   } catch (err) {
-    if ([404, 405, 501].includes(err.status))
+    if ([404, 405, 409].includes(err.status))
       toast(`Fork here is not available on this dashboard (${err.status}): ${err.message}`);
     // other failures: the toast api() showed (the error and its problems)
   }
