@@ -645,7 +645,9 @@ async def test_runs_come_from_the_trace_store(tmp_path):
 
             runs = await asyncio.wait_for(listed(), TIMEOUT)
             assert runs[0]["run_id"] == run_id
-            r = await http.get(f"/api/runs/{run_id[:8]}")
+            prefix = await http.get(f"/api/runs/{run_id[:8]}")
+            assert prefix.status_code == 404  # exact ids only over HTTP (the CLI takes prefixes)
+            r = await http.get(f"/api/runs/{run_id}")
             assert r.status_code == 200, r.text
             detail = r.json()
             assert detail["run"]["run_id"] == run_id
