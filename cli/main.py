@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 from typing import Any
 
@@ -90,9 +91,17 @@ def build_app() -> typer.Typer:
     return app
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM before a command's own handler is in place (while it starts): exit 143 at
+    once, as a terminated command does, instead of dying by the signal."""
+    raise SystemExit(143)
+
+
 def main() -> None:
     """The ``isr`` entry point: build the app and run it on ``sys.argv``; whatever escapes
-    even the commands' guard is one line and exit code 1."""
+    even the commands' guard is one line and exit code 1. SIGTERM is an exit (143) from the
+    first moment; a running mission handles it like Ctrl-C (``cli.common.run_async``)."""
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         build_app()()
     except Exception as exc:

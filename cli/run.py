@@ -246,6 +246,11 @@ def print_outcome(name: str, out: dict) -> None:
         )
     if out["lost"]:
         console.print(cell(f"lost: {', '.join(drone_label(d) for d in out['lost'])}"))
+    if out.get("trace_dropped"):
+        console.print(
+            f"trace records dropped: {out['trace_dropped']} (the store fell behind the paced run;"
+            " the TRACE_DROPPED events say when)"
+        )
     console.print(
         cell(
             f"simulated {out['sim_seconds']:.0f} s in {out['wall_seconds']:.1f} s wall;"
