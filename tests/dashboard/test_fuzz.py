@@ -285,6 +285,19 @@ async def fuzz_live_mission(
                     for path, body in (
                         ("/api/commands", {"command": "RESUME"}),
                         ("/api/speed", {"speed": pace}),
+                        # generated edits mostly name what the world lacks (refused at the
+                        # door); one that fits it must still be taken
+                        (
+                            "/api/edits",
+                            {
+                                "op": "add_target",
+                                "id": "TFUZZ",
+                                "x": 50.0,
+                                "y": 50.0,
+                                "priority": 5,
+                                "type": "A",
+                            },
+                        ),
                     ):
                         sent = await client.post(path, json=body, headers=AUTH)
                         assert sent.status_code == 202, sent.text
@@ -321,7 +334,9 @@ def test_the_api_survives_fuzzing_with_and_without_the_token(tmp_path: Path) -> 
         assert statuses[401] > sum(statuses.values()) / 2, (path, statuses)
     # With it, commands, edits, speeds and questions were accepted, and bad ones refused.
     took = done.with_token.by_path
-    assert all(took[path][202] + took[path][200] > 0 for path in COMMANDING), took
+    # (edits: the fuzzer's bodies rarely fit the world; fuzz_live_mission posts one that does)
+    accepted = [p for p in COMMANDING if p != "/api/edits"]
+    assert all(took[path][202] + took[path][200] > 0 for path in accepted), took
     assert all(took[path][422] > 0 for path in COMMANDING), took
     assert done.logged == [], "\n".join(done.logged)
     first, later = done.ticks
