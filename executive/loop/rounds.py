@@ -230,6 +230,7 @@ class Rounds:
             "COMMIT_PLAN",
             {"plan_id": self.plan_id, "trigger": "initial", "points": solution.total_points},
         )
+        self._publish_plan(0, {"origin": "planner", "approved": "auto"})
 
     def take_over(
         self, plan_id: str, solution: Solution, intent: Intent, ends: dict[str, str]
@@ -238,6 +239,7 @@ class Rounds:
         commands are in the inputs re-executed, its version in the copied trace)."""
         self.plan, self.plan_id = solution, plan_id
         self.intent, self.ends = dict(intent), dict(ends)
+        self._publish_plan(self.host.sim.tick, {"origin": "fork", "approved": "parent"})
 
     # ----- rounds (the fast tier) --------------------------------------------------------
 
@@ -455,14 +457,19 @@ class Rounds:
         host.planned({c.drone for c in draft.commands})
         for drone_id, reason in draft.left_out.items():
             host.fallback(drone_id, reason)
-        if host.recorder.publish:
-            host.recorder.publish(
+        self._publish_plan(tick, origin)
+
+    def _publish_plan(self, tick: int, provenance: dict[str, Any]) -> None:
+        """The plan in force on the bus (retained: a view that joins later gets it)."""
+        publish = self.host.recorder.publish
+        if publish and self.plan is not None:
+            publish(
                 "plan",
                 {
-                    "plan_id": draft.plan_id,
+                    "plan_id": self.plan_id,
                     "tick": tick,
-                    "solution": solution.model_dump(mode="json"),
-                    "provenance": origin,
+                    "solution": self.plan.model_dump(mode="json"),
+                    "provenance": provenance,
                 },
             )
 
