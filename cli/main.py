@@ -66,6 +66,7 @@ def build_app() -> typer.Typer:
     from cli.report import report
     from cli.run import run
     from cli.runs import runs
+    from cli.scenario import scenario_app
     from cli.sim import sim
     from cli.words import ask, memory_app
 
@@ -87,6 +88,7 @@ def build_app() -> typer.Typer:
     app.command("report")(report)
     app.command("ask")(ask)
     app.add_typer(memory_app, name="memory")
+    app.add_typer(scenario_app, name="scenario")
     app.command("dashboard")(dashboard)
     return app
 
