@@ -60,6 +60,7 @@ def build_app() -> typer.Typer:
     """The ``isr`` app with every command; each room is imported only now, when called."""
     from cli.compare import compare
     from cli.dashboard import dashboard
+    from cli.eval import eval_cmd
     from cli.fork import fork
     from cli.plan import plan, validate
     from cli.replay import replay_cmd
@@ -86,6 +87,7 @@ def build_app() -> typer.Typer:
     app.command("fork")(fork)
     app.command("compare")(compare)
     app.command("report")(report)
+    app.command("eval")(eval_cmd)
     app.command("ask")(ask)
     app.add_typer(memory_app, name="memory")
     app.add_typer(scenario_app, name="scenario")

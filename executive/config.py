@@ -47,6 +47,8 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     scenario_file: str | None = None  # where the scenario came from, for reports
+    # What a batch knows the run as (suite, mission, policy, disruption): recorded with it.
+    labels: dict[str, str] = Field(default_factory=dict)
     # Times real time; None runs as fast as possible (and waits for each planning round at
     # its cut, so a batch run reproduces exactly).
     speed: float | None = Field(None, ge=MIN_SPEED, le=MAX_SPEED)

@@ -141,8 +141,10 @@ async def run_mission(
     announce: Callable[[str], None] | None = None,
     on_report: Callable[[RunReport], None] | None = None,
     serve_after: bool = False,
+    on_executive: Callable[[Executive], None] | None = None,
 ) -> RunReport | None:
-    """Run a mission end to end as ``config`` says; see the module's contract."""
+    """Run a mission end to end as ``config`` says; see the module's contract.
+    ``on_executive`` sees the executive before it starts (a scripted operator watches it)."""
     from executive.errors import ExecutiveError
 
     if config.dashboard is not None and view is None:
@@ -170,6 +172,8 @@ async def run_mission(
     executive = build_executive(
         scenario, config, sink=run_sink, memories=memories, records=records, fork=fork
     )
+    if on_executive is not None:
+        on_executive(executive)
     report = None
     try:
         if bus is None:

@@ -1,0 +1,210 @@
+"""``isr eval``: every mission of a suite under every policy, on Dask.
+
+    isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,oracle] [--workers N]
+             [--scheduler tcp://HOST:8786] [--db URL] [--limit N] [--no-agents] [--json]
+
+``SUITE_DIR`` is what ``isr scenario generate`` wrote (its ``suite.json`` lists the missions).
+Each mission x policy runs headless as fast as possible on a Dask worker, traced to the store
+(``--db``) with its suite, mission, policy and disruption, so any run can be replayed and
+opened in the dashboard. By default a ``LocalCluster`` of ``--workers`` processes on this
+machine; ``--scheduler`` uses an existing Dask cluster (its workers must reach the suite's
+files and the store). Resumable: runs already stored for the suite are skipped. A run that
+raises, or whose worker dies, is retried once and then reported as failed; the batch goes on.
+At the end: per policy and disruption class, points as a share of the oracle's (mean ± 95 %
+CI), drones lost to a known / an unknown SAM, fuel-outs, safety actions, replan latency.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from cli.common import EXIT_FAILED, fail, trace_url
+from executive.evaluation import POLICIES, EvalTask, run_one
+from executive.evaluation.figures import done_keys, run_rows, summary
+from executive.traces import TraceReader
+
+__all__ = ["eval_cmd"]
+
+
+def _tasks(
+    folder: Path, policies: list[str], url: str, limit: int | None, agents: bool
+) -> tuple[str, list[EvalTask]]:
+    manifest_path = folder / "suite.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        name = str(manifest["spec"]["name"])
+        missions = manifest["missions"][:limit] if limit else manifest["missions"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise fail(
+            f"{manifest_path}: not a suite written by isr scenario generate ({exc})"
+        ) from None
+    tasks = [
+        EvalTask(
+            suite=name,
+            mission=m["file"],
+            path=str((folder / m["file"]).resolve()),
+            policy=policy,
+            disruption=m.get("disruption"),
+            trace_url=url,
+            agents=agents,
+        )
+        for m in missions
+        for policy in policies
+    ]
+    return name, tasks
+
+
+def _client(workers: int, scheduler: str | None) -> Any:
+    import dask
+    from distributed import Client, LocalCluster
+
+    # A run whose worker dies is tried on another worker once more, then reported failed.
+    dask.config.set({"distributed.scheduler.allowed-failures": 1})
+    if scheduler is not None:
+        return Client(scheduler, timeout=30)
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    return Client(cluster)
+
+
+def eval_cmd(
+    suite: Annotated[Path, typer.Argument(help="a folder written by isr scenario generate")],
+    policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(POLICIES),
+    workers: Annotated[int, typer.Option(help="local worker processes", min=1, max=64)] = 2,
+    scheduler: Annotated[
+        str | None, typer.Option(help="an existing Dask scheduler, tcp://HOST:PORT")
+    ] = None,
+    db: Annotated[str | None, typer.Option(help="SQLAlchemy URL of the trace store")] = None,
+    limit: Annotated[int | None, typer.Option(help="only the first N missions", min=1)] = None,
+    agents: Annotated[
+        bool, typer.Option(help="the agent chain (rules engine) next to the planner")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="the figures as one JSON object")] = False,
+) -> None:
+    """Run a suite under several policies on Dask and print how each did."""
+    chosen = [p.strip() for p in policies.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in POLICIES]
+    if unknown or not chosen:
+        raise fail(f"--policies {policies!r}: choose from {', '.join(POLICIES)}")
+    if scheduler is not None and not scheduler.startswith(("tcp://", "tls://", "inproc://")):
+        raise fail(f"--scheduler {scheduler!r}: a Dask address such as tcp://127.0.0.1:8786")
+    url = trace_url(db)
+    if url is None:
+        raise fail("--db none: a batch is read back from its trace store")
+    name, tasks = _tasks(suite, chosen, url, limit, agents)
+    reader = TraceReader(url)
+    done = done_keys(reader, name)
+    todo = [t for t in tasks if t.key not in done]
+    err = Console(stderr=True, highlight=False)
+    err.print(
+        f"{name}: {len(tasks)} runs, {len(tasks) - len(todo)} already stored, {len(todo)} to run",
+        markup=False,
+    )
+    failed = _run(todo, workers, scheduler, err) if todo else []
+    rows = run_rows(reader, name)
+    reader.close()
+    figures = summary(rows)
+    if as_json:
+        sys.stdout.write(
+            json.dumps({"suite": name, "runs": len(rows), "failed": failed, "figures": figures})
+            + "\n"
+        )
+    else:
+        _print(name, figures, failed)
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _run(
+    todo: list[EvalTask], workers: int, scheduler: str | None, err: Console
+) -> list[dict[str, str]]:
+    from distributed import as_completed
+
+    failed: list[dict[str, str]] = []
+    started = time.perf_counter()
+    try:
+        client = _client(workers, scheduler)
+    except (OSError, TimeoutError) as exc:
+        raise fail(f"--scheduler {scheduler}: cannot reach it ({exc})", EXIT_FAILED) from None
+    try:
+        futures = {
+            client.submit(run_one, t, retries=1, pure=False, key=f"run-{t.key}-{time.time_ns()}"): t
+            for t in todo
+        }
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"),
+            TimeRemainingColumn(),
+            console=err,
+        ) as progress:
+            bar = progress.add_task("runs", total=len(todo), failed=0)
+            for future in as_completed(futures):
+                task = futures[future]
+                try:
+                    future.result()
+                except Exception as exc:  # a bad mission or a dead worker: the batch goes on
+                    failed.append({"key": task.key, "error": f"{type(exc).__name__}: {exc}"[:300]})
+                progress.update(bar, advance=1, failed=len(failed))
+    finally:
+        client.close()
+        cluster = getattr(client, "cluster", None)
+        if cluster is not None:
+            cluster.close()
+    wall = time.perf_counter() - started
+    err.print(
+        f"{len(todo)} runs in {wall:.0f} s ({60 * len(todo) / wall:.1f} missions per minute)",
+        markup=False,
+    )
+    return failed
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]]) -> None:
+    table = Table(title=f"{name}: points as a share of the oracle's, and what went wrong")
+    for column in (
+        "policy",
+        "disruption",
+        "runs",
+        "share of oracle",
+        "lost known SAM",
+        "lost unknown SAM",
+        "fuel-outs",
+        "safety actions",
+        "replan ms p50 / p95",
+    ):
+        table.add_column(column)
+    for f in figures:
+        mean, half = f["share_mean"], f["share_ci95"]
+        share = "-" if mean is None else f"{100 * mean:.1f} %"
+        if mean is not None and half is not None:
+            share += f" ± {100 * half:.1f}"
+        table.add_row(
+            f["policy"],
+            f["disruption"],
+            str(f["runs"]),
+            share,
+            str(f["lost_known"]),
+            str(f["lost_unknown"]),
+            str(f["fuel_outs"]),
+            str(f["safety_actions"]),
+            f"{_fmt(f['latency_p50'], '.0f')} / {_fmt(f['latency_p95'], '.0f')}",
+        )
+    console = Console(emoji=False, highlight=False, width=150)  # nine columns: not for 80
+    console.print(table)
+    for f in failed:
+        console.print(f"failed: {f['key']}: {f['error']}", markup=False)

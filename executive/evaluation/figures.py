@@ -1,0 +1,127 @@
+"""A batch's figures, read back from the trace store: one row per run of a suite, and per
+policy and disruption class the points as a share of the oracle's (mean, 95 % confidence
+interval), drones lost to a known SAM and to an unknown one, fuel-outs, safety actions and
+replan latency, and the runs where each policy did worst."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from executive.contracts import EventRecord
+from executive.traces.audit import lost_to_known_sams
+from executive.traces.reader import TraceReader
+
+__all__ = ["done_keys", "run_rows", "summary"]
+
+
+def _suite_runs(reader: TraceReader, suite: str) -> list[dict[str, Any]]:
+    """The ended runs of ``suite``, newest first (a key run twice counts once: the newest)."""
+    seen: set[str] = set()
+    out = []
+    for row in reader.runs(limit=10**6):
+        labels = (row.get("config") or {}).get("labels") or {}
+        if labels.get("suite") != suite or row["status"] != "ended":
+            continue
+        key = f"{suite}/{labels.get('mission')}/{labels.get('policy')}"
+        if key not in seen:
+            seen.add(key)
+            out.append({**row, "labels": labels, "key": key})
+    return out
+
+
+def done_keys(reader: TraceReader, suite: str) -> set[str]:
+    """The keys (suite/mission/policy) of the runs of ``suite`` already stored, ended."""
+    return {r["key"] for r in _suite_runs(reader, suite)}
+
+
+def run_rows(reader: TraceReader, suite: str) -> list[dict[str, Any]]:
+    """One row per stored run of the suite: its labels, points and what went wrong."""
+    rows = []
+    for run in _suite_runs(reader, suite):
+        full = reader.run(run["run_id"], prefix=False)
+        outcome = full.get("outcome") or {}
+        events = [
+            EventRecord(run["run_id"], e["tick"], e["kind"], e["payload"])
+            for e in reader.events(run["run_id"])
+        ]
+        known = lost_to_known_sams(events)
+        reasons = {d: v.get("lost_reason") for d, v in (outcome.get("drones") or {}).items()}
+        latencies = [
+            r["latency_ms"]
+            for r in outcome.get("replans") or []
+            if r.get("latency_ms") is not None and r.get("status") == "committed"
+        ]
+        rows.append(
+            {
+                "run_id": run["run_id"],
+                "mission": run["labels"].get("mission"),
+                "policy": run["labels"].get("policy"),
+                "disruption": run["labels"].get("disruption"),
+                "points": float(outcome.get("total_points") or 0.0),
+                "lost_known": len(known),
+                "lost_unknown": sum(
+                    1 for d, why in reasons.items() if why == "sam" and d not in known
+                ),
+                "fuel_outs": sum(1 for why in reasons.values() if why == "fuel"),
+                "safety_actions": int(outcome.get("safety_actions") or 0),
+                "latencies": latencies,
+            }
+        )
+    return rows
+
+
+def _ci95(values: list[float]) -> tuple[float | None, float | None]:
+    """Mean and the half-width of its 95 % confidence interval (normal approximation);
+    None where there is too little to say (JSON has no NaN)."""
+    if not values:
+        return None, None
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, None
+    return mean, 1.96 * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
+
+
+def summary(rows: list[dict[str, Any]], *, worst: int = 3) -> list[dict[str, Any]]:
+    """Per policy and disruption class (and "all"), the figures; the share of the oracle's
+    points is over the missions the oracle also ran (and scored above 0)."""
+    oracle = {r["mission"]: r["points"] for r in rows if r["policy"] == "oracle"}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        for cls in (r["disruption"] or "-", "all"):
+            groups.setdefault((r["policy"], cls), []).append(r)
+    out = []
+    for (policy, cls), runs in sorted(groups.items()):
+        shares = [
+            (r["points"] / oracle[r["mission"]], r) for r in runs if oracle.get(r["mission"], 0) > 0
+        ]
+        mean, half = _ci95([s for s, _ in shares])
+        latencies = [x for r in runs for x in r["latencies"]]
+        out.append(
+            {
+                "policy": policy,
+                "disruption": cls,
+                "runs": len(runs),
+                "share_mean": mean,
+                "share_ci95": half,
+                "lost_known": sum(r["lost_known"] for r in runs),
+                "lost_unknown": sum(r["lost_unknown"] for r in runs),
+                "fuel_outs": sum(r["fuel_outs"] for r in runs),
+                "safety_actions": sum(r["safety_actions"] for r in runs),
+                "latency_p50": _pct(latencies, 0.5),
+                "latency_p95": _pct(latencies, 0.95),
+                "worst": [
+                    {"mission": r["mission"], "run_id": r["run_id"], "share": s}
+                    for s, r in sorted(shares, key=lambda x: x[0])[:worst]
+                ],
+            }
+        )
+    return out

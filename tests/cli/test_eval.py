@@ -1,0 +1,156 @@
+"""``isr eval`` against a real Dask scheduler and two worker processes on 127.0.0.1 (as the
+MQTT tests use a real broker): every mission x policy traced to the store with its labels,
+a worker killed mid-batch costs nothing but a retry, and a second run resumes (runs none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import build_app
+from executive.traces import TraceReader
+from tests.executive.bus.broker import free_port
+
+runner = CliRunner()
+app = build_app()
+DASK = str(Path(sys.executable).with_name("dask"))
+
+
+class Cluster:
+    """``dask scheduler`` and two ``dask worker`` processes of the test's own."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen] = []
+
+    def _start(self, *args: str) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [DASK, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        self.procs.append(proc)
+        return proc
+
+    def __enter__(self) -> Cluster:
+        self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard")
+        self.workers = [
+            self._start(
+                "worker", self.address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard"
+            )
+            for _ in range(2)
+        ]
+        from distributed import Client
+
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.fixture
+def suite(tmp_path):
+    out = tmp_path / "suite"
+    done = runner.invoke(
+        app,
+        [
+            "scenario",
+            "generate",
+            "--name",
+            "ev",
+            "--count",
+            "4",
+            "--targets",
+            "10..18",
+            "--drones",
+            "2..4",
+            "--disruptions",
+            "popup_sam,lost_drone",
+            "--out",
+            str(out),
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    return out
+
+
+@pytest.mark.skipif(not shutil.which(DASK), reason="the dask command comes with dask[distributed]")
+def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite, tmp_path):
+    url = f"sqlite:///{tmp_path / 'eval.db'}"
+    args = [
+        "eval",
+        str(suite),
+        "--policies",
+        "auto,no-replan,oracle",
+        "--db",
+        url,
+        "--no-agents",
+        "--json",
+    ]
+    with Cluster() as cluster:
+        killed: list[int] = []
+
+        def kill_a_worker_once_runs_land() -> None:  # mid-batch: after the first run is stored
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if (tmp_path / "eval.db").exists():
+                    reader = TraceReader(url)
+                    n = sum(1 for r in reader.runs(100) if r["status"] == "ended")
+                    reader.close()
+                    if n >= 1:
+                        cluster.workers[0].kill()
+                        killed.append(n)
+                        return
+                time.sleep(0.2)
+
+        killer = threading.Thread(target=kill_a_worker_once_runs_land)
+        killer.start()
+        done = runner.invoke(app, [*args, "--scheduler", cluster.address])
+        killer.join()
+        assert killed and killed[0] < 12, "the worker was not killed mid-batch"
+        assert done.exit_code == 0, done.output
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+        assert out["runs"] == 12 and out["failed"] == []
+        reader = TraceReader(url)
+        labels = [(r["config"] or {}).get("labels") for r in reader.runs(100)]
+        reader.close()
+        assert len(labels) >= 12 and all(lab["suite"] == "ev" for lab in labels)
+        assert {lab["policy"] for lab in labels} == {"auto", "no-replan", "oracle"}
+        everything = {(f["policy"], f["disruption"]): f for f in out["figures"]}
+        assert everything[("oracle", "all")]["share_mean"] == 1.0
+        assert everything[("auto", "all")]["runs"] == 4
+        assert all(f["lost_known"] == 0 for f in out["figures"])
+        again = runner.invoke(app, [*args, "--scheduler", cluster.address])
+        assert again.exit_code == 0 and "12 already stored, 0 to run" in again.output
+
+
+def test_bad_options_are_one_line_and_exit_2(suite, tmp_path):
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    for extra, needle in (
+        (["--policies", "auto,yolo"], "--policies"),
+        (["--scheduler", "localhost:8786"], "--scheduler"),
+    ):
+        done = runner.invoke(app, ["eval", str(suite), "--db", url, *extra])
+        assert done.exit_code == 2 and needle in done.output and "Traceback" not in done.output
+    done = runner.invoke(app, ["eval", str(tmp_path), "--db", url])
+    assert done.exit_code == 2 and "suite.json" in done.output
