@@ -44,10 +44,10 @@ from rich.table import Table
 
 from executive.config import RunConfig
 from executive.contracts import (
-    HumanCommand,
     PlanOutcome,
     PlanRequest,
 )
+from executive.evaluation.policies import accept_after
 from executive.loop import Policy
 from executive.session import build_executive, build_planner
 from executive.traces.audit import lost_to_known_sams, unapproved_commits
@@ -201,22 +201,8 @@ def run_one(seed: int, mode: str) -> dict[str, Any]:
     if mode == "failing":
         planner = _Failing(planner)
     executive = build_executive(scenario, config, sink=sink, planner=planner)
-    accepts: list[int] = []
-    seen = [0]
-    hz = scenario.sim.tick_hz
-
-    def operator(result) -> None:  # the review-30s operator: ACCEPT 30 s after each draft
-        events = executive.events_seen
-        for event in list(events)[seen[0] - len(events) :] if seen[0] else list(events):
-            if event.get("kind") == "REVIEW":
-                accepts.append(event["tick"] + int(30 * hz))
-        seen[0] = len(events)
-        while accepts and result.tick + 1 >= accepts[0]:
-            accepts.pop(0)
-            executive.command(HumanCommand("ACCEPT", source="bench"))
-
-    if mode == "review-30s":
-        executive.watch(on_tick=operator)
+    if mode == "review-30s":  # an operator who ACCEPTs 30 s of mission time after each draft
+        accept_after(executive, 30.0)
     started = time.perf_counter()
     report = asyncio.run(executive.run(None))
     return {
