@@ -111,7 +111,7 @@ def eval_cmd(
         markup=False,
     )
     failed = _run(todo, workers, scheduler, err) if todo else []
-    rows = run_rows(reader, name)
+    rows = run_rows(reader, name, {t.mission for t in tasks})  # this batch's missions only
     reader.close()
     figures = summary(rows)
     if as_json:

@@ -36,10 +36,15 @@ def done_keys(reader: TraceReader, suite: str) -> set[str]:
     return {r["key"] for r in _suite_runs(reader, suite)}
 
 
-def run_rows(reader: TraceReader, suite: str) -> list[dict[str, Any]]:
-    """One row per stored run of the suite: its labels, points and what went wrong."""
+def run_rows(
+    reader: TraceReader, suite: str, missions: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per stored run of the suite (of ``missions`` only, when given): its labels,
+    points and what went wrong."""
     rows = []
     for run in _suite_runs(reader, suite):
+        if missions is not None and run["labels"].get("mission") not in missions:
+            continue
         full = reader.run(run["run_id"], prefix=False)
         outcome = full.get("outcome") or {}
         events = [
