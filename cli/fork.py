@@ -30,8 +30,6 @@ from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
 from cli.common import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
     HostOption,
     PortOption,
     TokenOption,
@@ -39,14 +37,12 @@ from cli.common import (
     control_token,
     fail,
     parse_speed,
-    run_async,
     trace_url,
 )
-from cli.run import LIVE_SPEED, live_view, print_outcome
+from cli.run import LIVE_SPEED, fly, print_outcome
 from executive.config import ENGINES, DashboardConfig, ForkConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
-from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.analysis import compare
 from planner.model import Scenario
@@ -221,23 +217,7 @@ def fork(
         print_outcome(f"fork of {parent['run_id']} at tick {tick}", out)
         _print_compare(side)
 
-    try:
-        report = run_async(
-            run_mission(
-                scenario,
-                config,
-                view=live_view(config),
-                announce=lambda line: err.print(line, highlight=False, markup=False),
-                on_report=show,
-                serve_after=live,
-            )
-        )
-    except ExecutiveError as exc:
-        raise fail(str(exc), EXIT_FAILED) from None
-    except KeyboardInterrupt:
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    if report is None:
-        raise typer.Exit(EXIT_INTERRUPTED)
+    fly(scenario, config, show, err)
 
 
 def _print_compare(side: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -48,9 +49,9 @@ from executive.config import ENGINES, DashboardConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from executive.session import ViewFactory, run_mission
-from planner.model import drone_label
+from planner.model import Scenario, drone_label
 
-__all__ = ["LIVE_SPEED", "live_view", "print_outcome", "run"]
+__all__ = ["LIVE_SPEED", "fly", "live_view", "print_outcome", "run"]
 
 LIVE_SPEED = "10"  # a comfortable pace to watch: the demo flies in about 3 minutes
 
@@ -189,6 +190,14 @@ def run(
         else:
             print_outcome(file.name, out)
 
+    fly(scenario, config, show, err)
+
+
+def fly(
+    scenario: Scenario, config: RunConfig, show: Callable[[RunReport], None], err: Console
+) -> None:
+    """Run the mission as ``config`` says, ``show`` its report as soon as it ends (a live
+    dashboard serves on until Ctrl-C); errors one line (exit 1), interrupted exit 130."""
     try:
         report = run_async(
             run_mission(
@@ -197,7 +206,7 @@ def run(
                 view=live_view(config),
                 announce=lambda line: err.print(line, highlight=False, markup=False),
                 on_report=show,
-                serve_after=live,
+                serve_after=config.dashboard is not None,
             )
         )
     except ExecutiveError as exc:

@@ -171,10 +171,7 @@ class TraceReader:
     def events(self, run_id: str, since_tick: int | None = None) -> list[dict]:
         """The events in the order they were recorded; from tick ``since_tick`` on
         (inclusive) when given."""
-        q = select(S.events).where(S.events.c.run_id == run_id)
-        if since_tick is not None:
-            q = q.where(S.events.c.tick >= since_tick)
-        return self._rows(q.order_by(S.events.c.id))
+        return self.events_range(run_id, since_tick or 0)
 
     def plan_versions(self, run_id: str) -> list[dict]:
         """Every plan version (committed, draft, superseded ...), by the tick it was made."""
@@ -194,14 +191,8 @@ class TraceReader:
         return {r["tick"]: r["hash"] for r in rows}
 
     def last_telemetry(self, run_id: str) -> dict | None:
-        """The latest telemetry row (tick, drones), or None when none was recorded."""
-        rows = self._rows(
-            select(S.telemetry)
-            .where(S.telemetry.c.run_id == run_id)
-            .order_by(S.telemetry.c.tick.desc())
-            .limit(1)
-        )
-        return rows[0] if rows else None
+        """The latest telemetry row, or None when none was recorded."""
+        return self._latest(S.telemetry, (S.telemetry,), run_id, 2**62)
 
     def agent_runs(self, run_id: str) -> list[dict]:
         """The agent runs recorded under this mission run, in no guaranteed order."""
@@ -209,55 +200,47 @@ class TraceReader:
 
     # ----- ranges, for a replay that seeks and plays ---------------------------------------
 
+    def _ranged(self, table, columns, run_id: str, start: int, end: int | None):
+        """A query of ``columns`` of ``table``'s rows of ``run_id`` with start <= tick <= end."""
+        q = select(*columns).where(table.c.run_id == run_id, table.c.tick >= start)
+        return q if end is None else q.where(table.c.tick <= end)
+
+    def _latest(self, table, columns, run_id: str, tick: int) -> dict | None:
+        """``columns`` of ``table``'s last row of ``run_id`` at or before ``tick``."""
+        rows = self._rows(
+            self._ranged(table, columns, run_id, 0, tick).order_by(table.c.tick.desc()).limit(1)
+        )
+        return rows[0] if rows else None
+
     def telemetry_range(
         self, run_id: str, start: int = 0, end: int | None = None, every: int = 1
     ) -> list[dict]:
         """Telemetry rows with ``start <= tick <= end``, in tick order; with ``every`` > 1
         only the rows on ticks that are multiples of it (thinned in the database)."""
-        q = select(S.telemetry.c.tick, S.telemetry.c.drones).where(
-            S.telemetry.c.run_id == run_id, S.telemetry.c.tick >= start
-        )
-        if end is not None:
-            q = q.where(S.telemetry.c.tick <= end)
+        t = S.telemetry
+        q = self._ranged(t, (t.c.tick, t.c.drones), run_id, start, end)
         if every > 1:
-            q = q.where(S.telemetry.c.tick % every == 0)
-        return self._rows(q.order_by(S.telemetry.c.tick))
+            q = q.where(t.c.tick % every == 0)
+        return self._rows(q.order_by(t.c.tick))
 
     def telemetry_at(self, run_id: str, tick: int) -> dict | None:
-        """The last telemetry row at or before ``tick``."""
-        rows = self._rows(
-            select(S.telemetry.c.tick, S.telemetry.c.drones)
-            .where(S.telemetry.c.run_id == run_id, S.telemetry.c.tick <= tick)
-            .order_by(S.telemetry.c.tick.desc())
-            .limit(1)
-        )
-        return rows[0] if rows else None
+        """The last telemetry row (tick, drones) at or before ``tick``."""
+        return self._latest(S.telemetry, (S.telemetry.c.tick, S.telemetry.c.drones), run_id, tick)
 
     def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
         """Events with ``start <= tick <= end``, in the order they were recorded."""
-        q = select(S.events).where(S.events.c.run_id == run_id, S.events.c.tick >= start)
-        if end is not None:
-            q = q.where(S.events.c.tick <= end)
+        q = self._ranged(S.events, (S.events,), run_id, start, end)
         return self._rows(q.order_by(S.events.c.id))
 
     def snapshot_at(self, run_id: str, tick: int) -> dict | None:
         """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
-        rows = self._rows(
-            select(S.snapshots.c.tick, S.snapshots.c.scene)
-            .where(S.snapshots.c.run_id == run_id, S.snapshots.c.tick <= tick)
-            .order_by(S.snapshots.c.tick.desc())
-            .limit(1)
-        )
-        return rows[0] if rows else None
+        return self._latest(S.snapshots, (S.snapshots.c.tick, S.snapshots.c.scene), run_id, tick)
 
     def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
         """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
-        q = select(S.snapshots.c.tick, S.snapshots.c.scene).where(
-            S.snapshots.c.run_id == run_id, S.snapshots.c.tick >= start
-        )
-        if end is not None:
-            q = q.where(S.snapshots.c.tick <= end)
-        return self._rows(q.order_by(S.snapshots.c.tick))
+        c = S.snapshots.c
+        q = self._ranged(S.snapshots, (c.tick, c.scene), run_id, start, end)
+        return self._rows(q.order_by(c.tick))
 
     def close(self) -> None:
         """Release the database connections."""
