@@ -1,7 +1,9 @@
-"""``isr eval``: every mission of a suite under every policy, on Dask.
+"""``isr eval``: every mission of a suite under every policy, on Dask, and its report.
 
-    isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,oracle] [--workers N]
-             [--scheduler tcp://HOST:8786] [--db URL] [--limit N] [--no-agents] [--json]
+    isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,oracle] [--engine rules]
+             [--workers N] [--scheduler tcp://HOST:8786] [--db URL] [--limit N]
+             [--no-agents] [--out DIR] [--json]
+    isr eval report SUITE_NAME --out report.html [--db URL] [--dashboard URL]
 
 ``SUITE_DIR`` is what ``isr scenario generate`` wrote (its ``suite.json`` lists the missions).
 Each mission x policy runs headless as fast as possible on a Dask worker, traced to the store
@@ -11,7 +13,11 @@ machine; ``--scheduler`` uses an existing Dask cluster (its workers must reach t
 files and the store). Resumable: runs already stored for the suite are skipped. A run that
 raises, or whose worker dies, is retried once and then reported as failed; the batch goes on.
 At the end: per policy and disruption class, points as a share of the oracle's (mean ± 95 %
-CI), drones lost to a known / an unknown SAM, fuel-outs, safety actions, replan latency.
+CI), drones lost to a known / an unknown SAM, fuel-outs, safety actions, replan latency;
+with ``--out DIR`` also the report (``report.html`` and its PNG charts) there.
+
+Each worker compiles (or loads from numba's on-disk cache) the planner's kernels once, when
+it starts (a Dask worker plugin), not once per run.
 """
 
 from __future__ import annotations
@@ -19,24 +25,45 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
-from cli.common import EXIT_FAILED, fail, trace_url
+from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
 from executive.evaluation import POLICIES, EvalTask, run_one
 from executive.evaluation.figures import done_keys, run_rows, summary
+from executive.evaluation.policies import config_for
 from executive.traces import TraceReader
 
-__all__ = ["eval_cmd"]
+__all__ = ["eval_app"]
+
+
+class _RunByDefault(TyperGroup):
+    """``isr eval SUITE_DIR ...`` runs a batch; ``isr eval report ...`` writes a report:
+    a first word that is not a subcommand is the suite of ``run``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+eval_app = typer.Typer(
+    cls=_RunByDefault,
+    no_args_is_help=True,
+    help="Run a suite under several policies on Dask (isr eval SUITE_DIR), or report on one.",
+)
 
 
 def _tasks(
-    folder: Path, policies: list[str], url: str, limit: int | None, agents: bool
+    folder: Path, policies: list[str], url: str, limit: int | None, agents: bool, engine: str
 ) -> tuple[str, list[EvalTask]]:
     manifest_path = folder / "suite.json"
     try:
@@ -56,6 +83,7 @@ def _tasks(
             disruption=m.get("disruption"),
             trace_url=url,
             agents=agents,
+            engine=engine,
         )
         for m in missions
         for policy in policies
@@ -77,6 +105,18 @@ def _client(workers: int, scheduler: str | None) -> Any:
     return Client(cluster)
 
 
+def _warm(client: Any, err: Console) -> None:
+    """Every worker, now and any that joins later, loads the kernels once."""
+    from executive.evaluation.warm import WarmKernels  # Dask only when a batch runs
+
+    client.register_plugin(WarmKernels(), name="isr-warm-kernels")
+    seconds = client.run(WarmKernels.seconds)
+    if seconds:
+        took = ", ".join(f"{s:.1f}" for s in seconds.values())
+        err.print(f"kernels ready on {len(seconds)} worker(s) in {took} s", markup=False)
+
+
+@eval_app.command("run")
 def eval_cmd(
     suite: Annotated[Path, typer.Argument(help="a folder written by isr scenario generate")],
     policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(POLICIES),
@@ -86,9 +126,16 @@ def eval_cmd(
     ] = None,
     db: Annotated[str | None, typer.Option(help="SQLAlchemy URL of the trace store")] = None,
     limit: Annotated[int | None, typer.Option(help="only the first N missions", min=1)] = None,
-    agents: Annotated[
-        bool, typer.Option(help="the agent chain (rules engine) next to the planner")
-    ] = True,
+    agents: Annotated[bool, typer.Option(help="the agent chain next to the planner")] = True,
+    engine: Annotated[
+        str, typer.Option(help="the agents' engine (rules: deterministic)")
+    ] = "rules",
+    out: Annotated[
+        Path | None, typer.Option(help="a folder for the report (report.html and PNG charts)")
+    ] = None,
+    dashboard: Annotated[
+        str, typer.Option(help="the dashboard the report's replay links open")
+    ] = "http://127.0.0.1:8000",
     as_json: Annotated[bool, typer.Option("--json", help="the figures as one JSON object")] = False,
 ) -> None:
     """Run a suite under several policies on Dask and print how each did."""
@@ -101,7 +148,15 @@ def eval_cmd(
     url = trace_url(db)
     if url is None:
         raise fail("--db none: a batch is read back from its trace store")
-    name, tasks = _tasks(suite, chosen, url, limit, agents)
+    if out is not None and out.exists() and not out.is_dir():
+        raise fail(f"--out {out}: not a folder")
+    name, tasks = _tasks(suite, chosen, url, limit, agents, engine)
+    try:  # refused at the door, not by every worker
+        config_for(tasks[0]) if tasks else None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "config"
+        raise fail(f"--engine {engine!r}: {where}: {first['msg']}") from None
     reader = TraceReader(url)
     done = done_keys(reader, name)
     todo = [t for t in tasks if t.key not in done]
@@ -121,6 +176,9 @@ def eval_cmd(
         )
     else:
         _print(name, figures, failed)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_report(rows, out / "report.html", name, dashboard, failed, err)
     if failed:
         raise typer.Exit(EXIT_FAILED)
 
@@ -131,12 +189,13 @@ def _run(
     from distributed import as_completed
 
     failed: list[dict[str, str]] = []
-    started = time.perf_counter()
     try:
         client = _client(workers, scheduler)
     except (OSError, TimeoutError) as exc:
         raise fail(f"--scheduler {scheduler}: cannot reach it ({exc})", EXIT_FAILED) from None
     try:
+        _warm(client, err)
+        started = time.perf_counter()  # the batch itself: the workers are up and warm
         futures = {
             client.submit(run_one, t, retries=1, pure=False, key=f"run-{t.key}-{time.time_ns()}"): t
             for t in todo
@@ -208,3 +267,48 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
     console.print(table)
     for f in failed:
         console.print(f"failed: {f['key']}: {f['error']}", markup=False)
+
+
+@eval_app.command("report")
+def report_cmd(
+    suite: Annotated[str, typer.Argument(help="the suite's name, as isr eval stored its runs")],
+    out: Annotated[Path, typer.Option(help="the report's .html (its PNG charts go beside it)")],
+    db: Annotated[str | None, typer.Option(help="SQLAlchemy URL of the trace store")] = None,
+    dashboard: Annotated[
+        str, typer.Option(help="the dashboard the replay links open")
+    ] = "http://127.0.0.1:8000",
+) -> None:
+    """Write the report of a suite's stored runs: table, charts, worst missions."""
+    check_writable(out, "--out", (".html",))
+    url = trace_url(db, must_exist=True)
+    if url is None:
+        raise fail("--db none: this command reads a trace store")
+    reader = TraceReader(url)
+    try:
+        rows = run_rows(reader, suite)
+    finally:
+        reader.close()
+    if not rows:
+        raise fail(f"{suite}: no ended run of this suite in the store ({url})")
+    _print(suite, summary(rows), [])
+    _write_report(rows, out, suite, dashboard, [], Console(stderr=True, highlight=False))
+
+
+def _writer(data: bytes) -> Callable[[Path], object]:
+    return lambda tmp: tmp.write_bytes(data)
+
+
+def _write_report(
+    rows: list[dict[str, Any]],
+    out: Path,
+    suite: str,
+    dashboard: str,
+    failed: list[dict[str, str]],
+    err: Console,
+) -> None:
+    from executive.evaluation.report import eval_report  # matplotlib only when asked
+
+    files = eval_report(rows, out, suite=suite, dashboard=dashboard, failed=failed)
+    for path, data in files.items():
+        write_atomically(path, _writer(data))
+    err.print(f"wrote {', '.join(str(p) for p in files)}", markup=False)

@@ -14,8 +14,12 @@ through ``spec.disruptions``) on its timeline, where that plan would feel it:
 * ``sam_moves``: a known SAM moved onto a planned corridor ahead of the drones;
 * ``combo``: two of the above.
 
-Placement keeps a disruption off any drone's position at that moment (a SAM dropped on a
-drone kills it before anything can act, which tests nothing) and off the airports. When a
+Placement keeps a disruption off any drone's position at that moment, either way round its
+tour (a SAM dropped on a drone kills it before anything can act, which tests nothing), and
+off the airports; a fuel leak leaves enough to reach an airport; a combo holds at most one
+SAM class, and its SAM comes first. The first plan is planned with the runs' own budget and
+seed (``iterations``, ``plan_seed``), so it is the plan a run flies until the first
+disruption. When a
 class cannot be placed (no route long enough, say), the next one in the list is tried and
 the mission's ``Generated.disruption`` says which was placed. Every mission passes
 ``parse_scenario``.
@@ -68,7 +72,10 @@ class SuiteSpec(BaseModel):
     size: float = Field(100.0, ge=30.0, le=2000.0)  # km: the side of the square
     speed: float = Field(0.1, gt=0.0, le=1.0)  # km/s, every drone
     disruptions: list[Disruption] = Field(default_factory=lambda: list(DISRUPTIONS), min_length=1)
-    iterations: int = Field(600, ge=50, le=20_000)  # the planner's budget for the first plan
+    # The first plan, against which disruptions are placed, is the one a run flies: the
+    # planner's budget and seed here must match the runs' (isr eval: 1500 iterations, seed 0).
+    iterations: int = Field(1500, ge=50, le=20_000)
+    plan_seed: int = Field(0, ge=0, le=2**32 - 1)
 
     @model_validator(mode="after")
     def _spans(self) -> SuiteSpec:
@@ -199,12 +206,26 @@ class _Plan:
         ]
 
     def where(self, t: float) -> list[tuple[float, float]]:
-        """Every drone with a path, where its plan puts it ``t`` seconds in."""
+        """Every drone with a path, where its plan puts it ``t`` seconds in, flown either way
+        round (a tour and its reverse cost the same, and a run may fly the other one)."""
         out = []
         for r in self.solution.routes.values():
             if r.path and r.distance > 0:
                 out.append(_along(r.path, t * self.speed / r.distance))
+                out.append(_along(r.path[::-1], t * self.speed / r.distance))
         return out
+
+    def home_distance(self, drone: str, t: float) -> float:
+        """The straight-line distance from where ``drone`` may be at ``t`` (either way round)
+        to its nearest airport: a floor on the fuel it needs to land."""
+        path = self.solution.routes[drone].path or []
+        distance = self.solution.routes[drone].distance
+        airports = self.scenario.environment.airports
+        spots = [
+            _along(path, t * self.speed / distance),
+            _along(path[::-1], t * self.speed / distance),
+        ]
+        return max(min(math.hypot(x - a.x, y - a.y) for a in airports) for x, y in spots)
 
     def clear(self, x: float, y: float, r: float, t: float) -> bool:
         """Whether a disk at (x, y) of radius r keeps off every airport and every drone at
@@ -217,7 +238,7 @@ class _Plan:
 
 
 def _popup_sam(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
-    for drone in plan.flying()[:3]:
+    for drone in plan.flying()[:3] * 4:
         path = plan.solution.routes[drone].path or []
         x, y = _along(path, float(rng.uniform(0.4, 0.6)))
         r = float(rng.uniform(0.02, 0.04) * plan.size)
@@ -339,7 +360,12 @@ def _fuel_leak(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     t = float(rng.uniform(0.3, 0.4)) * route.distance / plan.speed
     budget = plan.scenario.drone_configs[drone].fuel_budget
     left = budget - t * plan.speed
-    fuel = max(1.0, left * float(rng.uniform(0.5, 0.7)))
+    # A leak that leaves too little to reach an airport tests nothing (every policy, the
+    # oracle too, runs out): keep enough for the way home with room for a detour.
+    floor = 1.5 * plan.home_distance(drone, t) + 0.05 * plan.size
+    if floor >= left:
+        return []
+    fuel = max(floor, left * float(rng.uniform(0.5, 0.7)))
     return [{"t": round(t, 1), "op": "set_fuel", "drone": drone, "fuel": round(fuel, 2)}]
 
 
@@ -347,7 +373,7 @@ def _sam_moves(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     sams = plan.scenario.environment.sams
     if not sams:
         return []
-    for drone in plan.flying()[:3]:
+    for drone in plan.flying()[:3] * 4:  # a few draws per drone: either way round must be clear
         route = plan.solution.routes[drone]
         t = float(rng.uniform(0.2, 0.35)) * route.distance / plan.speed
         x, y = _along(route.path or [], float(rng.uniform(0.6, 0.8)))
@@ -368,12 +394,29 @@ _PLACE = {
 }
 
 
+_SAM_CLASSES = ("popup_sam", "sam_moves")
+_OTHER_CLASSES = tuple(k for k in _SINGLE if k not in _SAM_CLASSES)
+
+
 def _place(kind: str, plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     if kind != "combo":
         return _PLACE[kind](plan, rng)
+    # A SAM is placed clear of the drones as the first plan flies; once an earlier disruption
+    # has changed the plan, nothing says where they are. So a combo holds at most one SAM
+    # class, and its SAM comes first in time.
     first, second = rng.choice(len(_SINGLE), 2, replace=False)
-    edits = _PLACE[_SINGLE[int(first)]](plan, rng) + _PLACE[_SINGLE[int(second)]](plan, rng)
-    return edits if len(edits) >= 2 else []
+    kinds = [_SINGLE[int(first)], _SINGLE[int(second)]]
+    if all(k in _SAM_CLASSES for k in kinds):
+        kinds[1] = _OTHER_CLASSES[int(rng.integers(0, len(_OTHER_CLASSES)))]
+    kinds.sort(key=lambda k: k not in _SAM_CLASSES)
+    sam_edits = _PLACE[kinds[0]](plan, rng)
+    other = _PLACE[kinds[1]](plan, rng)
+    if not sam_edits or not other:
+        return []
+    if kinds[0] in _SAM_CLASSES:
+        after = max(e["t"] for e in sam_edits) + 1.0
+        other = [{**e, "t": max(e["t"], after)} for e in other]
+    return sam_edits + other
 
 
 def generate_mission(spec: SuiteSpec, index: int) -> Generated:
@@ -383,7 +426,7 @@ def generate_mission(spec: SuiteSpec, index: int) -> Generated:
     scenario = parse_scenario(data, f"{spec.name}[{index}]")
     mission = compile_mission(scenario)
     solution = plan_mission(
-        mission, seconds=None, iterations=spec.iterations, seed=spec.seed
+        mission, seconds=None, iterations=spec.iterations, seed=spec.plan_seed
     ).solution
     plan = _Plan(scenario, solution, spec.speed, spec.size)
     wanted = spec.disruptions[index % len(spec.disruptions)]

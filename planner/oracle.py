@@ -75,4 +75,6 @@ def oracle_plan(
     from planner.planning import plan_mission
 
     mission = compile_mission(oracle_scenario(scenario))
-    return plan_mission(mission, iterations=iterations, seconds=None, seed=seed).solution, mission
+    result = plan_mission(mission, iterations=iterations, seconds=None, seed=seed)
+    # the mission it was planned on: narrowed to the drones that can be planned
+    return result.solution, result.mission or mission

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 from collections.abc import Iterator
 from functools import cache
@@ -31,6 +32,12 @@ SCENARIOS = ROOT / "scenarios"
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("dev")
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# A suite started in the background by a shell without job control (``.ci/run &``, nohup)
+# inherits SIGINT ignored, and so would every ``isr`` child the tests start: their Ctrl-C
+# tests would then measure the shell, not the CLI. Give the children a terminal's Ctrl-C.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 MQTT = ("127.0.0.1", 1883)
 POSTGRES = ("127.0.0.1", 5432)

@@ -32,6 +32,7 @@ class EvalTask:
     trace_url: str | None = None
     seed: int = 0
     agents: bool = True
+    engine: str = "rules"  # the agents' engine
 
     @property
     def key(self) -> str:
@@ -58,6 +59,7 @@ def config_for(task: EvalTask) -> RunConfig:
         oracle=task.policy == "oracle",
         seed=task.seed,
         agents=task.agents and task.policy not in ("no-replan", "oracle"),
+        engine=task.engine,  # checked by RunConfig
         trace_url=task.trace_url,
     )
 

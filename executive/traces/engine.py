@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
@@ -40,12 +41,26 @@ def open_store(url: str) -> Engine:
                 cursor.execute("PRAGMA synchronous=NORMAL")
                 cursor.close()
 
-        METADATA.create_all(engine)
+        _create_tables(engine)
         _add_missing_columns(engine)
         return engine
     except (ArgumentError, SQLAlchemyError, ImportError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ExecutiveError(f"cannot open trace store {url!r}: {reason}") from exc
+
+
+def _create_tables(engine: Engine, attempts: int = 5) -> None:
+    """Create the missing tables. Processes opening a new store at once (a batch's workers,
+    a reader polling it) race between "is it there" and CREATE: the loser finds the table
+    made and simply looks again."""
+    for attempt in range(attempts):
+        try:
+            METADATA.create_all(engine)
+            return
+        except SQLAlchemyError as exc:
+            if "already exists" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
 
 
 def _add_missing_columns(engine: Engine) -> None:

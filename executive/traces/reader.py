@@ -111,8 +111,10 @@ class TraceReader:
     ) -> list[dict]:
         """Runs newest first, summarised: id, scenario name, started (Unix s), duration
         (mission s), status (ended, interrupted, crashed, running), points, drones lost,
-        replans, engine, parent run. ``status`` and ``scenario`` (a substring of the
-        scenario file's name) filter; ``limit`` / ``offset`` page."""
+        replans, engine (each role's own after the run's, when roles are mixed: "rules;
+        critic=openai:llama3.1"; ``engines``: those roles' engines), parent run. ``status``
+        and ``scenario`` (a substring of the scenario file's name) filter; ``limit`` /
+        ``offset`` page."""
         q = select(
             S.runs.c.run_id,
             S.runs.c.parent_run_id,
@@ -247,6 +249,52 @@ class TraceReader:
         self._engine.dispose()
 
 
+_ROLES = ("strategist", "allocator", "critic", "responder")  # the roles that ask an engine
+
+
+def _label(spec: dict) -> str:
+    """``engine[:model]`` of a recorded engine spec (never its server's key)."""
+    engine = str(spec.get("engine") or "rules")
+    return engine + (f":{spec['model']}" if spec.get("model") else "")
+
+
+def _role_engines(config: dict) -> dict[str, str]:
+    """The engine of each role the recorded configuration gives its own, when it differs
+    from the run's (``engine``, ``model``, ``engine_url``); with the agents off only the
+    responder's counts (the planning roles ask none). The server is named only where the
+    label alone would not tell it from the run's."""
+    default = {
+        "engine": config.get("engine") or "rules",
+        "model": config.get("model"),
+        "base_url": config.get("engine_url"),
+    }
+    own = config.get("agent_engines") or {}
+    roles = _ROLES if config.get("agents", True) else ("responder",)
+    out: dict[str, str] = {}
+    for role in roles:
+        spec = own.get(role)
+        if not isinstance(spec, dict):
+            continue
+        mine = {key: spec.get(key) for key in default}
+        if mine["engine"] is None:
+            mine["engine"] = "rules"
+        if mine == default:
+            continue
+        label = _label(mine)
+        if label == _label(default) and mine["base_url"]:
+            label += f"@{mine['base_url']}"
+        out[role] = label
+    return out
+
+
+def _engines_text(config: dict) -> str:
+    """The run's engine ("none" with the agents off) and each role's own where roles are
+    mixed: "rules; critic=openai:llama3.1"."""
+    default = _label(config) if config.get("agents", True) else "none"
+    own = _role_engines(config)
+    return "; ".join([default, *(f"{role}={label}" for role, label in own.items())])
+
+
 def _summary(row: dict) -> dict:
     """One line of ``listing``: what a person picks a run by."""
     config = row.get("config") or {}
@@ -265,7 +313,8 @@ def _summary(row: dict) -> dict:
         "points": outcome.get("total_points"),
         "lost": len(outcome.get("lost") or []),
         "replans": len(outcome.get("replans") or []),
-        "engine": config.get("engine") if config.get("agents", True) else "none",
+        "engine": _engines_text(config),
+        "engines": _role_engines(config),
         "commit": policy.get("commit", "auto"),
         "fork": config.get("fork"),
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -111,7 +112,7 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         killed: list[int] = []
 
         def kill_a_worker_once_runs_land() -> None:  # mid-batch: after the first run is stored
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 300  # a cold numba cache compiles first
             while time.monotonic() < deadline:
                 if (tmp_path / "eval.db").exists():
                     reader = TraceReader(url)
@@ -140,8 +141,61 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         assert everything[("oracle", "all")]["share_mean"] == 1.0
         assert everything[("auto", "all")]["runs"] == 4
         assert all(f["lost_known"] == 0 for f in out["figures"])
-        again = runner.invoke(app, [*args, "--scheduler", cluster.address])
+        again = runner.invoke(
+            app, [*args, "--scheduler", cluster.address, "--out", str(tmp_path / "rep")]
+        )
         assert again.exit_code == 0 and "12 already stored, 0 to run" in again.output
+        assert "kernels ready" not in again.output  # nothing to run: no worker was asked
+    page = (tmp_path / "rep" / "report.html").read_text()
+    _check_report(page, tmp_path / "rep" / "report.html", url)
+    # The same report from the store alone, by the suite's name.
+    done = runner.invoke(
+        app, ["eval", "report", "ev", "--db", url, "--out", str(tmp_path / "r2.html")]
+    )
+    assert done.exit_code == 0, done.output
+    assert "share of oracle" in done.output  # the terminal table too
+    _check_report((tmp_path / "r2.html").read_text(), tmp_path / "r2.html", url)
+
+
+def _check_report(page: str, html_path: Path, url: str) -> None:
+    """The page holds the table, the goal check, embedded charts, PNGs beside it, and replay
+    links to runs that are in the store."""
+    reader = TraceReader(url)
+    stored = {r["run_id"] for r in reader.runs(100)}
+    reader.close()
+    assert "Per policy and disruption class" in page and "<td>auto</td><td>all</td>" in page
+    assert "of the oracle's points (goal ≥ 95%)" in page
+    assert page.count("data:image/png;base64,") == 3
+    for chart in ("share", "harm", "latency"):
+        png = html_path.with_name(f"{html_path.stem}-{chart}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    links = re.findall(r"/\?replay=([0-9a-f]+)'", page)
+    assert links and set(links) <= stored
+
+
+def test_a_warm_worker_is_warmed_once(tmp_path):
+    """The plugin loads the kernels once per process, however often a worker starts it."""
+    from executive.evaluation.warm import WarmKernels
+
+    plugin = WarmKernels()
+    plugin.setup(worker=None)
+    first = WarmKernels.seconds()
+    plugin.setup(worker=None)
+    assert first > 0 and WarmKernels.seconds() == first
+
+
+def test_report_of_an_unknown_suite_or_a_bad_path_is_one_line_and_exit_2(tmp_path):
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    TraceReader(url).close()
+    done = runner.invoke(
+        app, ["eval", "report", "nope", "--db", url, "--out", str(tmp_path / "r.html")]
+    )
+    assert done.exit_code == 2 and "nope: no ended run" in done.output
+    done = runner.invoke(
+        app, ["eval", "report", "nope", "--db", url, "--out", str(tmp_path / "r.txt")]
+    )
+    assert done.exit_code == 2 and "--out" in done.output and "Traceback" not in done.output
+    assert not list(tmp_path.glob("r*"))  # nothing half-written
 
 
 def test_bad_options_are_one_line_and_exit_2(suite, tmp_path):
@@ -149,6 +203,7 @@ def test_bad_options_are_one_line_and_exit_2(suite, tmp_path):
     for extra, needle in (
         (["--policies", "auto,yolo"], "--policies"),
         (["--scheduler", "localhost:8786"], "--scheduler"),
+        (["--engine", "oracle-of-delphi"], "--engine"),
     ):
         done = runner.invoke(app, ["eval", str(suite), "--db", url, *extra])
         assert done.exit_code == 2 and needle in done.output and "Traceback" not in done.output

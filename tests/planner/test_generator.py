@@ -16,7 +16,9 @@ from planner.scenario_io import parse_scenario
 def _first_plan(spec, made):
     scenario = parse_scenario({k: v for k, v in made.scenario.items() if k != "timeline"})
     mission = compile_mission(scenario)
-    return plan_mission(mission, seconds=None, iterations=spec.iterations, seed=spec.seed).solution
+    return plan_mission(
+        mission, seconds=None, iterations=spec.iterations, seed=spec.plan_seed
+    ).solution
 
 
 def _distance_to_path(x, y, path):
@@ -30,6 +32,16 @@ def _distance_to_path(x, y, path):
         )
         best = min(best, math.hypot(x - ax - t * dx, y - ay - t * dy))
     return best
+
+
+def _at(path, distance):
+    """The point ``distance`` km along ``path`` (its end beyond it)."""
+    for (ax, ay), (bx, by) in zip(path, path[1:]):
+        seg = math.hypot(bx - ax, by - ay)
+        if distance <= seg and seg > 0:
+            return ax + (bx - ax) * distance / seg, ay + (by - ay) * distance / seg
+        distance -= seg
+    return path[-1]
 
 
 def test_the_same_spec_and_index_give_the_same_mission():
@@ -79,11 +91,28 @@ def test_each_disruption_is_placed_where_the_first_plan_feels_it(kind):
             elif op == "move_target":  # a planned target, moved before it is reached
                 planned = {t for r in solution.routes.values() for t in r.visited_targets}
                 assert edit["id"] in planned
-            elif op == "set_fuel":  # less fuel than the drone has then
+            elif op == "set_fuel":  # less fuel than the drone has then, enough to land
                 budget = scenario.drone_configs[edit["drone"]].fuel_budget
                 assert 0 < edit["fuel"] < budget - edit["t"] * spec.speed
+                route = solution.routes[edit["drone"]]
+                for path in (route.path, route.path[::-1]):
+                    x, y = _at(path, edit["t"] * spec.speed)
+                    home = min(math.hypot(x - a.x, y - a.y) for a in env.airports)
+                    assert edit["fuel"] > home
+            if op in ("add_sam", "move_sam"):  # not dropped on a drone, whichever way it flies
+                for route in solution.routes.values():
+                    for path in (route.path or [], (route.path or [])[::-1]):
+                        if len(path) > 1:
+                            x, y = _at(path, edit["t"] * spec.speed)
+                            assert (
+                                math.hypot(x - edit["pos"][0], y - edit["pos"][1]) > edit["range"]
+                            )
         if kind == "combo":
             assert len(made.placed) == 2
+            ops = [e["op"] for e in made.scenario["timeline"]]
+            sam_ops = [op for op in ops if op in ("add_sam", "move_sam")]
+            assert len(sam_ops) <= 1  # one SAM class at most, and it comes first
+            assert not sam_ops or ops[0] in ("add_sam", "move_sam")
 
 
 @pytest.mark.parametrize(
