@@ -9,7 +9,8 @@ agent runs) is printed as text: control characters as their escapes.
 run re-executed from its inputs to its last telemetry row) through the coordinator and the
 responder, and stores the agent runs behind the answer in the trace store under that run.
 ``--trace`` prints their tree (agent, engine, model, duration, tokens, applied, error),
-read back from the store, as seed 004's debug CLI prints a request's chain. ``--json``
+read back from the store, as seed 004's debug CLI prints a request's chain. Every answer
+ends with two or three suggested next questions (seed 004's follow-ups). ``--json``
 prints one JSON object instead. The stored run is never changed: a command in words says
 what it would do (a memory in words is stored, as ``isr memory add`` would).
 """
@@ -24,10 +25,11 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import check_number, fail, shown, trace_url
+from cli.engines import EngineUrlOption, check_engine_url
 
 __all__ = ["ask", "memory_app"]
 
-ASK_ENGINES = ("rules", "anthropic")
+ASK_ENGINES = ("rules", "anthropic", "openai")
 MAX_QUESTION = 2000  # characters, as the dashboard's question box
 MAX_TIMEOUT_S = 600.0
 
@@ -61,16 +63,37 @@ def ask(
     run_id: Annotated[str, typer.Argument(help="the run id (or a unique prefix)")],
     question: Annotated[str, typer.Argument(help='e.g. "Which drone has the most fuel margin?"')],
     db: DbOption = None,
-    engine: Annotated[str, typer.Option(help="responder engine: rules or anthropic")] = "rules",
-    model: Annotated[str | None, typer.Option(help="LLM model (anthropic engine)")] = None,
+    engine: Annotated[
+        str, typer.Option(help="responder engine: rules, anthropic or openai")
+    ] = "rules",
+    model: Annotated[str | None, typer.Option(help="LLM model (anthropic, openai)")] = None,
+    engine_url: EngineUrlOption = None,
     timeout: Annotated[float, typer.Option(help="seconds the responder may take", min=0.1)] = 30.0,
     trace: Annotated[
         bool, typer.Option("--trace", help="also print the chain of agent runs behind the answer")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    url: Annotated[
+        str | None, typer.Option(help="ask the live run at its dashboard (cli.live)")
+    ] = None,
+    mqtt: Annotated[
+        str | None, typer.Option(help="ask the live run through its MQTT broker (cli.live)")
+    ] = None,
+    token: Annotated[str | None, typer.Option(help="the live run's control token")] = None,
 ) -> None:
-    """Answer a question about a stored run, citing the numbers."""
+    """Answer a question about a stored run, citing the numbers; with --url or --mqtt, the
+    live run's coordinator answers."""
     from executive.errors import ExecutiveError
+
+    if url is not None or mqtt is not None:  # a live run (cli.live)
+        from cli.live import ask_live
+
+        if not question.strip() or len(question) > MAX_QUESTION:
+            raise fail(f"the question must be 1 to {MAX_QUESTION} characters long")
+        ask_live(
+            run_id, question, url=url, mqtt=mqtt, token=token, timeout=timeout, as_json=as_json
+        )
+        return
 
     if engine not in ASK_ENGINES:
         raise fail(f"--engine {engine!r}: choose one of {', '.join(ASK_ENGINES)}")
@@ -79,9 +102,12 @@ def ask(
     if len(question) > MAX_QUESTION:
         raise fail(f"the question is {len(question)} characters long, at most {MAX_QUESTION}")
     check_number(timeout, "--timeout", 0.1, MAX_TIMEOUT_S)
+    check_engine_url(engine_url, engine)
     url = _url(db, must_exist=True)
     try:
-        result, rows = asyncio.run(_ask(url, run_id, question, engine, model, timeout))
+        result, rows = asyncio.run(
+            _ask(url, run_id, question, engine, model, timeout, base_url=engine_url)
+        )
     except ExecutiveError as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -91,6 +117,11 @@ def ask(
         sys.stdout.write(json.dumps(payload, default=str) + "\n")
     elif not result["errors"]:
         _echo(result["answer"])
+        if result.get("follow_ups"):
+            typer.echo("")
+            typer.echo("You could ask next:")
+            for text in result["follow_ups"]:
+                _echo(f"  {text}")
         if trace:
             typer.echo("")
             _echo(f"agent runs behind the answer (run {result['run_id']}, tick {result['tick']}):")
@@ -101,7 +132,14 @@ def ask(
 
 
 async def _ask(
-    url: str, run_id: str, question: str, engine_name: str, model: str | None, timeout: float
+    url: str,
+    run_id: str,
+    question: str,
+    engine_name: str,
+    model: str | None,
+    timeout: float,
+    *,
+    base_url: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from executive.engines import make_engine
     from executive.traces import TraceReader, TraceWriter
@@ -112,7 +150,7 @@ async def _ask(
     reader = TraceReader(url)
     try:
         state, world = replay_trace(reader, run_id)  # read before anything is written
-        engine = make_engine(engine_name, model=model)
+        engine = make_engine(engine_name, model=model, base_url=base_url)
         memories = MemoryStore(url)
         writer = TraceWriter(url)
         writer.start()

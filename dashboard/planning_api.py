@@ -9,32 +9,43 @@ but bounded: the request body is capped by the app, the mission by ``Limits``, a
 one planning job runs at a time, in a worker thread (``PlanningJobs``: the event loop, and
 so the live tick, is never blocked by it).
 
-``agent_solve`` plans from scratch with the algorithmic planner (the team search, or one of
-the seed's allocation strategies), then post-optimises as the preferences say; an
-``existing_solution`` is checked and compared with the new plan. ``distance_matrix`` is
-accepted for the seed's shape but not trusted: distances are recomputed SAM-aware.
+``agent_solve`` (``dashboard.agent_solve``) reads ``user_message`` with the coordinator and
+answers it with the agent chain on the posted mission: a plan or a reallocation is planned
+(under the words' constraints, post-optimised as the preferences say), a question is
+answered without replanning, a what-if is planned on a copy; an ``existing_solution`` is
+checked, answered about and compared with a new plan. ``distance_matrix`` is accepted for
+the seed's shape but not trusted: distances are recomputed SAM-aware.
 The three optimisers improve a posted ``solution`` (the seed's Solution JSON, or just
 ``{"routes": {"1": {"route": ["A1", "T1", "A1"]}}}``; an enabled drone it leaves out stays
 at its start) that must pass the validator first.
+A drone that cannot fly as posted (no airport within its fuel, frozen legs beyond it) is left
+out of every plan, its posted route ignored, and the answer names it with the reason
+(``warnings``, ``left_out``; ``rerouted`` for one planned to end at another airport).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from dashboard.errors import ApiError
+from executive.engines.base import Engine
+from executive.engines.per_role import aclose_engine, role_engines
+from executive.engines.rules import RulesEngine
+from executive.engines.spec import AGENT_ROLES, EngineSpec
+from executive.errors import ExecutiveError
 from planner.errors import PlannerError
+from planner.feasibility import Plannable, plannable
 from planner.mission import Mission, compile_mission
-from planner.model import Solution, drone_label
-from planner.planning import DEFAULT_STRATEGY, STRATEGIES, plan_mission
-from planner.postopt import Change, PostOptResult, post_optimise
+from planner.model import Scenario, Solution, drone_label
+from planner.planning import DEFAULT_STRATEGY, STRATEGIES
+from planner.postopt import Change, PostOptResult
 from planner.scenario_io import json_path, parse_scenario
-from planner.solution import build_solution, solution_routes
+from planner.solution import build_solution
 from planner.validation import validate_solution
 
 __all__ = [
@@ -46,8 +57,14 @@ __all__ = [
     "RouteIn",
     "SolutionIn",
     "SolveRequest",
+    "checked",
+    "left_out_words",
+    "mission_scenario",
     "optimize",
-    "solve",
+    "posted_routes",
+    "solve_engine",
+    "summary",
+    "without_left_out",
 ]
 
 _T = TypeVar("_T")
@@ -135,7 +152,12 @@ class _Mission(_Body):
 class SolveRequest(_Mission):
     """A mission to plan, with preferences, and maybe an existing solution to compare with."""
 
-    user_message: str | None = Field(None, max_length=4000)
+    user_message: str | None = Field(
+        None,
+        max_length=4000,
+        description="the operator's words for the coordinator (a plan, a reallocation, a"
+        " question, a what-if); empty: plan the mission",
+    )
     existing_solution: SolutionIn | None = None
     preferences: Preferences = Field(default_factory=Preferences)
 
@@ -149,7 +171,9 @@ class OptimizeRequest(_Mission):
 # ----- the work (worker thread) --------------------------------------------------------
 
 
-def _mission(body: _Mission, limits: Limits) -> Mission:
+def mission_scenario(body: _Mission, limits: Limits) -> Scenario:
+    """The posted mission as a scenario, within ``limits`` (413 when too large, 422 when
+    no drone is enabled; a bad field is a ``ScenarioError`` naming its JSON path)."""
     env = body.environment
     too_big = []
     for key, limit in (
@@ -176,10 +200,35 @@ def _mission(body: _Mission, limits: Limits) -> Mission:
         raise ApiError(
             422, "no enabled drone to plan for", [("$.drone_configs", "every drone is disabled")]
         )
-    return compile_mission(scenario)
+    return scenario
 
 
-def _routes(mission: Mission, solution: SolutionIn, field: str) -> dict[str, list[int]]:
+def _mission(body: _Mission, limits: Limits) -> Mission:
+    return compile_mission(mission_scenario(body, limits))
+
+
+def left_out_words(fleet: Plannable) -> list[str]:
+    """The warnings of a plan made around the drones that cannot fly, one per drone (the
+    reasons begin with the drone: ``D1: its frozen legs alone need ...``)."""
+    return [f"left out of the plan: {why}" for why in fleet.left_out.values()] + [
+        f"rerouted: {why}" for why in fleet.rerouted.values()
+    ]
+
+
+def without_left_out(
+    solution: SolutionIn, fleet: Plannable, field: str
+) -> tuple[SolutionIn, list[str]]:
+    """The posted ``solution`` without the routes of drones that cannot fly (each dropped
+    route a warning naming its JSON path and why): the plan is of the rest of the fleet."""
+    dropped = [d for d in solution.routes if d in fleet.left_out]
+    if not dropped:
+        return solution, []
+    kept = {d: r for d, r in solution.routes.items() if d not in fleet.left_out}
+    words = [f"{json_path([field, 'routes', d])} ignored: {fleet.left_out[d]}" for d in dropped]
+    return solution.model_copy(update={"routes": kept}), words
+
+
+def posted_routes(mission: Mission, solution: SolutionIn, field: str) -> dict[str, list[int]]:
     """The posted routes as node routes, every unknown id named."""
     enabled = {spec.id for spec in mission.drones}
     problems = []
@@ -212,7 +261,8 @@ def _routes(mission: Mission, solution: SolutionIn, field: str) -> dict[str, lis
     return routes
 
 
-def _checked(mission: Mission, routes: dict[str, list[int]], field: str) -> Solution:
+def checked(mission: Mission, routes: dict[str, list[int]], field: str) -> Solution:
+    """The posted routes as a Solution that passed the validator (422 naming each problem)."""
     try:
         solution = build_solution(mission, routes)
     except (PlannerError, IndexError, KeyError) as exc:
@@ -248,7 +298,8 @@ def _solution_json(solution: Solution) -> dict[str, Any]:
     return solution.model_dump(mode="json", by_alias=True)
 
 
-def _summary(solution: Solution) -> str:
+def summary(solution: Solution) -> str:
+    """The plan in the seed's words: "MISSION PLAN COMPUTED", totals, one line per drone."""
     lines = [
         "MISSION PLAN COMPUTED",
         f"Total points: {solution.total_points:g}   total fuel: {solution.total_fuel:.1f} km",
@@ -266,125 +317,97 @@ def _summary(solution: Solution) -> str:
     return "\n".join(lines)
 
 
-def solve(body: SolveRequest, limits: Limits) -> dict[str, Any]:
-    """Plan the posted mission from scratch, post-optimise it, and answer the seed's
-    Solution JSON with the trace and the coordinator's decision (runs in a worker thread)."""
-    prefs = body.preferences
-    if prefs.seconds > limits.max_seconds:
-        raise ApiError(
-            422,
-            "search too long for this endpoint",
-            [("$.preferences.seconds", f"at most {limits.max_seconds:g} s")],
-        )
-    mission = _mission(body, limits)
-    existing = None
-    if body.existing_solution is not None:
-        existing = _checked(
-            mission,
-            _routes(mission, body.existing_solution, "existing_solution"),
-            "existing_solution",
-        )
-    strategy = prefs.allocation_strategy or DEFAULT_STRATEGY
-    result = plan_mission(
-        mission,
-        strategy,
-        seconds=prefs.seconds,
-        iterations=prefs.iterations,
-        seed=prefs.seed,
-        post_opt=False,
-    )
-    improved = post_optimise(
-        mission,
-        solution_routes(mission, result.solution),
-        insert=prefs.insert_unvisited,
-        swap=prefs.trajectory_swap,
-        no_cross=prefs.crossing_removal,
-    )
-    solution = _checked(mission, improved.routes, "plan")
-    warnings = []
-    if body.distance_matrix is not None:
-        warnings.append("distance_matrix ignored: distances are recomputed SAM-aware")
-    if prefs.solver_mode is not None:
-        warnings.append(f"solver_mode {prefs.solver_mode!r} ignored")
-    post_opt = {
-        "crossing_removal": prefs.crossing_removal,
-        "trajectory_swap": prefs.trajectory_swap,
-        "insert_unvisited": prefs.insert_unvisited,
-    }
-    text = _summary(solution)
-    comparison = None
-    if existing is not None:
-        comparison = {
-            "points_delta": solution.total_points - existing.total_points,
-            "fuel_delta": solution.total_fuel - existing.total_fuel,
-        }
-        text += (
-            f"\nAgainst the existing solution: {comparison['points_delta']:+g} points, "
-            f"{comparison['fuel_delta']:+.1f} km"
-        )
-    return {
-        "success": True,
-        "response": text,
-        **_solution_json(solution),
-        "trace": {
-            "strategy": strategy,
-            "seconds": result.seconds,
-            "post_opt": [_change(c) for c in improved.changes],
-            "against_existing": comparison,
-        },
-        "coordinator_decision": {
-            "intent": "plan",
-            "confidence": 1.0,
-            "rules_hit": ["stateless_endpoint"],
-            "policy": {
-                "allow_solver": True,
-                "allocation_strategy": strategy,
-                "post_opt": post_opt,
-                "solver_mode": prefs.solver_mode,
-            },
-            "explanation_only": False,
-            "warnings": warnings,
-            "errors": [],
-        },
-    }
-
-
 def optimize(tool: PostOptTool, body: OptimizeRequest, limits: Limits) -> dict[str, Any]:
     """Improve the posted solution with one post-optimisation ``tool`` and answer the new
     Solution JSON with the changes made (runs in a worker thread)."""
-    mission = _mission(body, limits)
-    routes = _routes(mission, body.solution, "solution")
-    before = _checked(mission, routes, "solution")
+    fleet = plannable(_mission(body, limits))  # a drone that cannot fly is left out, said
+    mission = fleet.mission
+    posted, dropped = without_left_out(body.solution, fleet, "solution")
+    routes = posted_routes(mission, posted, "solution")
+    before = checked(mission, routes, "solution")
     done = tool(mission, routes)
-    after = _checked(mission, done.routes, "plan")
+    after = checked(mission, done.routes, "plan")
     return {
         "success": True,
-        "response": _summary(after),
+        "response": "\n".join(
+            [summary(after), *(f"Not planned: {w}" for w in fleet.left_out.values())]
+        ),
         **_solution_json(after),
         "changes": [_change(c) for c in done.changes],
         "points_delta": after.total_points - before.total_points,
         "fuel_delta": after.total_fuel - before.total_fuel,
+        "warnings": left_out_words(fleet) + dropped,
+        "left_out": dict(fleet.left_out),
+        "rerouted": dict(fleet.rerouted),
     }
 
 
 # ----- the jobs (event loop) -----------------------------------------------------------
 
 
-class PlanningJobs:
-    """The planning endpoints' worker: one job at a time (two cores, and a live tick), in a
-    worker thread, within ``limits``."""
+def solve_engine(specs: Mapping[str, EngineSpec] | None) -> Engine:
+    """The engine agent_solve's agents ask: each role on the engine the dashboard's run gives
+    it (``RunConfig.engine_table()``), a role the run gives none (its agents are off) on the
+    rules, and a ``replay`` role on the rules too (a posted mission has no recorded answers).
+    No run (``None``): the rules for every role."""
+    if not specs:
+        return RulesEngine()
+    rules = EngineSpec()
+    chosen = {role: specs.get(role, rules) for role in AGENT_ROLES}
+    return role_engines(
+        {role: rules if spec.engine == "replay" else spec for role, spec in chosen.items()}
+    )
 
-    def __init__(self, limits: Limits) -> None:
+
+class PlanningJobs:
+    """The planning endpoints' worker: one job at a time (two cores, and a live tick), in
+    worker threads, within ``limits``. agent_solve's agents are answered by ``engine`` when
+    given, else by the engines of the dashboard's run (``engines``: each role's spec, built
+    on the first request, on the serving loop: ``solve_engine``), else by the offline
+    ``rules`` engine."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        engine: Engine | None = None,
+        *,
+        engines: Mapping[str, EngineSpec] | None = None,
+    ) -> None:
         self.limits = limits
+        self._engine: Engine | None = engine
+        self._specs = dict(engines) if engines else None
         self._gate = asyncio.Semaphore(1)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine agent_solve's agents ask (built from the run's specs when first read;
+        503 naming the reason when the run's engines cannot be built here, e.g. no key)."""
+        if self._engine is None:
+            try:
+                self._engine = solve_engine(self._specs)
+            except ExecutiveError as exc:
+                raise ApiError(503, f"the run's agent engines cannot be used here: {exc}") from None
+        return self._engine
+
+    @engine.setter
+    def engine(self, engine: Engine) -> None:
+        self._engine = engine
+
+    async def aclose(self) -> None:
+        """Close the engine's connections (the SDK engines hold some)."""
+        if self._engine is not None:
+            await aclose_engine(self._engine)
 
     async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
         async with self._gate:
             return await asyncio.to_thread(fn, *args)
 
     async def solve(self, body: SolveRequest) -> dict[str, Any]:
-        """``solve(body)`` when the worker is free."""
-        return await self._run(solve, body, self.limits)
+        """``agent_solve`` of ``body`` when the worker is free."""
+        from dashboard.agent_solve import agent_solve  # it builds on this module's helpers
+
+        async with self._gate:
+            return await agent_solve(body, self.limits, self.engine)
 
     async def optimize(self, tool: PostOptTool, body: OptimizeRequest) -> dict[str, Any]:
         """``optimize(tool, body)`` when the worker is free."""

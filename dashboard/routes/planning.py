@@ -19,10 +19,12 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api", tags=["planning (stateless)"])
 
 
-@router.post("/agent_solve", summary="Plan a posted mission (seed F.1)")
+@router.post("/agent_solve", summary="The operator's words on a posted mission (seed F.1)")
 async def agent_solve(body: SolveRequest, planning: PlanningDep) -> dict[str, Any]:
-    """Plan the posted mission from scratch with the algorithmic planner, post-optimise it
-    as the preferences say, and answer the seed's Solution JSON."""
+    """Read ``user_message`` with the coordinator and answer it with the agent chain on the
+    posted mission: plan or reallocate (the moves honoured, or why not), answer a question
+    without replanning, plan a what-if on a copy; the responder's text, the plan's Solution
+    JSON, the agent runs and the coordinator's decision (``dashboard.agent_solve``)."""
     return await planning.solve(body)
 
 

@@ -311,7 +311,10 @@ def critic_rules(
     low_margin: float = 0.02,
 ) -> dict:
     """Review from the metrics and the geometry: constraint violations, crossings, low fuel
-    margins, unvisited targets some drone could still sense."""
+    margins, unvisited targets some drone could still sense (with the cheapest detour).
+    NEEDS_REVISION when routes cross or a missed target fits a drone's fuel margin: those
+    suggestions are concrete ("add T9 to D3: ..."), and the round tries them once
+    (``executive.agents.revision``)."""
     metrics = compute_solution_metrics(mission, solution)
     geometry = analyze_solution_geometry(mission, solution)
     issues = [f"operator constraint not honoured: {v}" for v in violations]
@@ -329,15 +332,27 @@ def critic_rules(
                 f" is under {100 * low_margin:g}%"
             )
     suggestions = []
-    margins = sorted(metrics.drones.values(), key=lambda d: -d.fuel_margin)
+    fits = False  # a concrete improvement: a missed target fits a drone's fuel margin
     for t in metrics.unvisited_targets:
-        able = [d for d in margins if t in d.unvisited_accessible_targets]
-        if able:
-            best = able[0]
-            pts = float(mission.scores[mission.index[t]])
+        pts = float(mission.scores[mission.index[t]])
+        options = []  # (detour km, margin km, drone label) for each drone that can sense t
+        for drone_id, d in metrics.drones.items():
+            if t in d.unvisited_accessible_targets:
+                detour = _detour(mission, solution, drone_id, mission.index[t])
+                options.append((detour, d.fuel_margin, d.drone))
+        if not options:
+            continue
+        detour, margin, label = min(options)
+        if detour <= margin:
+            fits = True
             suggestions.append(
-                f"{t} ({pts:g} points) is unvisited; {best.drone} can sense it"
-                f" and has {best.fuel_margin:.1f} fuel margin"
+                f"add {t} to {label}: +{pts:g} points for a {detour:.1f} km detour,"
+                f" within its {margin:.1f} km fuel margin"
+            )
+        else:
+            suggestions.append(
+                f"{t} ({pts:g} points) stays out: the cheapest detour ({label},"
+                f" {detour:.1f} km) exceeds its {margin:.1f} km fuel margin"
             )
     review = (
         f"{metrics.total_points:g} of {metrics.total_possible_points:g} points"
@@ -349,10 +364,29 @@ def critic_rules(
         review += f"; baseline {baseline.total_points:g} points, fuel {baseline.total_fuel:.1f}"
     if violations:
         verdict = "REJECTED"
-    elif geometry.crossings:
+    elif geometry.crossings or fits:
         verdict = "NEEDS_REVISION"
     else:
         verdict = "APPROVED"
     return CriticOutput(
         review=review, issues=issues, suggestions=suggestions, final_verdict=verdict
     ).model_dump()
+
+
+def _detour(mission: Mission, solution: Solution, drone_id: str, target: int) -> float:
+    """The least extra length of putting ``target`` into the drone's route (km; inf when the
+    drone has no route)."""
+    result = solution.routes.get(drone_id)
+    if result is None or len(result.route) < 2:
+        return float("inf")
+    route = mission.nodes(result.route)
+    spec = mission.drone(drone_id)
+    lo = 1 + len(spec.prefix)
+    dist = mission.dist
+    return min(
+        (
+            float(dist[a, target] + dist[target, b] - dist[a, b])
+            for a, b in zip(route[lo - 1 : -1], route[lo:])
+        ),
+        default=float("inf"),
+    )

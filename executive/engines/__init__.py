@@ -1,5 +1,7 @@
 """Agent engines behind one interface: ``rules`` (offline, the default), ``anthropic`` (the
-official SDK) and ``replay`` (answers recorded in a trace). ``make_engine`` builds one by name.
+official SDK), ``openai`` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, LiteLLM)
+and ``replay`` (answers recorded in a trace). ``make_engine`` builds one by name;
+``executive.engines.per_role`` gives each agent role its own.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "Engine",
     "EngineError",
     "EngineReply",
+    "OpenAIEngine",
     "ReplayEngine",
     "RulesEngine",
     "ToolSpec",
@@ -37,10 +40,11 @@ __all__ = [
     "tool_schema",
 ]
 
-ENGINE_NAMES = ("rules", "anthropic", "replay")
+ENGINE_NAMES = ("rules", "anthropic", "openai", "replay")
 
 _LAZY = {
     "AnthropicEngine": "executive.engines.anthropic_engine",
+    "OpenAIEngine": "executive.engines.openai_engine",
     "ReplayEngine": "executive.engines.replay",
     "RulesEngine": "executive.engines.rules",
 }
@@ -63,7 +67,7 @@ def make_engine(
     base_url: str | None = None,
     records: Iterable[Any] | None = None,
 ) -> Engine:
-    """The engine called ``name``; the anthropic SDK is imported only when asked for."""
+    """The engine called ``name``; an SDK is imported only when its engine is asked for."""
     if name == "rules":
         from executive.engines.rules import RulesEngine
 
@@ -72,6 +76,10 @@ def make_engine(
         from executive.engines.anthropic_engine import AnthropicEngine
 
         return AnthropicEngine(model=model, api_key=api_key, base_url=base_url)
+    if name == "openai":
+        from executive.engines.openai_engine import OpenAIEngine
+
+        return OpenAIEngine(model=model, api_key=api_key, base_url=base_url)
     if name == "replay":
         from executive.engines.replay import ReplayEngine
 

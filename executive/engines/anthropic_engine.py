@@ -20,7 +20,6 @@ never retries (``max_retries=0``): the caller owns the fallback. SDK errors beco
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
@@ -31,10 +30,10 @@ from executive.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
-    ErrorKind,
     blocks_json,
     tool_input_from_blocks,
 )
+from executive.engines.sdk_calls import PooledSdkEngine, guarded
 from executive.errors import ExecutiveError
 
 __all__ = ["DEFAULT_MODEL", "MODEL_ENV", "AnthropicEngine"]
@@ -44,7 +43,7 @@ MODEL_ENV = "ISR_ANTHROPIC_MODEL"
 KEY_ENV = "ANTHROPIC_API_KEY"
 
 
-class AnthropicEngine:
+class AnthropicEngine(PooledSdkEngine):
     """The engine that asks Claude through the SDK's async client, with the tool forced."""
 
     name = "anthropic"
@@ -62,17 +61,9 @@ class AnthropicEngine:
             )
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connection pool (call on the loop that used the engine)."""
-        await self._client.close()
-
-    async def __aenter__(self) -> AnthropicEngine:
-        """The engine itself; leaving the block closes its connections."""
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        """Close the connection pool (``aclose``)."""
-        await self.aclose()
+    async def list_models(self, *, timeout_s: float) -> list[str]:
+        """The ids of the models the key may use (``GET /v1/models``): the cheap health call."""
+        return await _guarded("models", self._model_ids(timeout_s), timeout_s)
 
     async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
         """One ``messages.create`` with the call's tool forced, raced against ``timeout_s``."""
@@ -93,27 +84,7 @@ class AnthropicEngine:
             tool_choice=choice,
             timeout=timeout_s,
         )
-        try:
-            message = await asyncio.wait_for(request, timeout_s)
-        except TimeoutError as exc:
-            raise EngineError("timeout", f"{call.agent}: no answer within {timeout_s:g} s") from exc
-        except anthropic.APITimeoutError as exc:
-            raise EngineError(
-                "timeout", f"{call.agent}: request timed out after {timeout_s:g} s"
-            ) from exc
-        except anthropic.RateLimitError as exc:
-            raise EngineError("rate_limited", f"{call.agent}: {_status_text(exc)}") from exc
-        except anthropic.APIStatusError as exc:
-            kind: ErrorKind = "server_error" if exc.status_code >= 500 else "refused"
-            raise EngineError(kind, f"{call.agent}: {_status_text(exc)}") from exc
-        except anthropic.APIResponseValidationError as exc:
-            raise EngineError("malformed", f"{call.agent}: invalid response: {exc}") from exc
-        except anthropic.APIConnectionError as exc:
-            raise EngineError("unavailable", f"{call.agent}: {exc}") from exc
-        except ValueError as exc:  # json.JSONDecodeError: a 200 body that is not JSON
-            raise EngineError(
-                "malformed", f"{call.agent}: unparseable response body: {exc}"
-            ) from exc
+        message = await _guarded(call.agent, request, timeout_s)
         return self._reply(call, message)
 
     def _reply(self, call: AgentCall, message: Any) -> EngineReply:
@@ -143,6 +114,10 @@ class AnthropicEngine:
                 "stop_reason": getattr(message, "stop_reason", None),
             },
         )
+
+
+async def _guarded(what: str, request: Any, timeout_s: float) -> Any:
+    return await guarded(anthropic, what, request, timeout_s, status_text=_status_text)
 
 
 def _block_dict(block: Any) -> dict[str, Any]:

@@ -17,16 +17,17 @@ Consumes
     The operator's text and a ``MissionState`` (``executive.words.state``).
 Produces
     A JSON-safe dict: ``intent``, ``answer`` (text), ``numbers`` (cited), ``agent_runs``
-    (ids, the root first), ``applied``, ``errors``, ``warnings``; ``constraints`` (and
+    (ids, the root first), ``applied``, ``errors``, ``warnings``, ``follow_ups`` (two or
+    three next questions, from the state and the question: seed 004); ``constraints`` (and
     ``regions``) for a command, ``what_if`` (the difference) for a what-if, ``memory`` for a
     memory. Trace records (``AgentRunRecord``) through ``sink``: one root ``coordinator``
     record (engine ``rules``: the pre-pass is deterministic) and its children: the
     ``route_optimizer`` record of a what-if's planning on the copy (engine
     ``algorithmic``) and the ``responder`` call.
 Behaviour
-    question / unknown -> the responder answers from the state. what-if -> planned on a copy
+    question / explain / debug / unknown -> the responder answers from the state. what-if -> planned on a copy
     (``executive.words.whatif``), the responder reports the difference; the live plan is never
-    touched. reallocate / replan -> the constraints it would apply; with ``live`` (and no
+    touched. reallocate / replan / plan -> the constraints it would apply; with ``live`` (and no
     error in the words) they are applied through ``HumanCommand("REPLAN", text)`` and take
     effect at the next tick boundary. memory -> stored. Unknown ids, bad what-ifs: the
     answer says what is wrong, nothing is applied.
@@ -44,8 +45,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from executive.agents.context import MemoryLike
-from executive.agents.coordinator import coordinate_environment
+from executive.agents.coordinator import coordinate_state
 from executive.agents.responder import respond
+from executive.agents.responder.followups import follow_ups
 from executive.contracts import AgentRunRecord, HumanCommand, TraceSink, new_id
 from executive.engines.base import Engine, canonical_json
 from executive.engines.base import input_hash as hash_parts
@@ -110,7 +112,7 @@ async def answer(
     started = time.perf_counter()
     read_memories, store = _memory_parts(memories)
     root = new_id()
-    decision = coordinate_environment(text, state.environment, list(state.drones), state.collected)
+    decision = coordinate_state(text, state)  # an impossible command is refused here
     intent = decision["intent"]
     errors = list(decision["errors"])
     out: dict[str, Any] = {
@@ -126,6 +128,7 @@ async def answer(
     }
     children: list[str] = []
     root_error: str | None = None
+    whatif_result = None  # a what-if's planned difference, for the follow-ups
 
     async def responder(question: str, whatif=None) -> None:
         """Ask the responder (with the what-if result, if any); fill ``out`` from it."""
@@ -148,8 +151,13 @@ async def answer(
             "applied": done.applied,
             "error": done.error,
         }
+        if done.error is not None and done.error.startswith(("invalid", "malformed")):
+            out["warnings"].append(
+                f"the {done.record.engine} engine's answer was not used"
+                f" ({done.error}): the rules answer, from the state, is given instead"
+            )
 
-    if intent in ("question", "unknown"):
+    if intent in ("question", "explain", "debug", "unknown"):
         if intent == "unknown":
             out["warnings"].append(
                 "not recognised as a question, command, what-if or memory:"
@@ -163,13 +171,15 @@ async def answer(
         if errors:
             out["answer"] = "Cannot plan this what-if: " + "; ".join(errors) + "."
         else:
-            from executive.words.whatif import WhatIfError, what_if
+            from executive.words.whatif import WhatIfError, read_budgets, what_if
+
+            decision["what_if"] = read_budgets(text, decision["what_if"])
 
             t0 = time.perf_counter()
             try:
                 if live is not None:
                     world, not_planned = live.sim.world, live.returning
-                elif world is not None:
+                elif world is not None or state.over:  # over: planned from the start
                     not_planned = None
                 else:
                     raise WhatIfError("what if: no world to plan from was given")
@@ -183,7 +193,7 @@ async def answer(
                 )
             except WhatIfError as exc:
                 errors.append(str(exc))
-                out["answer"] = f"Cannot plan this what-if: {exc}."
+                out["answer"] = f"Cannot plan this what-if: {str(exc).removeprefix('what if: ')}."
                 _emit_planning(
                     sink, root, state, decision, None, t0, str(exc), iterations, seed, children
                 )
@@ -192,8 +202,9 @@ async def answer(
                     sink, root, state, decision, result, t0, None, iterations, seed, children
                 )
                 out["what_if"] = result.model_dump(mode="json")
+                whatif_result = result
                 await responder(text, result)
-    elif intent in ("reallocate", "replan"):
+    elif intent in ("reallocate", "replan", "plan"):
         constraints = decision["constraints"]
         out["constraints"] = constraints
         out["regions"] = decision["regions"]
@@ -253,6 +264,7 @@ async def answer(
     if errors and root_error is None:
         root_error = "invalid: " + "; ".join(errors)
     out["agent_runs"] = [root, *children]
+    out["follow_ups"] = follow_ups(text, state, intent=intent, whatif=whatif_result)
     sink.emit(
         AgentRunRecord(
             run_id=root,
@@ -270,7 +282,8 @@ async def answer(
             validated_output=json.loads(canonical_json(decision)),
             clamp_actions=(),
             applied=bool(
-                out["applied"] or (intent in ("question", "unknown", "what_if") and not errors)
+                out["applied"]
+                or (intent in ("question", "explain", "debug", "unknown", "what_if") and not errors)
             ),
             error=root_error,
             tick=state.tick,

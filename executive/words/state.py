@@ -18,6 +18,11 @@ Builders
     The committed plan and the operator's constraints come from the stored plan versions
     and events.
 
+Both hold the run's planning troubles (``planning``: failed or rejected rounds, planning
+agents' runs that failed, orders refused; ``executive.words.troubles``) and the plan the run
+started with (``first_plan``: the live executive's first commit, a stored run's first plan
+version that flew), so a what-if on a finished run compares against it.
+
 Remaining path (``DroneState.remaining_km``): flying -> the current flight's length minus
 the arc length flown; parked with a planned route -> that route's length; landed -> 0;
 holding or lost -> None (unknown / meaningless). The fuel margin is fuel left minus it.
@@ -33,9 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from executive.errors import ExecutiveError
 from executive.traces.replay import resimulate
+from executive.words.troubles import PlanningLog, live_log, stored_log
 from planner.model import Environment, Scenario, Solution, drone_label
 from planner.scenario_io import ScenarioError, parse_scenario
-from sim import World
+from sim import TargetCollected, World
 
 __all__ = ["DroneState", "MissionState", "from_executive", "from_trace", "replay_trace"]
 
@@ -101,6 +107,11 @@ class MissionState(_Frozen):
     constraints: dict[str, Any] = Field(default_factory=dict)
     excluded: list[str] = Field(default_factory=list)  # strictly inside a known SAM
     fuel_reserve: float = 0.0  # km the policy keeps in reserve
+    # collected targets in the order they were collected (``collected`` is in target order)
+    collected_order: list[str] = Field(default_factory=list)
+    first_plan: Solution | None = None  # the plan the run started with, when known
+    # the run's planning: rounds, agent runs, what failed (``executive.words.troubles``)
+    planning: PlanningLog = Field(default_factory=PlanningLog)
 
     # ----- lookups ---------------------------------------------------------------------
 
@@ -114,6 +125,23 @@ class MissionState(_Frozen):
         """A known target's priority (its points); 0.0 for an unknown target."""
         target = self.environment.target(target_id)
         return float(target.priority) if target is not None else 0.0
+
+    def collected_by(self, drone_id: str) -> list[str]:
+        """The targets ``drone_id`` collected, in the order it collected them."""
+        order = [t for t in self.collected_order if self.collected.get(t) == drone_id]
+        return order + [t for t, d in self.collected.items() if d == drone_id and t not in order]
+
+    @property
+    def over(self) -> bool:
+        """The mission has nothing left to fly (so a what-if is planned from its start): a
+        stored run that ended, or every drone down (landed or lost) or parked with nothing
+        planned."""
+        if self.source == "stored" and self.mode == "ended":
+            return True
+        return all(
+            d.status in ("landed", "lost") or (d.status == "parked" and not d.planned_targets)
+            for d in self.drones.values()
+        )
 
     @property
     def target_ids(self) -> list[str]:
@@ -206,6 +234,13 @@ def from_executive(executive) -> MissionState:
         plan_id=executive.plan_id,
         constraints=executive.constraints.model_dump(mode="json"),
         reserve=executive.policy.fuel_reserve,
+        order=[
+            str(e["target"])
+            for e in list(getattr(executive, "events_seen", ()))
+            if e.get("kind") == "target_collected" and "target" in e
+        ],
+        first_plan=executive.recorder.first_plan,  # kept by the executive at its first commit
+        planning=live_log(executive),
     )
 
 
@@ -220,6 +255,9 @@ def _from_world(
     plan_id: str | None,
     constraints: dict[str, Any],
     reserve: float,
+    order: list[str] | None = None,
+    first_plan: Solution | None = None,
+    planning: PlanningLog | None = None,
 ) -> MissionState:
     known = world.known_environment
     collected = dict(world.collected())
@@ -277,6 +315,9 @@ def _from_world(
         constraints=constraints,
         excluded=_excluded(known),
         fuel_reserve=reserve,
+        collected_order=[t for t in dict.fromkeys(order or []) if t in collected],
+        first_plan=first_plan,
+        planning=planning or PlanningLog(),
     )
 
 
@@ -299,11 +340,14 @@ def replay_trace(reader, run_id: str) -> tuple[MissionState, World]:
     telemetry = reader.last_telemetry(rid)
     until = int(telemetry["tick"]) + 1 if telemetry is not None else 0
     sim = resimulate(run["scenario"], reader.inputs(rid))
+    order: list[str] = []
     while sim.tick < until:
-        sim.step()
-    plan_id, plan = _last_committed(reader.plan_versions(rid))
+        order += [e.target for e in sim.step().events if isinstance(e, TargetCollected)]
+    versions = reader.plan_versions(rid)
+    plan_id, plan = _last_committed(versions)
     constraints: dict[str, Any] = {}
-    for event in reader.events(rid):  # the last constraints the operator set, up to the tick
+    events = reader.events(rid)
+    for event in events:  # the last constraints the operator set, up to the tick
         if event["kind"] == "CONSTRAINTS" and event["tick"] < until:
             constraints = dict(event["payload"].get("constraints") or {})
         elif event["kind"] == "RESET" and event["tick"] < until:
@@ -319,8 +363,18 @@ def replay_trace(reader, run_id: str) -> tuple[MissionState, World]:
         plan_id=plan_id,
         constraints=constraints,
         reserve=float(policy.get("fuel_reserve") or 0.0),
+        order=order,
+        first_plan=_first_committed(versions),
+        planning=stored_log(run, events, reader.agent_runs(rid), until),
     )
     return state, sim.world
+
+
+def _first_committed(rows: list[dict]) -> Solution | None:
+    """The first plan that flew (by tick): a plan replaced later is stored "superseded"."""
+    flown = [r for r in rows if r["status"] in ("committed", "superseded") and r.get("solution")]
+    row = min(flown, key=lambda r: r["tick"], default=None)
+    return None if row is None else Solution.model_validate(row["solution"])
 
 
 def _last_committed(rows: list[dict]) -> tuple[str | None, Solution | None]:

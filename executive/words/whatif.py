@@ -4,7 +4,9 @@ Contract
 --------
 Consumes
     The coordinator's what-if changes (``executive.agents.coordinator``): ``set_fuel``
-    (``fuel``: the drone's fuel left now, or ``delta``), ``lose_drone``, ``set_priority``,
+    (``fuel``: the drone's fuel left now, or ``delta``), ``set_budget`` (``budget``: its
+    fuel budget, or ``delta``; a ``set_fuel`` with ``"basis": "budget"``, or whose words
+    say "budget" (``read_budgets``), is one), ``lose_drone``, ``set_priority``,
     ``remove_sam``, ``remove_target``, ``constraints`` (moves / forbidden / required), and a
     ``MissionState``.
 Produces
@@ -23,11 +25,21 @@ How
     force apply to both) in one worker thread (``asyncio.to_thread``): the event loop never
     waits on it. Nothing here writes to the executive, its plan, its constraints or its
     simulation. A change that cannot be planned raises ``WhatIfError`` with one line.
+A budget is not fuel left: "D1's budget to 300" gives D1 300 km minus what it has already
+flown, "D1 had 300 fuel" gives it 300 km from now.
+A run that is over (every drone down, ``MissionState.over``) has no remainder: the what-if is
+planned from the mission's start (the scenario as loaded) and compared with the plan the run
+started with (``MissionState.first_plan``).
+A drone the change leaves unable to reach any airport is left out of the plan and named, with
+the targets it can no longer reach (``WhatIfResult.infeasible``): the answer is still an
+answer, in the mission's words, never a planner's internal message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,6 +56,7 @@ from planner.constraints import (
     parse_constraints,
 )
 from planner.errors import PlannerError
+from planner.feasibility import plannable
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import team_problem
@@ -62,7 +75,9 @@ __all__ = [
     "apply_changes",
     "current_figures",
     "describe_change",
+    "plan_narrowed",
     "plan_remainder",
+    "read_budgets",
     "what_if",
 ]
 
@@ -111,6 +126,9 @@ class WhatIfResult(_Model):
     notes: list[str] = Field(default_factory=list)  # what a change did, or why it did nothing
     iterations: int = DEFAULT_ITERATIONS  # the planner's budget, for reproducing the figures
     seed: int = 0
+    from_start: bool = False  # the run is over: planned from its start, against its first plan
+    # drone -> why the change leaves it unplannable and the targets it can no longer reach
+    infeasible: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def context(self) -> str:
         """The result as the responder's prompt block."""
@@ -127,8 +145,9 @@ class WhatIfResult(_Model):
                 out.append(f"    {drone_label(d)}: {state}; {f.points:g} points, {f.fuel:.1f} km")
             return out
 
+        where = "from the mission's start" if self.from_start else f"at tick {self.tick}"
         lines = [
-            f"WHAT-IF RESULT (planned on a copy at tick {self.tick}; the live plan is"
+            f"WHAT-IF RESULT (planned on a copy {where}; the live plan is"
             f" unchanged): {'; '.join(self.description)}"
         ]
         lines += block("CURRENT PLAN", self.current)
@@ -141,6 +160,11 @@ class WhatIfResult(_Model):
         )
         if self.notes:
             lines.append("  NOTES: " + "; ".join(self.notes))
+        for d, why in self.infeasible.items():
+            lines.append(
+                f"  INFEASIBLE {drone_label(d)}: {why['reason']}; can no longer reach:"
+                f" {', '.join(why['unreachable']) or 'none'}"
+            )
         return "\n".join(lines)
 
 
@@ -215,12 +239,18 @@ def _diff(current: PlanFigures, changed: PlanFigures) -> dict[str, Any]:
 def describe_change(change: Mapping[str, Any]) -> str:
     """One change in words, completing "what if ..." ("D2 were lost"); a change of an
     unknown kind is shown as its dict."""
+    change = _as_budget(change)
     kind = change.get("kind")
     if kind == "set_fuel":
         d = drone_label(str(change["drone"]))
         if "delta" in change:
             return f"{d} had {change['delta']:+g} km of fuel"
         return f"{d} had {change['fuel']:g} km of fuel"
+    if kind == "set_budget":
+        d = drone_label(str(change["drone"]))
+        if "delta" in change:
+            return f"{d}'s fuel budget were {change['delta']:+g} km"
+        return f"{d}'s fuel budget were {change['budget']:g} km"
     if kind == "lose_drone":
         return f"{drone_label(str(change['drone']))} were lost"
     if kind == "set_priority":
@@ -233,6 +263,27 @@ def describe_change(change: Mapping[str, Any]) -> str:
         lines = describe_constraints(parse_constraints(change["constraints"]))
         return "; ".join(lines) or "no constraint"
     return str(dict(change))
+
+
+_BUDGET_WORD = re.compile(r"\bbudget", re.I)
+
+
+def read_budgets(text: str, changes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The changes with each ``set_fuel`` read as a ``set_budget`` when ``text`` speaks of a
+    budget ("increase D1's fuel budget to 300" is a budget of 300, not 300 km left)."""
+    return [_as_budget(c, bool(_BUDGET_WORD.search(text or ""))) for c in changes]
+
+
+def _as_budget(change: Mapping[str, Any], budget_words: bool = False) -> dict[str, Any]:
+    """A ``set_fuel`` on a budget basis (the coordinator's ``"basis": "budget"``, or words
+    that say budget) as a ``set_budget``; any other change as it is."""
+    c = dict(change)
+    if c.get("kind") == "set_fuel" and (budget_words or c.get("basis") == "budget"):
+        c.pop("basis", None)
+        c["kind"] = "set_budget"
+        if "fuel" in c:
+            c["budget"] = c.pop("fuel")
+    return c
 
 
 def _base_constraints(state: MissionState) -> dict[str, Any]:
@@ -251,10 +302,15 @@ def _merge(base: OperatorConstraints, more: OperatorConstraints) -> OperatorCons
 
 
 def apply_changes(
-    scenario: Scenario, changes: Sequence[Mapping[str, Any]], state: MissionState
+    scenario: Scenario,
+    changes: Sequence[Mapping[str, Any]],
+    state: MissionState,
+    *,
+    from_start: bool = False,
 ) -> tuple[Scenario, OperatorConstraints, list[str]]:
-    """The remainder ``scenario`` with ``changes`` applied, the constraints to plan it
-    under, and notes (a change with no effect says why)."""
+    """The remainder ``scenario`` (``from_start``: the whole mission as loaded) with
+    ``changes`` applied, the constraints to plan it under, and notes (a change with no
+    effect says why)."""
     env = scenario.environment.model_dump(by_alias=True)
     configs = {k: v.model_dump(by_alias=True) for k, v in scenario.drone_configs.items()}
     try:
@@ -262,13 +318,16 @@ def apply_changes(
     except ValidationError:
         constraints = OperatorConstraints()
     notes: list[str] = []
-    for change in changes:
+    for change in map(_as_budget, changes):
         kind = change.get("kind")
-        if kind in ("set_fuel", "lose_drone"):
+        if kind in ("set_fuel", "set_budget", "lose_drone"):
             drone = str(change["drone"])
             if drone not in configs:
                 raise WhatIfError(f"what if: unknown drone {drone_label(drone)}")
             d = state.drones.get(drone)
+            if from_start and d is not None and configs[drone]["enabled"]:
+                _from_start_fuel(configs[drone], change, d, notes)
+                continue
             if d is None or d.status == "lost" or not configs[drone]["enabled"]:
                 if kind == "lose_drone":
                     notes.append(f"{drone_label(drone)} is already lost")
@@ -279,7 +338,17 @@ def apply_changes(
             if kind == "lose_drone":
                 configs[drone]["enabled"] = False
                 continue
-            fuel = (d.fuel + float(change["delta"])) if "delta" in change else float(change["fuel"])
+            if kind == "set_budget":  # the budget moves; what was flown stays flown
+                budget = _new_budget(change, d.budget)
+                fuel = d.fuel + (budget - d.budget)
+                notes.append(
+                    f"{drone_label(drone)} budget {budget:.1f} km (now {d.budget:.1f}),"
+                    f" {d.budget - d.fuel:.1f} km already flown"
+                )
+            elif "delta" in change:
+                fuel = d.fuel + float(change["delta"])
+            else:
+                fuel = float(change["fuel"])
             if fuel < 0:
                 raise WhatIfError(f"what if: {drone_label(drone)} would have {fuel:g} km of fuel")
             configs[drone]["fuelBudget"] = max(0.0, fuel - state.fuel_reserve)
@@ -326,6 +395,28 @@ def apply_changes(
     return changed, constraints, notes
 
 
+def _new_budget(change: Mapping[str, Any], budget: float) -> float:
+    if "delta" in change:
+        return budget + float(change["delta"])
+    return float(change["budget"] if "budget" in change else change["fuel"])
+
+
+def _from_start_fuel(
+    config: dict[str, Any], change: Mapping[str, Any], d: Any, notes: list[str]
+) -> None:
+    """A fuel change on the mission from its start: every fuel is a budget there."""
+    label = drone_label(d.id)
+    if change.get("kind") == "lose_drone":
+        config["enabled"] = False
+        notes.append(f"{label} is left out from the start")
+        return
+    budget = _new_budget(change, float(config["fuelBudget"]))
+    if budget < 0:
+        raise WhatIfError(f"what if: {label} would have {budget:g} km of fuel")
+    notes.append(f"{label} fuel budget from the start {budget:.1f} km (was {d.budget:.1f})")
+    config["fuelBudget"] = budget
+
+
 def plan_remainder(
     scenario: Scenario,
     constraints: OperatorConstraints | Mapping | None = None,
@@ -335,58 +426,157 @@ def plan_remainder(
 ) -> Solution:
     """The algorithmic planner on ``scenario`` under ``constraints`` (synchronous: call it
     in a worker thread). The solution has passed the validator."""
+    return plan_narrowed(scenario, constraints, iterations=iterations, seed=seed)[0]
+
+
+def plan_narrowed(
+    scenario: Scenario,
+    constraints: OperatorConstraints | Mapping | None = None,
+    *,
+    iterations: int = DEFAULT_ITERATIONS,
+    seed: int = 0,
+) -> tuple[Solution, dict[str, str], dict[str, str]]:
+    """``plan_remainder``'s solution with (left_out, rerouted): the drones that cannot be
+    planned at all and those sent to another airport, each with why (``planner.feasibility``):
+    one drone that cannot fly never fails the others' plan."""
+    mission = None
     try:
-        mission = compile_mission(scenario)
+        full = compile_mission(scenario)
+        narrowed = plannable(full)
+        mission = narrowed.mission
         if not mission.drones:
-            return build_solution(mission, {})
+            return build_solution(mission, {}), dict(narrowed.left_out), dict(narrowed.rerouted)
         c = parse_constraints(constraints)
         constrained = constrain_mission(mission, c)
         problem = constrain_problem(team_problem(constrained), mission, c)
         found = solve_team(problem, StopCriterion(max_iterations=iterations), seed=seed)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
         routes = post_optimise(constrained, routes).routes
-        return ensure_valid(mission, build_solution(mission, routes))
+        solution = ensure_valid(mission, build_solution(mission, routes))
     except PlannerError as exc:
-        raise WhatIfError(f"what if: planning failed: {exc}") from exc
+        raise WhatIfError(f"what if: {_in_mission_words(exc, mission)}") from exc
+    return solution, dict(narrowed.left_out), dict(narrowed.rerouted)
+
+
+_VEHICLE = re.compile(
+    r"vehicle (\d+): no feasible route .*?length to an end ([\d.e+-]+|inf) > budget ([\d.e+-]+)"
+)
+
+
+def _in_mission_words(exc: Exception, mission: Any) -> str:
+    """A planner failure as the operator reads it: the team search's "vehicle 1: no
+    feasible route (start 3, prefix [...], ...)" becomes the drone and its fuel."""
+    text = str(exc)
+    m = _VEHICLE.search(text)
+    if m is None:
+        return "no plan satisfies this change: " + re.sub(r"\(start \d+[^)]*\)", "", text)
+    k, need, fuel = int(m.group(1)), float(m.group(2)), float(m.group(3))
+    label = drone_label(mission.drones[k].id) if k < len(mission.drones) else f"drone {k + 1}"
+    if not math.isfinite(need):
+        return f"{label} could not reach any end airport on paths that avoid the known SAMs"
+    return (
+        f"{label} would need {need:.1f} km to fly what it must (its frozen legs and the"
+        f" targets the constraints give it) and reach an airport, with {fuel:.1f} km of fuel"
+    )
+
+
+def _unreachable(
+    drone: str, changed: Scenario, current: PlanFigures, state: MissionState
+) -> list[str]:
+    """The targets ``drone`` would visit now that it can no longer reach: those on its
+    current plan, then any other it could sense but not fly to and back from on its fuel."""
+    out = list(current.drones.get(drone, DroneFigures(planned=False)).targets)
+    config = changed.drone_configs[drone]
+    try:
+        mission = compile_mission(changed.model_copy(update={"drone_configs": {drone: config}}))
+    except PlannerError:
+        return out
+    if not mission.drones:
+        return out
+    spec = mission.drones[0]
+    dist = mission.dist
+    for t in spec.eligible:
+        t_id = mission.node_ids[t]
+        if t_id in out or t_id in state.collected:
+            continue
+        back = min((float(dist[t, e]) for e in spec.ends), default=math.inf)
+        if float(dist[spec.start, t]) + back > spec.budget:
+            out.append(t_id)
+    return out
+
+
+def _from_start_current(state: MissionState) -> PlanFigures:
+    """The plan the run started with (its first committed plan); without one, what the
+    run did: each drone's targets collected and km flown."""
+    if state.first_plan is not None:
+        return _figures(state.first_plan, state.scenario)
+    drones = {
+        d.id: DroneFigures(
+            targets=state.collected_by(d.id),
+            end=d.route[-1] if d.route else None,
+            points=d.points,
+            fuel=max(0.0, d.budget - d.fuel),
+        )
+        for d in state.drones.values()
+    }
+    return PlanFigures(
+        points=sum(f.points for f in drones.values()),
+        fuel=sum(f.fuel for f in drones.values()),
+        drones=drones,
+    )
 
 
 async def what_if(
     changes: Sequence[Mapping[str, Any]],
     state: MissionState,
     *,
-    world: World,
+    world: World | None,
     not_planned: Mapping[str, str] | None = None,
     iterations: int = DEFAULT_ITERATIONS,
     seed: int = 0,
 ) -> WhatIfResult:
     """Plan ``changes`` on a copy of the remainder and compare (see the module docstring).
 
-    ``world`` is the world ``state`` was read from; ``not_planned`` the drones no plan may
+    ``world`` is the world ``state`` was read from (not needed when the run is over);
+    ``not_planned`` the drones no plan may
     re-task (sent home by fuel safety).
     """
     if not changes:
         raise WhatIfError("what if: nothing to change")
-    # read between ticks; the worker thread only ever sees the copy
-    base = build_replan(
-        world, world.tick, reserve=state.fuel_reserve, not_planned=dict(not_planned or {})
-    ).scenario
-    changed, constraints, notes = apply_changes(base, changes, state)
+    from_start = state.over
+    if from_start:  # nothing left to fly: the mission from its start, as loaded
+        base = state.scenario
+    elif world is None:
+        raise WhatIfError("what if: no world to plan from was given")
+    else:  # read between ticks; the worker thread only ever sees the copy
+        base = build_replan(
+            world, world.tick, reserve=state.fuel_reserve, not_planned=dict(not_planned or {})
+        ).scenario
+    changed, constraints, notes = apply_changes(base, changes, state, from_start=from_start)
     try:
         control_constraints = parse_constraints(_base_constraints(state))
     except ValidationError:
         control_constraints = OperatorConstraints()
 
-    def plan_both() -> tuple[Solution, Solution]:
+    def plan_both() -> tuple[Solution, tuple[Solution, dict[str, str], dict[str, str]]]:
         """(control, changed): both plans, one after the other, in the worker thread."""
         control = plan_remainder(base, control_constraints, iterations=iterations, seed=seed)
-        return control, plan_remainder(changed, constraints, iterations=iterations, seed=seed)
+        return control, plan_narrowed(changed, constraints, iterations=iterations, seed=seed)
 
-    control, solution = await asyncio.to_thread(plan_both)
-    current = current_figures(state)
+    control, (solution, left_out, rerouted) = await asyncio.to_thread(plan_both)
+    current = _from_start_current(state) if from_start else current_figures(state)
     changed_fig = _figures(solution, changed)
-    for d in state.drones.values():
-        if d.status == "holding":
-            notes.append(f"{d.label} is holding: its current remaining path is not counted")
+    if from_start:
+        notes.insert(0, "the run is over: planned from the mission's start, against its first plan")
+    else:
+        for d in state.drones.values():
+            if d.status == "holding":
+                notes.append(f"{d.label} is holding: its current remaining path is not counted")
+    notes += list(rerouted.values())
+    infeasible = {
+        d: {"reason": why, "unreachable": _unreachable(d, changed, current, state)}
+        for d, why in left_out.items()
+    }
     return WhatIfResult(
         source=state.source,
         tick=state.tick,
@@ -399,4 +589,6 @@ async def what_if(
         notes=notes,
         iterations=iterations,
         seed=seed,
+        from_start=from_start,
+        infeasible=infeasible,
     )

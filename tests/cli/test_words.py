@@ -201,3 +201,55 @@ def test_memory_add_list_rm(tmp_path):
         done = mem(*args)
         assert done.exit_code == 2, (args, done.output)
         assert needle in done.output and "Traceback" not in done.output
+
+
+# ----------------------------------------------------------------------------- issue 16
+
+
+def test_fuel_used_is_answered_with_the_stored_figures_and_follow_ups(stored):
+    url, run_id = stored
+    reader = TraceReader(url)
+    try:
+        row = reader.last_telemetry(run_id)
+        budgets = {
+            d: c["fuelBudget"] for d, c in reader.run(run_id)["scenario"]["drone_configs"].items()
+        }
+    finally:
+        reader.close()
+    used = {f"D{d}": budgets[d] - t["fuel"] for d, t in row["drones"].items()}
+    top = max(used, key=used.get)
+    done = ask(url, run_id, "Which drone uses the most fuel?")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{top} uses the most fuel: {top}: {used[top]:.1f} km used")
+    nxt = lines.index("You could ask next:")
+    suggested = [x.strip() for x in lines[nxt + 1 :] if x.strip()]
+    assert 2 <= len(suggested) <= 3
+    as_json = json.loads(ask(url, run_id, "Which drone uses the most fuel?", "--json").stdout)
+    assert as_json["follow_ups"] == suggested
+    total = json.loads(ask(url, run_id, "What is the total fuel used?", "--json").stdout)
+    assert total["answer"].startswith(f"Total fuel used: {sum(used.values()):.1f} km")
+
+
+def test_what_ifs_on_a_finished_run_are_planned_from_its_start(stored):
+    url, run_id = stored
+    done = ask(url, run_id, "what if SAM1 were removed?", "--json")
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.stdout)
+    assert out["what_if"]["from_start"] is True
+    assert out["what_if"]["current"]["points"] > 0  # the plan the run started with, not 0
+    assert "T7" in out["what_if"]["diff"]["gained"]
+    budget = json.loads(
+        ask(url, run_id, "What if we increase D1's fuel budget to 300?", "--json").stdout
+    )
+    assert budget["what_if"]["changes"][0]["kind"] == "set_budget"
+    assert "D1 fuel budget from the start 300.0 km" in budget["answer"]
+
+
+def test_a_what_if_that_grounds_a_drone_exits_0_in_the_missions_words(stored):
+    url, run_id = stored
+    done = ask(url, run_id, "What if D2 had 5 fuel?")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("What if D2 had 5 km of fuel:")
+    for internal in ("vehicle", "no feasible route", "Traceback"):
+        assert internal not in done.output

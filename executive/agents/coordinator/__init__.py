@@ -3,24 +3,38 @@
 No LLM here: token and pattern rules, so the same words always give the same decision.
 
 ``classify(text) -> Intent``
-    ``what_if`` ("what if D1 had 300 fuel?", "suppose SAM2 were removed"), ``memory``
-    ("remember that ...", "always ...", "never use greedy allocation", "I prefer ..."),
-    ``question`` (ends with "?" or starts with what / which / where / why / how / is /
-    tell / show / list ...), ``reallocate`` (a command naming targets or drones: move,
-    assign, forbid, keep out of a region, require), ``replan`` (replan, optimise,
-    recompute, cut, continue, solve ...), else ``unknown``. "Can you / please ..." before
-    an order makes it an order, not a question.
+    ``what_if`` ("what if D1 had 300 fuel?", "suppose SAM2 were removed"), ``debug``
+    ("why is the solver crashing?"), ``memory`` ("remember that ...", "always ...", "never
+    use greedy allocation", "I prefer ..."), ``explain`` ("why did D1 visit T3 before T5?",
+    "explain ..."), ``question`` (ends with "?" or starts with what / which / where / how /
+    is / tell / show / list / compare ...), ``reallocate`` (a command naming targets or
+    drones: move, assign, forbid, keep out of a region, require), ``replan`` (cut,
+    checkpoint, continue, replan ...), ``plan`` (plan, optimise, solve, compute, generate
+    ...), else ``unknown``. "Can you / please ..." before an order makes it an order.
 
-``coordinate(text, known_targets, known_drones, *, known_sams, airports, collected) -> dict``
-    The decision in the shape ``Executive._apply_words`` reads::
+``coordinate(text, known_targets, known_drones, *, known_sams, airports, collected,
+environment, fleet, in_force, preferences) -> dict``
+    The JSON of a ``CoordinatorDecision`` (``schema``: seed 000 B.5 plus what the executive
+    reads)::
 
-        {"intent": "reallocate", "confidence": 0.9, "rules_hit": [...],
+        {"intent": "reallocate", "confidence": 0.95, "rules_hit": [...],
+         "policy": {"allow_solver": true, "allocation_strategy": "efficient",
+                    "post_opt": {...}, "drone_contracts": {"1": {...}}, ...},
          "constraints": {"moves": [{"target": "T5", "to_drone": "1"}],
-                         "forbidden": {"2": ["T4"]}, "required_targets": ["T9"]},
+                         "forbidden": {"2": ["T4"]}, "required_targets": ["T9"],
+                         "forbidden_targets": [], "fixed_endpoints": {"1": "A1"}},
+         "explanation_only": false, "warnings": [...], "errors": [...],
+         "trace_events": [{"agent": "coordinator", "stage": "intent", ...}],
+         "refused": [...], "replaced": [...],
          "regions": [{"drone": "2", "region": "north-east", "box": [...], "targets": [...]}],
          "what_if": [{"kind": "set_fuel", "drone": "1", "fuel": 300.0}, ...],
-         "memory": {"kind": "note", "text": "..."} | None,
-         "policy": {...}, "errors": [...], "warnings": [...], "text": "..."}
+         "memory": {"kind": "note", "text": "..."} | None, "text": "..."}
+
+    With the fleet (``fleet``: sensors, fuel left, position, ends) a move the drone cannot
+    carry out (its sensors cannot see the target, the target is inside a known SAM or
+    collected, the drone cannot reach it and an end with its fuel) is refused at once: an
+    error with the reason, the move dropped. With ``in_force`` (the constraints already
+    applied) a command that replaces an earlier order says so in ``warnings``/``replaced``.
 
     Commands understood: "move T5 to D1", "transfer T3 from D1 to D2", "assign T3 and T7
     to drone 2", "D1 must visit T5" (moves); "D2 must not visit T4", "forbid T4 for D2",
@@ -43,28 +57,47 @@ No LLM here: token and pattern rules, so the same words always give the same dec
     error naming it; it is never dropped silently. ``make_coordinate`` wraps this as the
     ``Executive(coordinate=...)`` hook, which applies nothing when there is an error.
 
-Modules, one idea each: ``ids`` (finding target, drone and SAM ids in words), ``regions``
+Modules, one idea each: ``schema`` (the decision's pydantic model), ``fleet`` (what is
+known of each drone, and the checks that refuse an impossible command), ``ids`` (finding target, drone and SAM ids in words), ``regions``
 (region names and the targets inside them), ``intent`` (classifying the text and each
 clause), ``decision`` (the decision being read), ``constraints`` (a command clause into
 moves, forbidden and required targets), ``what_if`` (a what-if clause into changes),
 ``memory`` (what to remember), ``decide`` (``coordinate``: the decision dict), ``hook``
-(over a ``planner.model.Environment``, and the executive's hook).
+(over an environment, a scenario or a mission state, and the executive's hook).
 """
 
 from __future__ import annotations
 
 from executive.agents.coordinator.decide import coordinate
-from executive.agents.coordinator.hook import coordinate_environment, make_coordinate
+from executive.agents.coordinator.fleet import (
+    DroneFacts,
+    fleet_from_scenario,
+    fleet_from_state,
+)
+from executive.agents.coordinator.hook import (
+    coordinate_environment,
+    coordinate_scenario,
+    coordinate_state,
+    make_coordinate,
+)
 from executive.agents.coordinator.intent import Intent, classify
 from executive.agents.coordinator.regions import REGIONS, region_box, region_targets
+from executive.agents.coordinator.schema import CoordinatorDecision, planner_constraints
 
 __all__ = [
     "REGIONS",
+    "CoordinatorDecision",
+    "DroneFacts",
     "Intent",
     "classify",
     "coordinate",
     "coordinate_environment",
+    "coordinate_scenario",
+    "coordinate_state",
+    "fleet_from_scenario",
+    "fleet_from_state",
     "make_coordinate",
+    "planner_constraints",
     "region_box",
     "region_targets",
 ]

@@ -83,6 +83,12 @@ def parse_command(
             found = ids.targets.get(w[1:].lower())
             if found is not None:
                 pending.append(found)
+        elif w.lower() == "from" and i + 1 < len(words) and words[i + 1].startswith("#"):
+            source = ids.drone(words[i + 1][1:])
+            if source is not None:
+                for t in pending:
+                    d.sources[t] = source
+            i += 1
         elif w.lower() == "to" and i + 1 < len(words) and words[i + 1].startswith("#"):
             to_drone = ids.drone(words[i + 1][1:])
             if to_drone and pending:

@@ -29,6 +29,10 @@ class Decision:
     what_if: list[dict[str, Any]] = field(default_factory=list)
     memory: dict[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
+    # the drone a move says a target leaves ("transfer T3 from D1 to D2"): target -> drone
+    sources: dict[str, str] = field(default_factory=dict)
+    # moves replaced within the same words: (target, the drone before, the drone after)
+    replaced: list[tuple[str, str, str]] = field(default_factory=list)
 
     def forbid(self, drone: str, targets: Iterable[str]) -> None:
         """Forbid ``targets`` to ``drone`` (each once)."""
@@ -36,6 +40,10 @@ class Decision:
         have += [t for t in targets if t not in have]
 
     def move(self, target: str, drone: str) -> None:
-        """Move ``target`` to ``drone``; a later move of the same target replaces this one."""
+        """Move ``target`` to ``drone``; a later move of the same target replaces this one
+        (and the replacement is noted)."""
+        for m in self.moves:
+            if m["target"] == target and m["to_drone"] != drone:
+                self.replaced.append((target, m["to_drone"], drone))
         self.moves = [m for m in self.moves if m["target"] != target]  # the last word wins
         self.moves.append({"target": target, "to_drone": drone})

@@ -1,12 +1,17 @@
 """Classifying the operator's words: the intent of a text, and the kind of each clause.
 
-``classify(text) -> Intent``, the first rule that applies: ``what_if`` ("what if D1 had 300
-fuel?", "suppose SAM2 were removed"), ``memory`` ("remember that ...", "always ...", "never
-use greedy allocation", "I prefer ..."), ``question`` (ends with "?" or starts with what /
-which / where / why / how / is / tell / show / list ...), ``reallocate`` (a command naming
-targets or drones: move, assign, forbid, keep out of a region, require), ``replan`` (replan,
-optimise, recompute, cut, continue, solve ...), else ``unknown``. "Can you / please ..."
-before an order makes it an order, not a question.
+``classify(text) -> Intent``, the first rule that applies (seed 000 §1's token table, plus
+the executive's question and memory): ``what_if`` ("what if D1 had 300 fuel?", "suppose SAM2
+were removed"), ``debug`` (error, traceback, crash, bug, broken, exception, fails ...),
+``memory`` ("remember that ...", "always ...", "never use greedy allocation", "I prefer
+..."), ``explain`` (a question starting with why / explain / describe / how come / how did),
+``question`` (ends with "?" or starts with what / which / where / how / is / tell / show /
+list / compare ...), ``reallocate`` (a command naming targets or drones: move, assign,
+forbid, keep out of a region, require), ``replan`` (cut, checkpoint, continue, resume,
+replan, the remainder ...), ``plan`` (plan, optimise, solve, compute, generate, maximise
+...), else ``unknown``. "Can you / please ..." before an order makes it an order, not a
+question. ``classify_with_rules`` also names, as ``also:<intent>``, the other intents whose
+tokens the text holds (the decision's confidence is lower when there are some).
 
 A command is split into clauses (on "and", ";", "then", ...), and each clause is a ``move``,
 a ``forbid`` or a ``require`` (``clause_kind``), over the normalised text of ``ids``.
@@ -34,10 +39,13 @@ __all__ = [
 class Intent(StrEnum):
     """What the operator's words ask for."""
 
-    QUESTION = "question"
-    REALLOCATE = "reallocate"
-    WHAT_IF = "what_if"
+    PLAN = "plan"
     REPLAN = "replan"
+    REALLOCATE = "reallocate"
+    EXPLAIN = "explain"
+    WHAT_IF = "what_if"
+    DEBUG = "debug"
+    QUESTION = "question"
     MEMORY = "memory"
     UNKNOWN = "unknown"
 
@@ -56,9 +64,21 @@ _POLITE_RE = re.compile(
 _QUESTION_START = re.compile(
     r"^(?:what|which|where|why|how|who|whom|whose|when|is|are|was|were|does|do|did|has|have|"
     r"had|can|could|will|would|should|shall|tell|show|list|explain|describe|give\s+me|"
-    r"summari[sz]e|status|report)\b",
+    r"summari[sz]e|status|report|compare|contrast)\b",
     re.I,
 )
+_EXPLAIN_START = re.compile(
+    r"^(?:why|explain|describe|how\s+come|how\s+(?:did|does|do|was|were|is)\b(?!\s+(?:many|much)))",
+    re.I,
+)
+_DEBUG_RE = re.compile(
+    r"\b(?:error|errors|traceback|stack\s*trace|crash|crashes|crashing|crashed|bug|bugs|buggy|"
+    r"broken|exception|exceptions|fails|failing|failed\s+to\s+(?:plan|solve|run)|hangs?|"
+    r"hanging|stuck|debug)\b",
+    re.I,
+)
+# debug words about the mission itself, not the software: "D2 crashed" is a loss
+_MISSION_FAILURE = re.compile(r"\b(?:d\d+|drone|uav)s?\b[^.?!]*\bcrash", re.I)
 _MEMORY_START = re.compile(
     r"^(?:remember|note|fyi|keep\s+in\s+mind|from\s+now\s+on|always|never|i\s+prefer|"
     r"we\s+prefer|prefer|i'd\s+rather|we'd\s+rather|warning|warn|beware|caution|avoid|"
@@ -66,9 +86,13 @@ _MEMORY_START = re.compile(
     re.I,
 )
 _REPLAN_RE = re.compile(
-    r"\b(?:replan|re-plan|optimi[sz]e|re-?optimi[sz]e|recompute|re-compute|"
-    r"cut|checkpoint|continue|solve|generate|rerun|re-run|plan\s+again|"
-    r"new\s+plan|plan\s+the\s+(?:mission|rest|remainder)|maximi[sz]e)\b",
+    r"\b(?:replan|re-plan|re-?optimi[sz]e|cut|checkpoints?|continue|resume|rerun|re-run|"
+    r"plan\s+again|plan\s+the\s+(?:rest|remainder)|remainder|from\s+here)\b",
+    re.I,
+)
+_PLAN_RE = re.compile(
+    r"\b(?:plan|optimi[sz]e|optimal|recompute|re-compute|compute|solve|generate|"
+    r"new\s+plan|maximi[sz]e|minimi[sz]e|routes?)\b",
     re.I,
 )
 
@@ -91,11 +115,18 @@ def classify(text: str) -> Intent:
 
 def classify_with_rules(text: str) -> tuple[Intent, list[str]]:
     """The intent of ``text`` and the rules that decided it (the decision's ``rules_hit``)."""
+    intent, rules = _classify(text)
+    return intent, rules + [f"also:{other}" for other in _also(text, intent)]
+
+
+def _classify(text: str) -> tuple[Intent, list[str]]:
     raw = (text or "").strip()
     if not raw:
         return Intent.UNKNOWN, ["empty"]
     if _WHAT_IF_RE.search(raw) or _WHAT_IF_ANY.search(raw):
         return Intent.WHAT_IF, ["what_if_token"]
+    if _DEBUG_RE.search(raw) and not _MISSION_FAILURE.search(raw):
+        return Intent.DEBUG, ["debug_token"]
     bare = imperative(raw)
     polite = bare != raw
     norm = normalise(bare)
@@ -108,15 +139,39 @@ def classify_with_rules(text: str) -> tuple[Intent, list[str]]:
     if question and not (
         polite and not re.match(r"^(?:tell|show|list|explain|describe|give\s+me)\b", bare, re.I)
     ):
+        if _EXPLAIN_START.match(bare) or re.search(r"\bexplain\b", bare, re.I):
+            return Intent.EXPLAIN, ["explain_token"]
+        if re.match(r"^(?:compare|contrast)\b", bare, re.I):
+            return Intent.QUESTION, ["compare_token"]
         return Intent.QUESTION, ["question_token"]
     clauses = [clause_kind(c) for c in split_clauses(norm)]
     if any(kind in ("move", "forbid", "require") for kind, _ in clauses):
         return Intent.REALLOCATE, [hit for _, hit in clauses if hit]
     if _REPLAN_RE.search(bare):
         return Intent.REPLAN, ["replan_token"]
+    if _PLAN_RE.search(bare):
+        return Intent.PLAN, ["plan_token"]
     if question:
         return Intent.QUESTION, ["question_token"]
     return Intent.UNKNOWN, ["no_rule"]
+
+
+def _also(text: str, intent: Intent) -> list[str]:
+    """The other intents whose tokens ``text`` holds (an ambiguous request)."""
+    raw = (text or "").strip()
+    found = []
+    for other, rx in (
+        (Intent.DEBUG, _DEBUG_RE),
+        (Intent.REPLAN, _REPLAN_RE),
+        (Intent.PLAN, _PLAN_RE),
+        (Intent.WHAT_IF, _WHAT_IF_ANY),
+    ):
+        if other != intent and rx.search(raw):
+            found.append(str(other))
+    # the plan family: "replan" holds "plan", a plan request names routes; not ambiguous
+    if intent in (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE, Intent.WHAT_IF):
+        found = [f for f in found if f not in ("plan", "replan")]
+    return found
 
 
 _SPLIT_RE = re.compile(

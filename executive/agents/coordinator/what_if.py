@@ -69,6 +69,11 @@ def parse_what_if(
                 d.what_if.append({"kind": "set_fuel", "drone": drone, "delta": abs(value)})
             elif _LESS_RE.search(body):
                 d.what_if.append({"kind": "set_fuel", "drone": drone, "delta": -abs(value)})
+            elif re.search(r"\bbudget\b", body, re.I):
+                # "increase D1's fuel budget to 300": the budget, not the fuel left now
+                d.what_if.append(
+                    {"kind": "set_fuel", "drone": drone, "fuel": abs(value), "basis": "budget"}
+                )
             else:
                 d.what_if.append({"kind": "set_fuel", "drone": drone, "fuel": abs(value)})
         d.rules_hit.append("what_if:set_fuel")

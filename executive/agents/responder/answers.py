@@ -4,7 +4,9 @@
 result is given, else the question's topic (``questions.topic_of``): fuel margins, points
 so far / planned / possible, targets not collected or unassigned with the reason for each,
 where a drone is and what it does, why a target is excluded or not visited, the known SAMs,
-the mission's status. Every number stated is also cited (label, value, unit) and every id
+the mission's status; fuel used, budgets, drones compared, totals and targets visited
+(``fleet``); why one target before another and why a target went to a drone (``order``);
+a debugging question from the run's planning troubles (``debug``). Every number stated is also cited (label, value, unit) and every id
 named is listed, exactly as an engine's answer must do. Before a plan exists the answer
 says so first.
 """
@@ -15,45 +17,32 @@ import math
 from typing import Any
 
 from executive.agents.responder.context import number_or_dash
+from executive.agents.responder.debug import debug
+from executive.agents.responder.fleet import budgets, compare, fuel_used, totals, visited
+from executive.agents.responder.order import allocation, order
 from executive.agents.responder.questions import (
+    Allocation,
+    Budgets,
+    Compare,
+    Debug,
     Drones,
+    FuelUsed,
     Margins,
     OpenTargets,
+    Order,
     Points,
     Sams,
     Status,
+    Totals,
+    Visited,
     Why,
     topic_of,
 )
-from executive.agents.responder.role import ResponderOutput
+from executive.agents.responder.written import Answer
 from executive.words.state import MissionState
 from planner.model import Target, drone_label
 
 __all__ = ["Answer", "responder_rules"]
-
-
-class Answer:
-    """An answer being written: its sentences, the numbers it cites, the ids it names."""
-
-    def __init__(self) -> None:
-        """An empty answer."""
-        self.lines: list[str] = []
-        self.numbers: list[dict[str, Any]] = []
-        self.ids: list[str] = []
-
-    def num(self, label: str, value: float, unit: str = "") -> None:
-        """Cite ``value`` (rounded to 3 decimals) as ``label`` in ``unit``."""
-        self.numbers.append({"label": label, "value": round(float(value), 3), "unit": unit})
-
-    def name(self, *ids: str) -> None:
-        """Add ``ids`` to the ids named, each once, in order."""
-        self.ids += [i for i in ids if i not in self.ids]
-
-    def done(self) -> dict[str, Any]:
-        """The answer as the responder's output (a ``ResponderOutput`` dump)."""
-        return ResponderOutput(
-            answer=" ".join(self.lines), numbers=self.numbers, ids=self.ids
-        ).model_dump()
 
 
 def responder_rules(
@@ -71,6 +60,20 @@ def responder_rules(
     if state.plan is None and not state.collected:
         a.lines.append("No mission plan exists yet: plan the mission first (isr plan or isr run).")
     match topic_of(question, state):
+        case Order(first=first, second=second, drone=drone):
+            order(a, state, first, second, drone)
+        case FuelUsed(which=which, drones=drones):
+            fuel_used(a, state, which, drones)
+        case Compare(drones=drones):
+            compare(a, state, drones)
+        case Budgets(drones=drones):
+            budgets(a, state, drones)
+        case Allocation(target=target, drone=drone, negated=negated):
+            allocation(a, state, target, drone, negated)
+        case Totals():
+            totals(a, state)
+        case Visited(rank=rank):
+            visited(a, state, rank)
         case Margins(least=least):
             _margins(a, state, least=least)
         case Why(targets=targets):
@@ -79,14 +82,16 @@ def responder_rules(
         case Drones(drones=drones):
             for drone_id in drones:
                 _drone(a, state, drone_id)
-        case Points():
-            _points(a, state)
+        case Points(rank=rank):
+            _points(a, state, rank)
         case Sams():
             _sams(a, state)
         case OpenTargets(only_unassigned=only_unassigned):
             _open(a, state, only_unassigned=only_unassigned)
         case Status():
             _status(a, state)
+        case Debug():
+            debug(a, state)
     return a.done()
 
 
@@ -129,7 +134,18 @@ def _margins(a: Answer, state: MissionState, least: bool = False) -> None:
         a.num(f"{d.label} remaining path", remaining, "km")
 
 
-def _points(a: Answer, state: MissionState) -> None:
+def _points(a: Answer, state: MissionState, rank: str | None = None) -> None:
+    if rank is not None:
+        ranked = sorted(state.drones.values(), key=lambda d: (d.points, d.id))
+        if rank == "most":
+            ranked.reverse()
+        top = ranked[0]
+        ties = [d.label for d in ranked if d.points == top.points]
+        who = " and ".join(ties)
+        a.lines.append(
+            f"{who} {'has' if len(ties) == 1 else 'have'} the {rank} points: {top.points:g}"
+            f" ({', '.join(state.collected_by(top.id)) or 'no target'})."
+        )
     per = ", ".join(f"{d.label} {d.points:g}" for d in state.drones.values())
     to_collect = state.planned_by
     a.lines.append(
@@ -246,7 +262,7 @@ def _drone(a: Answer, state: MissionState, drone_id: str) -> None:
         a.lines.append(
             f"{d.label} is lost ({d.lost_reason or 'unknown reason'}) at ({d.x:.1f},"
             f" {d.y:.1f}); it collected {d.points:g} points"
-            f" ({', '.join(d.collected) or 'no target'})."
+            f" ({', '.join(state.collected_by(d.id)) or 'no target'})."
         )
         return
     heading = math.degrees(d.heading) % 360
@@ -259,7 +275,11 @@ def _drone(a: Answer, state: MissionState, drone_id: str) -> None:
         line += f", remaining path {d.remaining_km:.1f} km (margin {margin:.1f} km)"
         a.num(f"{d.label} remaining path", d.remaining_km, "km")
         a.num(f"{d.label} fuel margin", margin, "km")
-    line += f"; {d.points:g} points from {', '.join(d.collected) or 'no target yet'}."
+    line += (
+        f"; {d.points:g} points from {', '.join(state.collected_by(d.id)) or 'no target yet'}"
+        + (" (in that order)" if len(d.collected) > 1 else "")
+        + "."
+    )
     a.lines.append(line)
     if d.planned_targets:
         end = d.route[-1] if d.route else "?"
@@ -330,11 +350,26 @@ def _what_if(a: Answer, result: Any) -> None:
     cur, new, ctl = result.current, result.changed, result.control
     change = "; ".join(result.description)
     delta = new.points - cur.points
+    start = getattr(result, "from_start", False)
+    what, against = (
+        ("points over the whole mission", "the plan the run started with")
+        if start
+        else ("points still to collect", "the current plan")
+    )
     a.lines.append(
-        f"What if {change}: {new.points:g} points still to collect instead of"
-        f" {cur.points:g} under the current plan ({delta:+g}); fuel {new.fuel:.1f}"
+        f"What if {change}: {new.points:g} {what} instead of"
+        f" {cur.points:g} under {against} ({delta:+g}); fuel {new.fuel:.1f}"
         f" km instead of {cur.fuel:.1f} ({new.fuel - cur.fuel:+.1f})."
     )
+    for drone_id, why in (getattr(result, "infeasible", None) or {}).items():
+        label = drone_label(drone_id)
+        lost = why.get("unreachable") or []
+        a.lines.append(
+            f"{label} could not fly this: {why['reason'].removeprefix(label + ': ')};"
+            f" it is left out of the plan"
+            + (f" and can no longer reach {', '.join(lost)}." if lost else ".")
+        )
+        a.name(label, *lost)
     if abs(ctl.points - cur.points) > 1e-9:
         a.lines.append(
             f"Replanned now without the change: {ctl.points:g} points, so the change"

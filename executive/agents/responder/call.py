@@ -1,9 +1,12 @@
 """The responder call: the prompt, the engine raced against a deadline, the answer's checks.
 
 ``respond(...)`` asks an ``Engine`` once (rules: the deterministic answer; anthropic: tool
-use) within ``timeout_s``. The reply must validate as a ``ResponderOutput`` and name only ids
-the state knows (in ``ids`` or in the text): an answer about a target that does not exist is
-not passed on. On any failure the rules answer stands; either way one ``AgentRunRecord`` is
+use) within ``timeout_s``. The reply must validate as a ``ResponderOutput``, name only ids
+the state knows (in ``ids`` or in the text) and state only numbers the state supports
+(``numbers``: in the text and in ``numbers``, and a drone's margin, fuel, budget, fuel used
+or points must be that drone's): an answer about a target that does not exist, or one that
+says "D1 has 999 km margin", is not passed on: the rules answer is given instead and the
+reason is traced. On any failure the rules answer stands; either way one ``AgentRunRecord`` is
 emitted to the sink (``applied``, ``error``, the raw reply, tokens, duration).
 """
 
@@ -18,12 +21,17 @@ from typing import Any
 from executive.agents.context import HARD_CONSTRAINTS, MemoryLike, format_memories
 from executive.agents.responder.answers import responder_rules
 from executive.agents.responder.context import state_context
+from executive.agents.responder.numbers import number_problems, supported
+from executive.agents.responder.questions import Allocation, Debug, Order, topic_of
 from executive.agents.responder.role import RESPONDER_PROMPT, RESPONDER_TOOL, ResponderOutput
 from executive.contracts import AgentRunRecord, TraceSink, new_id
 from executive.engines.base import AgentCall, Engine, call_validated
 from executive.words.state import MissionState
 
-__all__ = ["Responded", "respond"]
+__all__ = ["NUMBERS_ERROR", "Responded", "respond"]
+
+# the error of an engine answer that cites numbers the state does not support
+NUMBERS_ERROR = "invalid: numbers the state does not support"
 
 
 @dataclass
@@ -75,6 +83,11 @@ async def respond(
     parts = [state_context(state)]
     if whatif is not None:
         parts.append(whatif.context())
+    elif isinstance(topic := topic_of(question, state), (Order, Allocation)):
+        # the route geometry is not in the state's text: give the distances worked out
+        parts.append("ROUTE GEOMETRY FOR THIS QUESTION (from the state): " + rules["answer"])
+    elif isinstance(topic, Debug):  # nor the planning log
+        parts.append("PLANNING LOG FOR THIS QUESTION (from the state): " + rules["answer"])
     if extra_context:
         parts.append(extra_context)
     parts.append(f"OPERATOR QUESTION: {question}")
@@ -90,6 +103,11 @@ async def respond(
     output: ResponderOutput | None = done.output
     if output is not None:
         error = _check_ids(output, _known_ids(state))
+        if error is None:
+            facts = supported(state, rules, whatif, question)
+            problems = number_problems(output, facts, state, hypothetical=whatif is not None)
+            if problems:
+                error = f"{NUMBERS_ERROR}: {'; '.join(problems)}"
         if error is not None:
             output = None
     applied = output is not None

@@ -47,7 +47,8 @@ def state_context(state: MissionState) -> str:
         sensors = "ALL" if d.sensors == "ALL" else ", ".join(d.sensors)
         line = (
             f"  {d.label}: {d.status}{f' ({d.lost_reason})' if d.lost_reason else ''} at"
-            f" ({d.x:.1f}, {d.y:.1f}); fuel {d.fuel:.1f} of budget {d.budget:.1f};"
+            f" ({d.x:.1f}, {d.y:.1f}); fuel {d.fuel:.1f} of budget {d.budget:.1f}"
+            f" (used {max(0.0, d.budget - d.fuel):.1f});"
             f" remaining path {number_or_dash(d.remaining_km)};"
             f" margin {number_or_dash(d.margin_km)};"
             f" points {d.points:g}; sensors {sensors}"
@@ -56,13 +57,15 @@ def state_context(state: MissionState) -> str:
         out.append(
             f"    route: {' -> '.join(d.route) or '(none)'}; still to collect:"
             f" {', '.join(d.planned_targets) or 'none'};"
-            f" collected: {', '.join(d.collected) or 'none'}"
+            f" collected (in order): {', '.join(state.collected_by(d.id)) or 'none'}"
         )
     out.append(
         f"TOTALS: points collected {state.collected_points:g}; still planned"
         f" {state.points_to_collect:g}; planned in total {state.planned_points:g};"
         f" targets collected {len(state.collected)} of {len(env.targets)};"
-        f" open {len(state.open_targets)}; excluded {', '.join(state.excluded) or 'none'}"
+        f" open {len(state.open_targets)}; excluded {', '.join(state.excluded) or 'none'};"
+        f" fuel used {sum(max(0.0, d.budget - d.fuel) for d in state.drones.values()):.1f}"
+        f" of {sum(d.budget for d in state.drones.values()):.1f} budgeted"
     )
     if state.plan is None:
         out.append("CURRENT SOLUTION: none (no mission plan exists yet)")

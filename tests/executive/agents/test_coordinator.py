@@ -13,6 +13,7 @@ from executive.agents.coordinator import (
     coordinate,
     coordinate_environment,
     make_coordinate,
+    planner_constraints,
 )
 from executive.config import RunConfig
 from executive.contracts import AgentRunRecord, EventRecord
@@ -40,8 +41,8 @@ def constraints_of(text: str) -> dict:
     d = decide(text)
     assert d["intent"] == "reallocate", d
     assert d["errors"] == [], d["errors"]
-    parse_constraints(d["constraints"])  # the shape the planning round accepts
-    return d["constraints"]
+    parse_constraints(planner_constraints(d))  # the shape the planning round accepts
+    return planner_constraints(d)
 
 
 # ----------------------------------------------------------------------------- intents
@@ -52,8 +53,14 @@ def constraints_of(text: str) -> dict:
     [
         ("Which drone has the most fuel margin?", Intent.QUESTION),
         ("how many points so far", Intent.QUESTION),
-        ("Why did D1 visit T3 before T5?", Intent.QUESTION),
-        ("Explain why T5 was excluded", Intent.QUESTION),
+        ("Why did D1 visit T3 before T5?", Intent.EXPLAIN),
+        ("Explain why T5 was excluded", Intent.EXPLAIN),
+        ("Why is the solver crashing?", Intent.DEBUG),
+        ("the planner threw a traceback", Intent.DEBUG),
+        ("compare D1 and D2 instead", Intent.QUESTION),
+        ("how many points so far?", Intent.QUESTION),
+        ("Generate optimal routes", Intent.PLAN),
+        ("Optimize the mission to maximize points", Intent.PLAN),
         ("move T5 to D1", Intent.REALLOCATE),
         ("Move T5 from D1 to D2", Intent.REALLOCATE),
         ("can you move T5 to D1?", Intent.REALLOCATE),
@@ -61,7 +68,7 @@ def constraints_of(text: str) -> dict:
         ("what if D1 had 300 fuel?", Intent.WHAT_IF),
         ("What if we increase D1's fuel budget to 300?", Intent.WHAT_IF),
         ("Suppose SAM2 were removed", Intent.WHAT_IF),
-        ("Generate optimal routes maximizing priority points", Intent.REPLAN),
+        ("Generate optimal routes maximizing priority points", Intent.PLAN),
         ("Continue from the current checkpoint", Intent.REPLAN),
         ("please replan", Intent.REPLAN),
         ("Remember that D2's camera is unreliable", Intent.MEMORY),
@@ -229,7 +236,7 @@ def test_the_executive_hook_applies_nothing_when_the_words_have_an_error():
     hook = make_coordinate(lambda: ENV, DRONES)
     assert hook("move T5 to D1")["constraints"]["moves"] == [{"target": "T5", "to_drone": "1"}]
     bad = hook("move T5 and T42 to D1")
-    assert bad["errors"] and bad["constraints"] == {
+    assert bad["errors"] and planner_constraints(bad) == {
         "moves": [],
         "forbidden": {},
         "required_targets": [],
@@ -252,7 +259,7 @@ def test_bare_ids_work_without_positions_but_a_region_then_is_an_error():
         ("what if D1 had 300 fuel?", {"kind": "set_fuel", "drone": "1", "fuel": 300.0}),
         (
             "What if we increase D1's fuel budget to 300?",
-            {"kind": "set_fuel", "drone": "1", "fuel": 300.0},
+            {"kind": "set_fuel", "drone": "1", "fuel": 300.0, "basis": "budget"},
         ),
         ("what if drone 2 had 40 more fuel", {"kind": "set_fuel", "drone": "2", "delta": 40.0}),
         ("what if D3 were lost?", {"kind": "lose_drone", "drone": "3"}),

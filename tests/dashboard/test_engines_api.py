@@ -1,0 +1,115 @@
+"""``GET /api/engines`` on a real dashboard server: each engine of the run checked with a real
+reachability call (the openai SDK against a local chat-completions server; a closed port for
+one that is down), its latency or the reason, no key shown, and checks shared; and the
+engines panel in headless Chromium on a live ``isr run`` whose critic runs on a local model."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+from playwright.sync_api import sync_playwright
+from pydantic import SecretStr
+
+from dashboard.server import start_dashboard
+from executive.bus import InProcessBus
+from executive.engines.spec import EngineSpec
+from tests.dashboard.harness import TOKEN, CliProcess
+from tests.dashboard.test_browser import BROWSER_ARGS
+from tests.openai_api import ChatAPIServer
+
+TIMEOUT = 10.0
+
+
+def _get(engines, path: str = "/api/engines", times: int = 1) -> list[httpx.Response]:
+    async def go():
+        server = await start_dashboard(
+            InProcessBus("engines"), port=0, token=TOKEN, engines=engines
+        )
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT) as http:
+                return [await http.get(path) for _ in range(times)]
+        finally:
+            await server.stop()
+
+    return asyncio.run(go())
+
+
+def test_each_engine_is_checked_with_its_latency_or_the_reason():
+    with ChatAPIServer(models=["llama3.1:latest"]) as api, ChatAPIServer() as gone:
+        dead = gone.url
+        gone.close()
+        local = EngineSpec(
+            engine="openai", model="llama3.1", base_url=api.url, api_key=SecretStr("sk-hidden")
+        )
+        engines = {
+            "strategist": EngineSpec(),
+            "allocator": EngineSpec(),
+            "critic": local,
+            "responder": EngineSpec(engine="openai", model="mistral", base_url=dead),
+        }
+        [response] = _get(engines)
+        asked, served = api.model_requests, api.url
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["configured"] is True and body["ok"] is False  # one engine is down
+    rules, critic, responder = body["engines"]
+    assert rules["roles"] == ["strategist", "allocator"] and rules["ok"] is True
+    assert critic["roles"] == ["critic"] and critic["ok"] is True
+    assert critic["engine"] == "openai" and critic["model"] == "llama3.1"
+    assert critic["base_url"] == served
+    assert 0 < critic["latency_ms"] < TIMEOUT * 1000 and critic["model_listed"] is True
+    assert responder["ok"] is False and responder["error"].startswith("unavailable: ")
+    assert asked == 1
+    assert "sk-hidden" not in response.text and "api_key" not in response.text
+
+
+def test_checks_are_shared_between_readers():
+    with ChatAPIServer(models=["m"]) as api:
+        engines = {"critic": EngineSpec(engine="openai", model="m", base_url=api.url)}
+        answers = _get(engines, times=3)
+        asked = api.model_requests
+    assert [a.json()["ok"] for a in answers] == [True, True, True]
+    assert asked == 1  # the page polls; the model server is asked once per ttl
+
+
+def test_a_dashboard_with_no_run_of_its_own_has_no_engines_and_says_so():
+    [response] = _get(None)
+    assert response.status_code == 200
+    assert response.json() == {"configured": False, "ok": True, "engines": []}
+    [spec] = _get(None, "/openapi.json")
+    assert "/api/engines" in spec.json()["paths"]
+
+
+@pytest.mark.browser
+def test_the_engines_panel_on_a_live_run_whose_critic_runs_on_a_local_model(chromium):
+    api = ChatAPIServer(models=["llama3.1:latest"]).start()
+    errors: list[str] = []
+    try:
+        with (
+            CliProcess(
+                "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+                "--speed", "5", "--agent-engine", f"critic=openai:llama3.1@{api.url}",
+            ) as cli,
+            sync_playwright() as pw,
+        ):  # fmt: skip
+            url = cli.wait_for(r"dashboard: (http://\S+)")
+            browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+            try:
+                page = browser.new_page()
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.goto(url)
+                page.set_default_timeout(60_000)
+                page.wait_for_selector("#engines-panel:not([hidden])")
+                ok = page.wait_for_selector("#engines li[data-engine='openai'][data-ok='true']")
+                line = ok.text_content() or ""
+                rules = page.text_content("#engines li[data-engine='rules']") or ""
+            finally:
+                browser.close()
+    finally:
+        api.close()
+    assert "critic" in line and "llama3.1" in line and " ms" in line
+    assert "strategist" in rules and "allocator" in rules and "responder" in rules
+    assert errors == []

@@ -1,0 +1,81 @@
+"""The question box's follow-ups in a real browser: the real CLI flies demo.json with its
+dashboard in a subprocess, headless Chromium (Playwright, the harness of test_browser.py)
+asks a question; the answer's two or three suggested next questions appear as buttons, and
+clicking one asks it: a POST /api/ask carries that very text and its answer replaces the
+first, with follow-ups of its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.dashboard.harness import TOKEN, CliProcess
+from tests.dashboard.test_browser import BROWSER_ARGS
+
+TIMEOUT_MS = 60_000
+FIRST = "Which drone has the most fuel margin?"
+
+
+@pytest.mark.browser
+def test_follow_ups_are_buttons_that_ask(chromium):
+    errors: list[str] = []
+    asked: list[str] = []
+    with (
+        CliProcess(
+            "run",
+            "scenarios/demo.json",
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+            "--db",
+            "none",
+            "--speed",
+            "20",
+        ) as cli,
+        sync_playwright() as pw,
+    ):
+        url = cli.wait_for(r"dashboard: (http://\S+)")
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+            def on_request(request) -> None:
+                if request.method == "POST" and request.url.split("?")[0].endswith("/api/ask"):
+                    asked.append(json.loads(request.post_data or "{}").get("question", ""))
+
+            page.on("request", on_request)
+            page.goto(url)
+            page.set_default_timeout(TIMEOUT_MS)
+            page.wait_for_selector("#agents details[data-run-id]", state="attached")
+
+            page.fill("#ask-text", FIRST)
+            page.click("#ask-send")
+            page.wait_for_selector("#ask-answer .follow-up")
+            first_answer = page.inner_text("#ask-answer")
+            assert "has the most fuel margin" in first_answer
+            buttons = page.locator("#ask-answer .follow-up")
+            texts = buttons.all_inner_texts()
+            assert 2 <= len(texts) <= 3, texts
+            assert FIRST not in texts and len(set(texts)) == len(texts)
+            assert asked == [FIRST]
+
+            choice = texts[0]
+            buttons.first.click()
+            # the click asks exactly that text, and its answer replaces the first
+            page.wait_for_function(
+                "(prev) => { const t = document.querySelector('#ask-answer').innerText;"
+                " return t && t !== '…' && t !== prev"
+                " && document.querySelector('#ask-answer .follow-up'); }",
+                arg=first_answer,
+            )
+            assert asked == [FIRST, choice]
+            assert page.input_value("#ask-text") == choice
+            second = page.locator("#ask-answer .follow-up").all_inner_texts()
+            assert 2 <= len(second) <= 3 and choice not in second
+            assert not errors, errors
+        finally:
+            browser.close()
