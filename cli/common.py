@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from executive.bus.exits import TERMINATED
 from executive.traces import default_url
 from planner.model import Scenario
 from planner.scenario_io import ScenarioError, load_scenario
@@ -272,8 +273,9 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
 
 def run_async(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` with SIGTERM handled like Ctrl-C: the main task is cancelled,
-    so every ``finally`` runs (the run's end recorded as interrupted, traces flushed, its
-    status published), then the command exits 143."""
+    so every ``finally`` runs (traces flushed, the run's end recorded and its status
+    published as ``crashed``, "terminated by SIGTERM": ``executive.bus.exits``), then the command
+    exits 143."""
     terminated = False
 
     async def guarded() -> T:
@@ -285,7 +287,7 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
             nonlocal terminated
             terminated = True
             if task is not None:
-                task.cancel()
+                task.cancel(TERMINATED)  # the run's final status says crashed, not interrupted
 
         # Only the main thread may handle signals; elsewhere SIGTERM keeps its default.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

@@ -39,6 +39,7 @@ from cli.common import (
     parse_speed,
     trace_url,
 )
+from cli.engines import recorded_agent_engines
 from cli.run import LIVE_SPEED, fly, print_outcome
 from executive.config import ENGINES, DashboardConfig, ForkConfig, RunConfig
 from executive.errors import ExecutiveError
@@ -112,7 +113,8 @@ def fork(
         typer.Option(help="'max' or K times real time [default: max headless, 10 live]"),
     ] = None,
     engine: Annotated[
-        str | None, typer.Option(help="agent engine: rules or anthropic [default: the parent's]")
+        str | None,
+        typer.Option(help="agents' engine: rules, anthropic or openai [default: the parent's]"),
     ] = None,
     review: Annotated[
         bool | None,
@@ -142,7 +144,7 @@ def fork(
     if (at is None) == (at_tick is None):
         raise fail("give the moment to fork at: --at TIME or --at-tick N (one of them)")
     if (engine is not None and engine not in ENGINES) or engine == "replay":
-        raise fail(f"--engine {engine!r}: choose rules or anthropic")
+        raise fail(f"--engine {engine!r}: choose rules, anthropic or openai")
     url = trace_url(db, must_exist=True)
     if url is None:
         raise fail("--db none: a fork is read from, and recorded in, a trace store")
@@ -182,6 +184,8 @@ def fork(
             speed=pace,
             engine=engine or (was.get("engine") if was.get("engine") != "replay" else "rules"),
             model=was.get("model"),
+            engine_url=was.get("engine_url") if engine is None else None,
+            agent_engines=recorded_agent_engines(was),  # keys from the environment
             agents=was.get("agents", True) if agents is None else agents,
             agent_timeout_s=was.get("agent_timeout_s", 30.0),
             seed=was.get("seed", 0),

@@ -5,8 +5,8 @@ The child gets the control token in its environment (never on its command line, 
 ``ps`` would show it), a free port on the dashboard's host and its run id from here, so the
 answer can name both at once. It is ready when it prints its dashboard's address; one that
 exits first is an ``ExecutiveError`` carrying its last words. ``close()`` stops the children
-still running (SIGTERM, handled as Ctrl-C is: their traces end ``interrupted``; SIGINT may be
-ignored by a child started in the background).
+still running (SIGTERM: each flushes its traces and ends ``crashed``, "terminated by SIGTERM",
+in the store as on the bus; SIGINT may be ignored by a child started in the background).
 """
 
 from __future__ import annotations

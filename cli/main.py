@@ -1,6 +1,6 @@
 """The ``isr`` command: the app is built here, from every room's commands, when it runs.
 
-    isr validate | plan | sim | run | replay | ask | memory | dashboard
+    isr validate | plan | schema | sim | run | replay | ask | memory | dashboard
 
 Nothing registers itself at import time: ``build_app()`` assembles the commands and
 ``main()`` runs them. Every command runs under one guard (``GuardedGroup``): an exception
@@ -60,14 +60,17 @@ def build_app() -> typer.Typer:
     """The ``isr`` app with every command; each room is imported only now, when called."""
     from cli.compare import compare
     from cli.dashboard import dashboard
-    from cli.eval import eval_cmd
+    from cli.eval import eval_app
     from cli.fork import fork
+    from cli.interop import import_app
+    from cli.live import command, edit
     from cli.plan import plan, validate
     from cli.replay import replay_cmd
     from cli.report import report
     from cli.run import run
     from cli.runs import runs
     from cli.scenario import scenario_app
+    from cli.schema import schema
     from cli.sim import sim
     from cli.words import ask, memory_app
 
@@ -80,6 +83,7 @@ def build_app() -> typer.Typer:
     )
     app.command("validate")(validate)
     app.command("plan")(plan)
+    app.command("schema")(schema)
     app.command("sim")(sim)
     app.command("run")(run)
     app.command("replay")(replay_cmd)
@@ -87,10 +91,13 @@ def build_app() -> typer.Typer:
     app.command("fork")(fork)
     app.command("compare")(compare)
     app.command("report")(report)
-    app.command("eval")(eval_cmd)
+    app.add_typer(eval_app, name="eval")
     app.command("ask")(ask)
+    app.command("edit")(edit)
+    app.command("command")(command)
     app.add_typer(memory_app, name="memory")
     app.add_typer(scenario_app, name="scenario")
+    app.add_typer(import_app, name="import")
     app.command("dashboard")(dashboard)
     return app
 

@@ -3,6 +3,12 @@
 Same conventions as every ``isr`` command (``cli.common``): bad input is one line per
 problem on stderr naming the file and the JSON path, exit code 2, never a traceback; output
 files are written whole or not at all; ids and names from the file are printed as text.
+
+``isr validate`` names every problem in one run (form, schema and references together) and
+then what a plan would have to leave out, as warnings naming the drone or the target
+(``planner.feasibility``). Exit codes: 0 valid (warnings, if any, on stderr), 2 problems
+(or warnings, with ``--strict``). ``isr plan`` (and ``isr run``) print the same warnings and
+plan the rest of the fleet around a drone that cannot fly its mission.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console, JustifyMethod
+from rich.markup import escape
 from rich.table import Table
 
 from cli.common import (
+    EXIT_BAD_INPUT,
     EXIT_FAILED,
     cell,
     check_number,
@@ -27,21 +35,47 @@ from cli.common import (
     write_atomically,
 )
 from planner.errors import InfeasibleError, PlannerError
-from planner.model import drone_label
+from planner.model import Scenario, drone_label
 
-__all__ = ["MAX_SEARCH_SECONDS", "plan", "validate"]
+__all__ = ["MAX_SEARCH_SECONDS", "plan", "validate", "warn_plannability"]
 
 MAX_SEARCH_SECONDS = 3600.0  # --seconds: an hour of search is already far past any gain
 
 
-def validate(file: Annotated[Path, typer.Argument(help="scenario JSON file")]) -> None:
-    """Check a scenario file; print every problem with its JSON path (exit 2 if any)."""
+def validate(
+    file: Annotated[Path, typer.Argument(help="scenario JSON file")],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="warnings count as problems (exit 2)")
+    ] = False,
+) -> None:
+    """Check a scenario file: every problem with its JSON path (exit 2 if any), then
+    warnings naming each drone or target a plan would leave out (exit 0, or 2 with --strict)."""
     scenario = load(file)
     env = scenario.environment
+    warnings = warn_plannability(file, scenario)
+    said = f", {len(warnings)} warning(s)" if warnings else ""
     print(
         f"{shown(file)}: ok — {len(env.airports)} airports, {len(env.targets)} targets,"
-        f" {len(env.sams)} SAMs, {len(scenario.drone_configs)} drones"
+        f" {len(env.sams)} SAMs, {len(scenario.drone_configs)} drones{said}"
     )
+    if strict and warnings:
+        raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def warn_plannability(file: Path, scenario: Scenario) -> list[str]:
+    """Print (stderr) and return what a plan of ``scenario`` will have to leave out, one
+    ``warning: FILE: <JSON path>: drone D1: ...`` line each (``planner.feasibility``)."""
+    from planner.feasibility import feasibility_warnings
+    from planner.mission import compile_mission
+
+    try:
+        warnings = feasibility_warnings(compile_mission(scenario))
+    except PlannerError as exc:  # a checked scenario compiles; say so if it did not
+        warnings = [f"$: cannot check what a plan can reach ({exc})"]
+    err = Console(stderr=True, emoji=False, highlight=False)
+    for line in warnings:
+        err.print(f"[bold yellow]warning:[/] {escape(shown(f'{file}: {line}'))}", soft_wrap=True)
+    return warnings
 
 
 def plan(
@@ -65,8 +99,26 @@ def plan(
         int | None, typer.Option(help="iteration limit (reproducible with --seed)", min=1)
     ] = None,
     seed: Annotated[int, typer.Option(help="random seed of the search")] = 0,
+    export: Annotated[
+        tuple[str, Path] | None,
+        typer.Option(
+            help="also write the plan for other tools: qgc (one .plan per drone),"
+            " geojson, mavlink (QGC WPL 110, one per drone)",
+            metavar="FORMAT FILE",
+        ),
+    ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(help="LAT,LON of the km frame's (0, 0), for a mission without geo"),
+    ] = None,
+    altitude: Annotated[
+        float, typer.Option(help="flight altitude of the export, metres above home")
+    ] = 100.0,
 ) -> None:
     """Plan a mission and print the routes (or the Solution JSON)."""
+    from cli.interop import check_export, export_frame, print_positions, report_written
+    from cli.interop import write_export as write_plan_export
+    from planner.interop import geo_solution
     from planner.mission import compile_mission
     from planner.planning import STRATEGIES, plan_mission
 
@@ -75,7 +127,10 @@ def plan(
     check_number(seconds, "--seconds", 0.0, MAX_SEARCH_SECONDS)
     check_writable(out, "--out", (".json",))
     check_writable(plot, "--plot", (".png", ".svg", ".pdf"))
+    exporting = check_export(export, origin, altitude)
     scenario = load(file)
+    frame = export_frame(scenario, exporting, file)
+    warn_plannability(file, scenario)  # the plan goes around what cannot be planned
     try:
         mission = compile_mission(scenario)
         result = plan_mission(mission, strategy, seconds=seconds, iterations=iterations, seed=seed)
@@ -84,7 +139,17 @@ def plan(
     except PlannerError as exc:
         raise fail(f"{file}: planning failed: {exc}", EXIT_FAILED) from None
     solution = result.solution
+    if frame is not None:  # lat/lon next to km: a geographic mission, or one --origin places
+        solution = geo_solution(scenario, solution, frame)
     payload = solution.model_dump(mode="json", by_alias=True)
+    if solution.geo is None:
+        del payload["geo"]  # a km-only mission's Solution JSON stays as it was
+    # The drones the plan goes around, and why (a script reads them here, not on stderr);
+    # ``isr sim --plan`` reads a file with them too.
+    if result.left_out:
+        payload["left_out"] = dict(result.left_out)
+    if result.rerouted:
+        payload["rerouted"] = dict(result.rerouted)
     try:
         if out is not None:
             write_atomically(out, lambda p: p.write_text(json.dumps(payload, indent=2) + "\n"))
@@ -100,6 +165,8 @@ def plan(
                     title=f"{shown(file.name)}: {solution.total_points:g} points ({strategy})",
                 ),
             )
+        if exporting is not None and frame is not None:
+            report_written(exporting, write_plan_export(exporting, scenario, solution, frame))
     except OSError as exc:
         raise fail(
             f"{shown(exc.filename or out or plot)}: cannot write ({exc.strerror or exc})",
@@ -109,6 +176,7 @@ def plan(
         sys.stdout.write(json.dumps(payload) + "\n")
         return
     _print_plan(file, mission, result)
+    print_positions(scenario, solution)
 
 
 def _print_plan(file: Path, mission, result) -> None:
@@ -140,6 +208,17 @@ def _print_plan(file: Path, mission, result) -> None:
             f"{route.total_points:g}",
             str(len(route.visited_targets)),
         )
+    for drone_id in result.left_out:  # not planned: it stays where it is, with no route
+        config = mission.scenario.drone_configs[drone_id]
+        table.add_row(
+            cell(drone_label(drone_id)),
+            cell(f"stays at {config.start} (not planned)"),
+            "0.0",
+            f"{config.fuel_budget:g}",
+            f"{config.fuel_budget:g}",
+            "0",
+            "0",
+        )
     budget = sum(r.fuel_budget for r in solution.routes.values())
     table.add_section()
     table.add_row(
@@ -161,3 +240,5 @@ def _print_plan(file: Path, mission, result) -> None:
         say(f"Excluded (inside a SAM): {', '.join(solution.excluded_targets)}")
     for change in result.changes:
         say(f"post-opt {change.tool}: {drone_label(change.drone)} {change.description}")
+    for why in result.left_out.values():
+        say(f"not planned: {why}")

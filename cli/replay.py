@@ -33,13 +33,15 @@ def replay_cmd(
         hash_every = policy.get("hash_every", 20)
         # A run that did not end (interrupted, crashed) is replayed as far as it was stored.
         early = run["status"] != "ended"
+        why = (run.get("outcome") or {}).get("error")  # "terminated by SIGTERM", an error
+        ended_as = f"{run['status']}: {why}" if early and why else run["status"]
         last = max([*hashes, run.get("last_tick") or 0])  # the last tick it stored
         inputs = reader.inputs(run["run_id"])
         if early and not any(r["kind"] in ("edit", "command") for r in inputs):
             Console(emoji=False, highlight=False).print(
                 cell(
                     f"run {run['run_id']}: the run ended early at tick {last}"
-                    f" ({run['status']}), before it recorded an input: nothing to replay"
+                    f" ({ended_as}), before it recorded an input: nothing to replay"
                 )
             )
             return
@@ -57,7 +59,7 @@ def replay_cmd(
     if early:
         say(
             f"run {run['run_id']}: the run ended early at tick {last}"
-            f" ({run['status']}); replaying what it stored"
+            f" ({ended_as}); replaying what it stored"
         )
     if early and result.compared == 0 and not result.mismatches:
         say(

@@ -43,9 +43,11 @@ from cli.common import (
     run_async,
     trace_url,
 )
+from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, engine_fields
 from cli.launch import SubprocessForks
+from cli.plan import warn_plannability
 from dashboard.server import start_dashboard
-from executive.config import ENGINES, DashboardConfig, RunConfig
+from executive.config import DashboardConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from executive.session import ViewFactory, run_mission
@@ -65,14 +67,20 @@ def run(
             help="'max' (as fast as possible) or K times real time [default: max headless, 10 live]"
         ),
     ] = None,
-    engine: Annotated[str, typer.Option(help="agent engine: rules, anthropic or replay")] = "rules",
+    engine: Annotated[
+        str | None,
+        typer.Option(help="agents' engine: rules, anthropic, openai or replay [default: rules]"),
+    ] = None,
+    agent_engine: AgentEngineOption = None,
+    engine_url: EngineUrlOption = None,
+    engines: EnginesFileOption = None,
     replay_run: Annotated[
         str | None,
         typer.Option(
             "--replay-run", help="with --engine replay: the run whose agent answers to replay"
         ),
     ] = None,
-    model: Annotated[str | None, typer.Option(help="LLM model (anthropic engine)")] = None,
+    model: Annotated[str | None, typer.Option(help="LLM model (anthropic, openai)")] = None,
     no_replan: Annotated[
         bool, typer.Option("--no-replan", help="fly the first plan blindly")
     ] = False,
@@ -137,9 +145,14 @@ def run(
     """Run a mission end to end with live replanning on the timeline's events."""
     live = not headless
     pace = parse_speed(speed if speed is not None else (LIVE_SPEED if live else "max"))
-    if engine not in ENGINES:
-        raise fail(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
-    if engine == "replay" and not replay_run:
+    chosen = engine_fields(
+        engine=engine,
+        model=model,
+        engine_url=engine_url,
+        agent_engine=agent_engine,
+        engines_file=engines,
+    )
+    if chosen["engine"] == "replay" and not replay_run:
         raise fail("--engine replay needs --replay-run RUN_ID (the run whose answers to replay)")
     if review_timeout_action not in ("keep", "commit"):
         raise fail(f"--review-timeout-action {review_timeout_action!r}: choose keep or commit")
@@ -151,12 +164,12 @@ def run(
     broker_password = mqtt_password(mqtt, mqtt_password_file, mqtt_ca)
     control = control_token(token) if live or mqtt else None
     scenario = load(file)
+    warn_plannability(file, scenario)  # the fleet is planned around what cannot be planned
     try:
         config = RunConfig(
             scenario_file=str(file),
             speed=pace,
-            engine=engine,  # checked against ENGINES above
-            model=model,
+            **chosen,  # engine, model, engine_url, engine_key, agent_engines (checked)
             replay_run=replay_run,
             agents=agents,
             agent_timeout_s=agent_timeout,
@@ -218,13 +231,14 @@ def fly(
 
 
 def live_view(config: RunConfig) -> ViewFactory:
-    """The dashboard as the run's live view; with a trace store it can start forks of the
-    store's runs (``cli.launch``)."""
+    """The dashboard as the run's live view, checking the run's engines (``/api/engines``);
+    with a trace store it can start forks of the store's runs (``cli.launch``)."""
+    engines = config.engine_table()
     if config.trace_url is None or config.dashboard is None:
-        return start_dashboard
+        return functools.partial(start_dashboard, engines=engines)
     token = config.dashboard.token.get_secret_value()
     forks = SubprocessForks(config.trace_url, token, config.dashboard.host)
-    return functools.partial(start_dashboard, forks=forks)
+    return functools.partial(start_dashboard, forks=forks, engines=engines)
 
 
 def print_outcome(name: str, out: dict) -> None:

@@ -4,7 +4,8 @@
              [--limit N] [--json]
 
 One line per run: id, scenario, started, mission duration, status, points, drones lost,
-replans, engine, parent run (for a fork). A run still "running" whose writer stopped
+replans, engine (the run's, then each role's own when roles are mixed: "rules;
+critic=openai:llama3.1"), parent run (for a fork). A run still "running" whose writer stopped
 beating is shown as crashed. Bad options: one line on stderr, exit 2.
 """
 

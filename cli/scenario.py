@@ -1,4 +1,11 @@
-"""``isr scenario generate``: random missions with disruptions where they matter.
+"""``isr scenario new``: a starting point; ``isr scenario generate``: random missions with
+disruptions where they matter.
+
+    isr scenario new [--drones N] [--targets N] [--sams N] [--out FILE]
+
+Writes a valid mission explained by ``"$comment"`` fields (``planner.template``), linked to
+the published JSON Schema by ``"$schema"`` so that an editor checks it as you type; it
+loads, validates and plans as it is. Without ``--out`` it is printed.
 
     isr scenario generate [--suite FILE] [--name N] [--seed S] [--count N] [--drones 3..8]
                           [--targets 20..80] [--sams 2..10] [--size KM] [--speed KM/S]
@@ -15,6 +22,8 @@ written whole or not at all.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,14 +32,17 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from cli.common import fail, write_atomically
+from cli.common import EXIT_FAILED, check_writable, fail, write_atomically
 from planner.generator import DISRUPTIONS, SuiteSpec, generate_mission
-from planner.scenario_io import ScenarioError, parse_json, read_json_file
+from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
+from planner.template import MAX_NEW_DRONES, MAX_NEW_SAMS, MAX_NEW_TARGETS, starter_scenario
 
 __all__ = ["scenario_app"]
 
 scenario_app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Scenario files: generate random missions."
+    add_completion=False,
+    no_args_is_help=True,
+    help="Scenario files: a starting point to edit, or random missions.",
 )
 
 
@@ -163,5 +175,68 @@ def generate(
         f"wrote {len(missions)} missions to {out} ("
         + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
         + ")",
+        markup=False,
+    )
+
+
+_LINE = 100  # characters: a longer object is written one field a line
+
+# The published schema, in a checkout (an installed package has no scenarios/ folder).
+_SCHEMA_FILE = Path(__file__).resolve().parent.parent / "scenarios" / "scenario.schema.json"
+
+
+def _schema_link(out: Path | None) -> str:
+    """The ``$schema`` link of a new file: the checkout's schema, relative to the file."""
+    if not _SCHEMA_FILE.is_file():
+        return "scenario.schema.json"  # 'isr schema --out scenario.schema.json' writes it
+    folder = (out.parent if out is not None else Path.cwd()).resolve()
+    return Path(os.path.relpath(_SCHEMA_FILE, folder)).as_posix()
+
+
+def _compact(value: Any, indent: str = "") -> str:
+    """JSON indented by two, with each small object or array on one line (an airport, a
+    target, a position), as the repository's scenarios are written."""
+    flat = json.dumps(value, ensure_ascii=False)
+    simple = not isinstance(value, dict | list) or all(
+        not isinstance(v, dict | list) or (isinstance(v, list) and len(json.dumps(v)) < 40)
+        for v in (value.values() if isinstance(value, dict) else value)
+    )
+    if (simple and len(indent) + len(flat) <= _LINE) or not isinstance(value, dict | list):
+        return flat
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = [f"{inner}{json.dumps(k)}: {_compact(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    items = [f"{inner}{_compact(v, inner)}" for v in value]
+    return "[\n" + ",\n".join(items) + f"\n{indent}]"
+
+
+@scenario_app.command("new")
+def new(
+    drones: Annotated[int, typer.Option(help="how many drones", min=1, max=MAX_NEW_DRONES)] = 2,
+    targets: Annotated[int, typer.Option(help="how many targets", min=0, max=MAX_NEW_TARGETS)] = 8,
+    sams: Annotated[int, typer.Option(help="how many SAMs", min=0, max=MAX_NEW_SAMS)] = 1,
+    out: Annotated[
+        Path | None, typer.Option(help="write the mission here (default: print it)")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="overwrite an existing --out file")] = False,
+) -> None:
+    """Write a commented starting point: a valid mission to edit."""
+    check_writable(out, "--out", (".json",))
+    if out is not None and out.exists() and not force:
+        raise fail(f"--out {out}: exists already (--force to overwrite)")
+    data = starter_scenario(drones, targets, sams, schema=_schema_link(out))
+    parse_scenario(data, source="isr scenario new")  # it must load as it is written
+    text = _compact(data) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        _write(out, text)
+    except OSError as exc:
+        raise fail(f"{out}: cannot write ({exc.strerror or exc})", EXIT_FAILED) from None
+    Console(stderr=True, highlight=False).print(
+        f"wrote {out}: {drones} drone(s), {targets} target(s), {sams} SAM(s);"
+        f" next: isr validate {out}",
         markup=False,
     )

@@ -30,7 +30,7 @@ from cli.common import (
     load,
     parse_speed,
 )
-from cli.plan import MAX_SEARCH_SECONDS
+from cli.plan import MAX_SEARCH_SECONDS, warn_plannability
 from planner.errors import InfeasibleError, PlannerError
 from planner.limits import MAX_TIME_S
 from planner.model import Solution, drone_label
@@ -40,14 +40,20 @@ __all__ = ["sim"]
 
 
 def _load_plan(path: Path, mission) -> Solution:
+    from planner.feasibility import plannable
     from planner.solution import build_solution, solution_routes
     from planner.validation import validate_solution
 
     try:
         text = read_json_file(path)
-        parse_json(text, str(path))  # size, depth, keys given twice
+        data = parse_json(text, str(path))  # size, depth, keys given twice
     except ScenarioError as exc:
         raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
+    if isinstance(data, dict) and {"left_out", "rerouted"} & set(data):
+        # What `isr plan` says of the drones it planned around: words, not part of the plan
+        # (the plan is checked against the fleet that can fly, below).
+        data = {k: v for k, v in data.items() if k not in ("left_out", "rerouted")}
+        text = json.dumps(data)
     try:
         # JSON mode: strict types ("25" is not a number), arrays for the path's pairs
         solution = Solution.model_validate_json(text, strict=True)
@@ -66,12 +72,15 @@ def _load_plan(path: Path, mission) -> Solution:
         for i, node_id in enumerate(route.route):
             if node_id not in known:
                 problems.append(f"{path}: {at}.route[{i}]: unknown or excluded id {node_id!r}")
+    # A drone that cannot fly may be left out of the plan, or end at another airport, as
+    # `isr plan` plans it (planner.feasibility).
+    flyable = plannable(mission).mission
     if not problems:
-        problems = [f"{path}: plan violates {v}" for v in validate_solution(mission, solution)]
+        problems = [f"{path}: plan violates {v}" for v in validate_solution(flyable, solution)]
     if problems:
         raise fail(problems)
     # Its distances, points and flown paths from the mission's geometry, not the file's.
-    return build_solution(mission, solution_routes(mission, solution))
+    return build_solution(flyable, solution_routes(flyable, solution))
 
 
 def _clock(seconds: float) -> str:
@@ -116,6 +125,7 @@ def sim(
     if until is not None:
         check_number(until, "--until", 0.0, MAX_TIME_S)
     scenario = load(file)
+    warn_plannability(file, scenario)  # the plan goes around a drone that cannot fly
     try:
         mission = compile_mission(scenario)
     except PlannerError as exc:

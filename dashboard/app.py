@@ -9,7 +9,10 @@ Options
     that commands, and the ground truth; ``trace_url`` (a SQLAlchemy URL) serves
     ``/api/runs`` from the trace store; ``show_truth`` (exercise control) shows the ground
     truth to every reader; ``stall_timeout_s`` is how long a websocket client may accept no
-    data before it is dropped. They become the one ``DashboardSettings``.
+    data before it is dropped. They become the one ``DashboardSettings``. ``engines`` (the
+    run's engine of each agent role, ``RunConfig.engine_table()``) are checked, on request,
+    by ``GET /api/engines`` (``dashboard.routes.engines``) and answer ``/api/agent_solve``'s
+    agents (none: the offline rules).
 Consumes
     The bus's out topics (one subscription for the ``LiveView`` mirror, one per websocket
     client). HTTP requests.
@@ -33,7 +36,7 @@ headers (``dashboard.security``); the live websocket serves only its own origin.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -44,9 +47,11 @@ from dashboard.context import DashboardContext, ForkLauncher
 from dashboard.errors import install_error_handlers
 from dashboard.planning_api import Limits
 from dashboard.routes import commands, live, pages, planning, runs, stream
+from dashboard.routes import engines as engine_health
 from dashboard.security import SecurityHeaders
 from dashboard.settings import DashboardSettings
 from executive.bus import Bus
+from executive.engines.spec import EngineSpec
 
 __all__ = ["create_app"]
 
@@ -77,6 +82,7 @@ def create_app(
     show_truth: bool = False,
     stall_timeout_s: float = 15.0,
     forks: ForkLauncher | None = None,
+    engines: Mapping[str, EngineSpec] | None = None,
 ) -> FastAPI:
     """The dashboard app for the run on ``bus`` (see the module's contract)."""
     if not token:
@@ -90,7 +96,8 @@ def create_app(
         show_truth=show_truth,
         stall_timeout_s=stall_timeout_s,
     )
-    context = DashboardContext.build(bus, settings, forks)
+    # the run's engine of each agent role: checked by /api/engines, asked by agent_solve
+    context = DashboardContext.build(bus, settings, forks, engines)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -117,6 +124,6 @@ def create_app(
 
     app.include_router(pages.router)
     pages.mount_static(app)
-    for area in (live, runs, commands, planning, stream):
+    for area in (live, runs, commands, planning, stream, engine_health):
         app.include_router(area.router)
     return app

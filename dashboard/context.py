@@ -4,8 +4,10 @@ starts and stops.
 Contract
 --------
 Options
-    ``DashboardContext.build(bus, settings)``: any ``executive.bus.Bus`` and the
-    ``DashboardSettings``.
+    ``DashboardContext.build(bus, settings, forks=None, engines=None)``: any
+    ``executive.bus.Bus``, the ``DashboardSettings``, and the engine of each agent role of
+    the run the dashboard serves (``RunConfig.engine_table()``): checked by ``/api/engines``
+    and asked by ``/api/agent_solve``'s agents (none: the rules).
 Consumes
     The bus's out topics, through the ``LiveView`` mirror and one subscription per websocket
     client (``LiveStreams``).
@@ -13,13 +15,14 @@ Produces
     Nothing by itself: the routes read it through ``dashboard.deps``.
 Lifecycle
     ``await start()`` (mirror started, trace reader opened) and ``await stop()`` (websockets
-    closed, mirror stopped, reader closed), both from the app's lifespan.
+    closed, mirror stopped, reader closed, agent_solve's engines closed), both from the
+    app's lifespan.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,8 @@ from dashboard.settings import DashboardSettings
 from dashboard.streams import LiveStreams
 from dashboard.trace_store import TraceStore
 from executive.bus import Bus
+from executive.engines.health import EngineMonitor
+from executive.engines.spec import EngineSpec
 
 __all__ = ["DashboardContext", "ForkLauncher"]
 
@@ -49,13 +54,19 @@ class DashboardContext:
     traces: TraceStore
     planning: PlanningJobs
     forks: ForkLauncher | None = None
+    engines: EngineMonitor | None = None  # the run's agent engines (/api/engines)
     started_at: float = field(default_factory=time.monotonic)
 
     @classmethod
     def build(
-        cls, bus: Bus, settings: DashboardSettings, forks: ForkLauncher | None = None
+        cls,
+        bus: Bus,
+        settings: DashboardSettings,
+        forks: ForkLauncher | None = None,
+        engines: Mapping[str, EngineSpec] | None = None,
     ) -> DashboardContext:
-        """The parts for ``bus``, configured by ``settings`` (nothing started yet)."""
+        """The parts for ``bus``, configured by ``settings`` (nothing started yet);
+        ``engines``: the run's engine of each agent role."""
         view = LiveView(bus)
         return cls(
             settings=settings,
@@ -63,8 +74,9 @@ class DashboardContext:
             view=view,
             streams=LiveStreams(bus, view, stall_timeout_s=settings.stall_timeout_s),
             traces=TraceStore(settings.trace_url),
-            planning=PlanningJobs(settings.limits),
+            planning=PlanningJobs(settings.limits, engines=engines),
             forks=forks,
+            engines=EngineMonitor(engines) if engines is not None else None,
         )
 
     async def start(self) -> None:
@@ -73,7 +85,8 @@ class DashboardContext:
         await self.traces.open()
 
     async def stop(self) -> None:
-        """Close the websockets, stop the mirror, close the trace store."""
+        """Close the websockets, stop the mirror, close the trace store and the engines."""
         await self.streams.close()
         await self.view.stop()
         self.traces.close()
+        await self.planning.aclose()

@@ -4,7 +4,7 @@ Contract
 --------
 Options
     ``LiveStreams(bus, view, *, maxsize=256, stats_every_s=2.0, hello_events=500,
-    hello_agents=500, stall_timeout_s=15.0)``.
+    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0)``.
 Consumes
     One bus subscription PER CLIENT (``bus.subscribe(STREAM_TOPICS, maxsize)``): telemetry
     and scene are latest-value slots, events / agents / plan / answers / status a bounded
@@ -14,9 +14,13 @@ Produces (websocket text frames, JSON)
     First ``{"type": "hello", "run_id", "status", "scene", "telemetry", "events", "agents",
     "client", "truth"}`` (the last ``hello_events`` events, the last ``hello_agents`` agent
     runs; ``truth``: whether this stream carries the ground truth), then one ``{"type":
-    <topic>, "data": <payload>}`` per bus message, up to the tick rate, and every
-    ``stats_every_s`` a ``{"type": "stats", "client", "sent", "dropped": {topic: n},
-    "dropped_total", "pending"}`` frame. A client without the truth gets every frame through
+    <topic>, "data": <payload>}`` per bus message, telemetry and scene at most ``max_fps``
+    frames a second each (the latest one; the ones it replaced are counted as
+    ``coalesced``), and every ``stats_every_s`` a ``{"type": "stats", "client", "sent",
+    "dropped": {topic: n}, "dropped_total", "coalesced", "superseded", "lost", "pending"}``
+    frame: ``superseded`` the telemetry and scene messages a newer one replaced before they
+    were sent (the subscription's latest-value slot and the cap: by design, the newest is
+    sent), ``lost`` the queued messages (events, agents...) thrown away: a real loss. A client without the truth gets every frame through
     ``dashboard.truth`` (hidden SAMs, truth-only events and fields left out).
 Lifecycle
     ``await serve(websocket, access)`` for one connection (``security.LiveAccess``: a refused
@@ -70,6 +74,9 @@ __all__ = ["STREAM_TOPICS", "ClientStalled", "FrameCache", "LiveStreams", "frame
 log = logging.getLogger(__name__)
 
 STREAM_TOPICS = ("telemetry", "scene", "events", "agents", "plan", "answers", "status")
+# Latest-value topics sent at most max_fps a second per client: a page draws once per
+# animation frame, so at "max" speed a frame per tick would be thousands it never draws.
+CAPPED_TOPICS = frozenset({"telemetry", "scene"})
 
 
 def frame_text(kind: str, data: Any) -> str:
@@ -141,6 +148,7 @@ class _Client:
     connected_at: float = field(default_factory=time.monotonic)
     sent: int = 0
     sent_bytes: int = 0
+    coalesced: int = 0  # capped frames replaced by a newer one before their turn
     stats_sent_at: float = field(default_factory=time.monotonic)
     # Why it left: "closed" (its close frame), "lost" (the connection ended without one:
     # the client vanished, or the kernel reset a socket that accepted nothing for
@@ -160,6 +168,9 @@ class _Client:
             "sent": self.sent,
             "dropped": dict(sub.dropped),
             "dropped_total": sub.dropped_total,
+            "coalesced": self.coalesced,
+            "superseded": self.coalesced + sum(sub.dropped.get(t, 0) for t in CAPPED_TOPICS),
+            "lost": sum(n for t, n in sub.dropped.items() if t not in CAPPED_TOPICS),
             "pending": sub.pending(),
         }
 
@@ -196,8 +207,10 @@ class LiveStreams:
         hello_events: int = 500,
         hello_agents: int = 500,
         stall_timeout_s: float = 15.0,
+        max_fps: float = 30.0,
     ) -> None:
         self.bus = bus
+        self.frame_interval_s = 1.0 / max_fps if max_fps > 0 else 0.0
         self.view = view
         self.maxsize = maxsize
         self.stats_every_s = stats_every_s
@@ -329,28 +342,53 @@ class LiveStreams:
     ) -> None:
         sub = client.subscription
         getter: asyncio.Task[Message | None] | None = None
+        held: dict[str, Message] = {}  # capped topic -> the latest message, not yet sent
+        next_at: dict[str, float] = {}  # capped topic -> when its next frame may go
+
+        async def send(message: Message) -> None:
+            text = self.cache.text(message, truth=client.truth)
+            if text is not None:  # None: truth, and this client has none
+                await self._deliver(websocket, client, text)
+                client.sent += 1
+                client.sent_bytes += len(text)
+                if message.topic in CAPPED_TOPICS:
+                    next_at[message.topic] = time.monotonic() + self.frame_interval_s
+
         try:
             while True:
                 if getter is None:
                     getter = asyncio.get_running_loop().create_task(_next(sub))
-                # Wake up now and then even when nothing comes, to send the stats frame.
-                done, _ = await asyncio.wait({getter}, timeout=self.stats_every_s)
+                # Wake up now and then even when nothing comes, to send the stats frame,
+                # and when a held frame's turn comes.
+                now = time.monotonic()
+                timeout = self.stats_every_s - (now - client.stats_sent_at)
+                if held:
+                    timeout = min(timeout, min(next_at[t] for t in held) - now)
+                done, _ = await asyncio.wait({getter}, timeout=max(0.0, timeout))
                 if getter in done:
                     message = getter.result()
                     getter = None
                     if message is None:  # the subscription was closed (the bus stopped)
                         return
-                    if not (
+                    if (
                         message.retained
                         and message.topic == "scene"
                         and message.payload is hello_scene
-                    ):  # already in the hello
-                        text = self.cache.text(message, truth=client.truth)
-                        if text is not None:  # None: truth, and this client has none
-                            await self._deliver(websocket, client, text)
-                            client.sent += 1
-                            client.sent_bytes += len(text)
+                    ):
+                        pass  # already in the hello
+                    elif message.topic in CAPPED_TOPICS and time.monotonic() < next_at.get(
+                        message.topic, 0.0
+                    ):
+                        if message.topic in held:
+                            client.coalesced += 1
+                        held[message.topic] = message
+                    else:
+                        if held.pop(message.topic, None) is not None:
+                            client.coalesced += 1  # a newer one goes in its place
+                        await send(message)
                 now = time.monotonic()
+                for topic in [t for t in held if next_at[t] <= now]:
+                    await send(held.pop(topic))
                 if now - client.stats_sent_at >= self.stats_every_s:
                     client.stats_sent_at = now
                     stats = json.dumps({"type": "stats", **client.stats()})

@@ -12,13 +12,14 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from executive.engines.spec import AGENT_ROLES, AgentRole, EngineSpec, check_base_url
 from executive.loop.policy import Policy
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = ["ENGINES", "DashboardConfig", "EngineName", "ForkConfig", "RunConfig"]
 
-EngineName = Literal["rules", "anthropic", "replay"]
-ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "replay")
+EngineName = Literal["rules", "anthropic", "openai", "replay"]
+ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "openai", "replay")
 
 
 class ForkConfig(BaseModel):
@@ -52,8 +53,14 @@ class RunConfig(BaseModel):
     # Times real time; None runs as fast as possible (and waits for each planning round at
     # its cut, so a batch run reproduces exactly).
     speed: float | None = Field(None, ge=MIN_SPEED, le=MAX_SPEED)
+    # The agents' engine: every role's unless ``agent_engines`` gives it its own.
     engine: EngineName = "rules"
-    model: str | None = None  # the LLM model of the anthropic engine
+    model: str | None = None  # its model (anthropic / openai)
+    engine_url: str | None = None  # its server (anthropic / openai); None: the SDK's / env
+    engine_key: SecretStr | None = None  # its API key (recorded masked); None: the env's
+    # One role's own engine (strategist, allocator, critic, responder), e.g. the responder
+    # on a model inside the user's network while the others run on the rules.
+    agent_engines: dict[AgentRole, EngineSpec] = Field(default_factory=dict)
     replay_run: str | None = None  # with engine "replay": the run whose answers to replay
     agents: bool = True  # the agent chain next to the algorithmic planner
     agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
@@ -99,6 +106,19 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         if self.engine == "replay" and not self.replay_run:
             raise ValueError("engine 'replay' needs replay_run: the run whose answers to replay")
+        if self.engine in ("rules", "replay") and (self.engine_url or self.engine_key):
+            raise ValueError(f"engine_url / engine_key: the {self.engine} engine asks no server")
+        check_base_url(self.engine_url)
+        for role, spec in self.agent_engines.items():
+            if spec.engine == "replay":
+                raise ValueError(
+                    f"agent_engines.{role}: replay answers a whole run (engine: replay), "
+                    "not one role"
+                )
+            if self.engine == "replay":
+                raise ValueError(
+                    f"agent_engines.{role}: a replayed run answers every role from its trace"
+                )
         if self.fork is not None and self.trace_url is None:
             raise ValueError("fork needs trace_url: the store that holds the parent run")
         if self.fork is not None and self.oracle:
@@ -114,6 +134,25 @@ class RunConfig(BaseModel):
         elif self.mqtt_password is not None or self.mqtt_ca is not None:
             raise ValueError("mqtt_password and mqtt_ca need an mqtt broker URL")
         return self
+
+    def engine_for(self, role: AgentRole) -> EngineSpec:
+        """The engine that answers ``role``: its own in ``agent_engines``, else the run's
+        (``engine``, ``model``, ``engine_url``, ``engine_key``). A replayed run's planning
+        roles replay; its responder answers live questions with the rules."""
+        own = self.agent_engines.get(role)
+        if own is not None:
+            return own
+        if self.engine == "replay" and role == "responder":
+            return EngineSpec()
+        return EngineSpec(
+            engine=self.engine, model=self.model, base_url=self.engine_url, api_key=self.engine_key
+        )
+
+    def engine_table(self) -> dict[AgentRole, EngineSpec]:
+        """The engine of each role that asks one in this run (with the agents off, only the
+        responder's: the planning round then asks none)."""
+        roles = AGENT_ROLES if self.agents else ("responder",)
+        return {role: self.engine_for(role) for role in roles}
 
     @property
     def mqtt_signing_token(self) -> SecretStr | None:

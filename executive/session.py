@@ -12,7 +12,9 @@ Consumes
     The scenario and the configuration; nothing global.
 Produces
     The run's trace (the store at ``config.trace_url``: its run record with the config, its
-    inputs, events, plans, agent runs, and a run-end record whatever happens), the bus
+    inputs, events, plans, agent runs, and a run-end record whatever happens: ``ended``,
+    else the final status the bus publishes, ``executive.bus.exits``: Ctrl-C
+    ``interrupted``, SIGTERM or an error ``crashed`` with the reason as ``error``), the bus
     messages of a live run (``config.dashboard`` or ``config.mqtt``), ``announce(line)`` for
     each line a person should read (the dashboard's address), and the ``RunReport``.
 Lifecycle
@@ -32,9 +34,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from executive.bus import Bus, InProcessBus
+from executive.bus.exits import close_status
 from executive.config import ForkConfig, RunConfig
 from executive.contracts import MissionPlanner, RunEndRecord, TraceSink
-from executive.engines import make_engine
+from executive.engines.per_role import planner_engine, responder_engine
 from executive.live.host import BusSink, MissionHost
 from executive.live.scene import scene
 from executive.loop import Executive, RunReport
@@ -82,12 +85,11 @@ def build_planner(
     memories: Memories = lambda: (),
     records: Sequence[dict[str, Any]] | None = None,
 ) -> MissionPlanner:
-    """The planner behind a run: the agent chain on the configured engine next to the
-    algorithmic baseline, or (agents off) the same round without the chain, so operator
-    constraints still hold. ``records`` are the stored answers the replay engine gives."""
-    engine = make_engine(
-        config.engine if config.agents else "rules", model=config.model, records=records
-    )
+    """The planner behind a run: the agent chain on the configured engines (one per role)
+    next to the algorithmic baseline, or (agents off) the same round without the chain, so
+    operator constraints still hold. ``records`` are the stored answers the replay engine
+    gives."""
+    engine = planner_engine(config, records=records)
     return AgentPlanner(
         engine,
         sink,
@@ -175,21 +177,27 @@ async def run_mission(
     if on_executive is not None:
         on_executive(executive)
     report = None
+    # How a run that stops without ending ends, in the store as on the bus (one rule,
+    # executive.bus.exits): Ctrl-C interrupted, SIGTERM or an error crashed, with the reason.
+    stopped: tuple[str, dict[str, Any]] = ("interrupted", {})
     try:
         if bus is None:
             report = await executive.run(config.speed)
         else:
-            report = await _run_on_bus(
+            report, stopped = await _run_on_bus(
                 executive, bus, config, view, run_sink, memories, say, on_report, serve_after
             )
+    except BaseException as exc:
+        stopped = close_status(exc)
+        raise
     finally:
         if writer is not None:
             writer.emit(
                 RunEndRecord(
                     executive.run_id,
                     time.time(),
-                    "ended" if report else "interrupted",
-                    report.to_dict() if report else {},
+                    "ended" if report else stopped[0],
+                    report.to_dict() if report else stopped[1],
                 )
             )
             await asyncio.to_thread(writer.close)
@@ -224,18 +232,19 @@ async def _run_on_bus(
     say: Callable[[str], None],
     on_report: Callable[[RunReport], None] | None,
     serve_after: bool,
-) -> RunReport | None:
+) -> tuple[RunReport | None, tuple[str, dict[str, Any]]]:
     """A live run: the mission host on a bus, and the dashboard when configured. With
-    ``serve_after`` the view outlives the mission, serving its final state until cancelled."""
+    ``serve_after`` the view outlives the mission, serving its final state until cancelled.
+    Returns the report (None: stopped before the end) and, for a stop, the final status it
+    published (``close_status``), for the trace store to say the same."""
     # The question box: coordinator + responder (a replayed run answers with the rules).
-    engine = make_engine(
-        "rules" if config.engine == "replay" else config.engine, model=config.model
-    )
+    engine = responder_engine(config)
     host = MissionHost(executive, bus, ask=make_asker(engine, sink, memories))
     bus.run_id = executive.run_id
     await bus.start()
     shown = None
     report = None
+    stopped: tuple[str, dict[str, Any]] = ("interrupted", {})
     try:
         if config.dashboard is not None and view is not None:
             token = config.dashboard.token.get_secret_value()
@@ -260,16 +269,18 @@ async def _run_on_bus(
         if shown is not None and serve_after:
             say("mission over; the dashboard keeps serving until Ctrl-C")
             await asyncio.Event().wait()
-    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task
-        bus.close_run("interrupted")  # unless the mission had ended: then it stays ended
+    except asyncio.CancelledError as exc:  # Ctrl-C (interrupted) or SIGTERM (crashed)
+        stopped = close_status(exc)
+        bus.close_run(stopped[0], **stopped[1])  # unless the mission had ended: it stays ended
     except Exception as exc:  # watchers must not wait on a run that died: say crashed
-        bus.close_run("crashed", error=f"{type(exc).__name__}: {exc}"[:500])
+        state, fields = close_status(exc)
+        bus.close_run(state, **fields)
         raise
     finally:
         if shown is not None:
             await shown.stop()
         await bus.stop()
-    return report
+    return report, stopped
 
 
 def _fork_point(url: str, fork: ForkConfig) -> ForkPoint:

@@ -15,6 +15,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from planner.edits import Edit
+from planner.geo import GeoOrigin, GeoPlan
 from planner.limits import (
     CaptureRadius,
     Coordinate,
@@ -216,6 +217,8 @@ class Scenario(_Model):
     # optional, so a planner-only scenario still simulates with the defaults.
     sim: SimConfig = Field(default_factory=lambda: SimConfig())
     timeline: list[Edit] = Field(default_factory=list)
+    # Where (0, 0) is on the Earth; positions may then be given as lat/lon (planner.geo).
+    geo: GeoOrigin | None = None
 
     def enabled_drones(self) -> dict[str, DroneConfig]:
         """The drones that fly (``enabled``), by id."""
@@ -250,6 +253,8 @@ class Solution(_Model):
     excluded_targets: list[str] = Field(default_factory=list)
     total_points: float
     total_fuel: float
+    # Lat/lon of the routes when the mission has a geo origin (planner.interop.geo_solution).
+    geo: GeoPlan | None = None
 
 
 def drone_label(drone_id: str) -> str:

@@ -4,6 +4,10 @@
 the seed's allocation strategies (``efficient``, ``greedy``, ``balanced``, ``geographic``,
 ``exclusive``) allocate first, route each drone exactly, then post-optimise — kept for
 comparison. Whatever produced the routes, the plan passes the validator before it is returned.
+
+A drone that cannot be planned never fails the fleet (``planner.feasibility``): one that
+cannot reach its end airport is planned to end at a reachable one, one that can reach no
+airport is left out (it stays where it is, with no route); the result says which and why.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 from planner.allocation import STRATEGIES as ALLOCATION_STRATEGIES
 from planner.allocation import allocate
 from planner.errors import PlannerError
+from planner.feasibility import plannable
 from planner.mission import Mission
 from planner.model import Solution
 from planner.postopt import Change, post_optimise
@@ -33,13 +38,18 @@ STRATEGIES = (DEFAULT_STRATEGY, *ALLOCATION_STRATEGIES)
 @dataclass
 class PlanResult:
     """A validated plan, the strategy that made it, the wall time it took and the changes
-    post-optimisation made.
+    post-optimisation made; ``mission`` is the one it was planned and validated on (the
+    given one narrowed to what can be planned), ``rerouted`` and ``left_out`` say, per drone
+    id, what had to change and why.
     """
 
     solution: Solution
     strategy: str
     seconds: float
     changes: list[Change] = field(default_factory=list)
+    mission: Mission | None = None
+    rerouted: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def plan_mission(
@@ -56,17 +66,30 @@ def plan_mission(
         raise PlannerError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     started = time.perf_counter()
     changes: list[Change] = []
-    if strategy == DEFAULT_STRATEGY:
+    narrowed = plannable(mission)
+    mission = narrowed.mission
+    if not mission.drones:  # nothing can be planned: every drone stays where it is
+        routes: dict[str, list[int]] = {}
+    elif strategy == DEFAULT_STRATEGY:
         stop = StopCriterion(max_seconds=seconds, max_iterations=iterations)
         found = solve_team(team_problem(mission), stop, seed=seed)
         routes = {spec.id: list(route) for spec, route in zip(mission.drones, found.routes)}
     else:
         routes = route_allocation(mission, allocate(mission, strategy))
-    if post_opt:
+    if post_opt and routes:
         improved = post_optimise(mission, routes)
         routes, changes = improved.routes, improved.changes
     solution = ensure_valid(mission, build_solution(mission, routes))
-    return PlanResult(solution, strategy, time.perf_counter() - started, changes)
+    seconds_taken = time.perf_counter() - started
+    return PlanResult(
+        solution,
+        strategy,
+        seconds_taken,
+        changes,
+        mission,
+        dict(narrowed.rerouted),
+        dict(narrowed.left_out),
+    )
 
 
 def team_problem(mission: Mission) -> TeamProblem:

@@ -36,6 +36,7 @@ from planner.edits import (
     SetPriority,
 )
 from planner.errors import PlannerError
+from planner.geo import localize
 from planner.limits import (
     MAX_JSON_DEPTH,
     MAX_SAMS,
@@ -45,6 +46,7 @@ from planner.limits import (
     size_problems,
 )
 from planner.model import DroneConfig, Scenario, Target
+from planner.scenario_check import check_scenario_data
 
 __all__ = [
     "ScenarioError",
@@ -54,6 +56,8 @@ __all__ = [
     "parse_scenario",
     "read_json_file",
     "scenario_problems",
+    "schema_loc",
+    "schema_problems",
 ]
 
 
@@ -118,14 +122,15 @@ def parse_scenario(text: str | bytes | dict[str, Any], source: str = "<scenario>
     problems = size_problems(data)
     if problems:
         raise ScenarioError(source, problems)
+    data, problems = localize(data)  # lat/lon positions to km, by the geo origin
+    if problems:
+        raise ScenarioError(source, problems)
     try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as exc:
-        raise ScenarioError(source, _schema_problems(exc)) from None
+        # the form, the schema and the references, all named at once (planner.scenario_check)
+        scenario, problems = check_scenario_data(data)
     except RecursionError:  # already-parsed data nested past what the validator can walk
         raise ScenarioError(source, [f"$: nested deeper than {MAX_JSON_DEPTH} levels"]) from None
-    problems = scenario_problems(scenario)
-    if problems:
+    if problems or scenario is None:
         raise ScenarioError(source, problems)
     return scenario
 
@@ -209,11 +214,17 @@ def _structure_problems(data: Any) -> list[str]:
     return problems
 
 
-def _schema_problems(exc: ValidationError) -> list[str]:
+def schema_loc(loc: tuple[Any, ...] | list[Any]) -> list[Any]:
+    """A pydantic error's location as the user wrote it: union branches add their type name
+    to the location, which the user never wrote."""
+    return [p for p in loc if not (isinstance(p, str) and _is_tag(p))]
+
+
+def schema_problems(exc: ValidationError) -> list[str]:
+    """A pydantic ValidationError as one ``<JSON path>: <what>`` line per error."""
     problems = []
     for err in exc.errors(include_url=False):
-        # Union branches add their type name to the location; the user never wrote it.
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and _is_tag(p))]
+        loc = schema_loc(err["loc"])
         message = err["msg"]
         if err["type"] not in ("missing", "extra_forbidden") and "input" in err:
             message += f", got {_short(err['input'])}"

@@ -9,7 +9,7 @@ channel, so the executive never hears of a SAM it cannot know.
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import Literal, assert_never
 
 from planner.edits import (
     AddSam,
@@ -27,6 +27,7 @@ from planner.edits import (
 from sim import _kernels as K
 from sim._environment import EnvironmentState
 from sim._fleet import Fleet
+from sim.edit_check import DroneState, edit_problem
 from sim.errors import Rejected
 from sim.events import DroneLost, EditApplied, EditRejected, Event
 
@@ -60,72 +61,65 @@ def _names_hidden_sam(edit: Edit, env: EnvironmentState) -> bool:
             return False
 
 
+class _World:
+    """The world's answers to ``sim.edit_check``'s rule (the dashboard asks its mirror)."""
+
+    def __init__(self, env: EnvironmentState, fleet: Fleet) -> None:
+        self.env, self.fleet = env, fleet
+
+    def has_target(self, target_id: str) -> bool:
+        return self.env.live_target(target_id) is not None
+
+    def sam_state(self, sam_id: str) -> Literal["absent", "known", "hidden"]:
+        q = self.env.live_sam(sam_id)
+        return "absent" if q is None else "known" if self.env.s_known[q] else "hidden"
+
+    def is_airport_or_start(self, node_id: str) -> bool:
+        return self.env.is_airport_or_start(node_id)
+
+    def drone_state(self, drone_id: str) -> DroneState:
+        i = self.fleet.index.get(drone_id)
+        return "absent" if i is None else "lost" if self.fleet.status[i] == K.LOST else "live"
+
+
 def _apply(edit: Edit, tick: int, env: EnvironmentState, fleet: Fleet) -> list[Event]:
     """Apply ``edit`` or raise ``Rejected``; returns the events besides ``EditApplied``."""
+    problem = edit_problem(edit, _World(env, fleet))  # the rule the dashboard's door applies
+    if problem is not None:
+        raise Rejected(problem.message)
+    # The ids resolve now: every slot looked up below is live.
     match edit:
         case AddTarget():
-            if env.is_airport_or_start(edit.id):
-                raise Rejected(f"id {edit.id!r} is an airport or start")
-            if env.live_target(edit.id) is not None:
-                raise Rejected(f"target {edit.id!r} already exists")
             env.put_target(edit.id, edit.x, edit.y, edit.priority, edit.type)
             fleet.refresh_eligibility()
         case RemoveTarget():
-            env.t_alive[_live_target(env, edit.id)] = False
+            env.t_alive[env.t_index[edit.id]] = False
         case MoveTarget():
-            j = _live_target(env, edit.id)
+            j = env.t_index[edit.id]
             env.T[0, j], env.T[1, j] = edit.x, edit.y
         case SetPriority():
-            env.T[2, _live_target(env, edit.id)] = edit.priority
+            env.T[2, env.t_index[edit.id]] = edit.priority
         case AddSam():
-            if env.live_sam(edit.id) is not None:
-                raise Rejected(f"SAM {edit.id!r} already exists")
             env.put_sam(edit.id, edit.pos[0], edit.pos[1], edit.range, known=not edit.hidden)
         case RemoveSam():
-            q = _live_sam(env, edit.id)
+            q = env.s_index[edit.id]
             env.s_alive[q] = False
             env.s_known[q] = False
         case MoveSam():
-            q = _live_sam(env, edit.id)
+            q = env.s_index[edit.id]
             env.SM[0, q], env.SM[1, q] = edit.pos
             if edit.range is not None:
                 env.SM[2, q] = edit.range
         case RevealSam():
-            q = _live_sam(env, edit.id)
-            if env.s_known[q]:
-                raise Rejected(f"SAM {edit.id!r} is already known")
-            env.s_known[q] = True
+            env.s_known[env.s_index[edit.id]] = True
         case SetFuel():
-            fleet.F[K.FUEL, _live_drone(fleet, edit.drone)] = edit.fuel
+            fleet.F[K.FUEL, fleet.index[edit.drone]] = edit.fuel
             return []  # the environment did not change
         case DisableDrone():
-            i = _live_drone(fleet, edit.drone)
+            i = fleet.index[edit.drone]
             fleet.lose(i, "disabled")
             return [DroneLost(tick=tick, drone=edit.drone, reason="disabled", pos=fleet.xy(i))]
         case _:  # pragma: no cover - the union is closed
             assert_never(edit)
     env.changed()
     return []
-
-
-def _live_target(env: EnvironmentState, target_id: str) -> int:
-    j = env.live_target(target_id)
-    if j is None:
-        raise Rejected(f"no target {target_id!r}")
-    return j
-
-
-def _live_sam(env: EnvironmentState, sam_id: str) -> int:
-    q = env.live_sam(sam_id)
-    if q is None:
-        raise Rejected(f"no SAM {sam_id!r}")
-    return q
-
-
-def _live_drone(fleet: Fleet, drone_id: str) -> int:
-    i = fleet.index.get(drone_id)
-    if i is None:
-        raise Rejected(f"no drone {drone_id!r}")
-    if fleet.status[i] == K.LOST:
-        raise Rejected(f"drone {drone_id} is already lost")
-    return i

@@ -54,6 +54,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from planner.edits import Edit
+from planner.geometry import Path
 from planner.mission import Mission, compile_mission
 from planner.model import Environment, Scenario
 from sim import _kernels as K
@@ -64,7 +65,7 @@ from sim._fleet import Fleet
 from sim.commands import START_TOLERANCE, Command
 from sim.errors import SimError
 from sim.events import Event
-from sim.flight import Flight
+from sim.flight import Flight, slice_path
 from sim.snapshot import DroneStatus, FleetView
 
 __all__ = ["World"]
@@ -141,6 +142,14 @@ class World:
     def flight(self, drone_id: str) -> Flight | None:
         """The flight the drone follows now (its holding circle while it holds)."""
         return self._fleet.flights[self._fleet.index_of(drone_id)]
+
+    def kept_path(self, drone_id: str) -> Path | None:
+        """The rest of the flight a holding drone left, which RESUME flies again (None when
+        it is not holding, or holds at the end of its path): a view draws it while paused."""
+        hold = self._fleet.holds[self._fleet.index_of(drone_id)]
+        if hold is None or hold.flight is None:
+            return None
+        return slice_path(hold.flight.path, hold.s)
 
     def position(self, drone_id: str) -> tuple[float, float, float]:
         """x, y (km) and heading (radians, counter-clockwise from east)."""

@@ -5,7 +5,10 @@ Each sends one ``cmd`` message on the bus (``{"type": "command" | "edit" | "spee
 over (ended, failed, crashed, interrupted) answers 409 (``errors.RunEnded``); a command
 that cannot reach the mission now (an MQTT link down, a run gone stale) 503 with
 ``Retry-After``, never a 202 for a message that would be lost; a bad body 422 naming the
-field.
+field. An edit whose ids do not resolve against the world the dashboard mirrors (a
+duplicate SAM id, an unknown target or drone) is refused at once by the rule the simulation
+applies (``dashboard.edit_door``): 422 for an id that names nothing, 409 for one already
+taken or a state already reached, naming the field.
 """
 
 from __future__ import annotations
@@ -13,22 +16,27 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
+from dashboard.edit_door import EditDoor
 from dashboard.errors import ApiError, NoAnswer, RunEnded, ShuttingDown, validation_problems
 from dashboard.live_view import LiveView
 from executive.bus import CMD, Bus
 from planner.edits import EDIT_OPS, parse_edit
+from planner.geo import GeoOrigin, localize_edit
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = [
     "AskBody",
     "CommandBody",
+    "EditDoorDep",
     "LiveRun",
     "LiveRunDep",
     "SpeedBody",
+    "edit_problems",
+    "get_edit_door",
     "get_live_run",
     "router",
 ]
@@ -103,6 +111,22 @@ async def get_live_run(context: ContextDep) -> LiveRun:
 LiveRunDep = Annotated[LiveRun, Depends(get_live_run)]
 
 
+async def get_edit_door(request: Request, context: ContextDep) -> EditDoor:
+    """The app's edit door (made on first use: it remembers the edits it let through)."""
+    door = getattr(request.app.state, "edit_door", None)
+    if not isinstance(door, EditDoor) or door.view is not context.view:
+        door = request.app.state.edit_door = EditDoor(context.view)
+    return door
+
+
+EditDoorDep = Annotated[EditDoor, Depends(get_edit_door)]
+
+_EDIT_REFUSALS: dict[int | str, dict[str, Any]] = {
+    409: {"description": "the edit's id is already taken, or the state already reached"},
+    422: {"description": "a bad edit, or an id that names nothing in the known world"},
+}
+
+
 @router.post(
     "/commands", status_code=202, summary="PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT or REJECT"
 )
@@ -121,7 +145,11 @@ async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
     summary="One environment edit, stamped at the next tick",
     description="One edit object of planner/edits.py: "
     + ", ".join(EDIT_OPS)
-    + '. E.g. `{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}`.',
+    + '. E.g. `{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}`. Its ids are '
+    "checked against the known world when posted (422: unknown id, 409: id taken). On a "
+    'mission with a geographic origin a position may be `"lat", "lon"` (or `"pos": {"lat", '
+    '"lon"}`), converted to km as in a scenario file; without an origin that is a 422.',
+    responses=_EDIT_REFUSALS,
 )
 async def edit(
     raw: Annotated[
@@ -129,8 +157,10 @@ async def edit(
         Body(examples=[{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}]),
     ],
     run: LiveRunDep,
+    door: EditDoorDep,
 ) -> dict[str, Any]:
-    """Check one edit, then send it for the executive to stamp and apply."""
+    """Check one edit (its form, then its ids against the known world), then send it for
+    the executive to stamp and apply."""
     stamped = [
         (f"$.{k}", "set by the executive: an operator edit takes effect at the next tick")
         for k in _STAMP_FIELDS
@@ -138,12 +168,35 @@ async def edit(
     ]
     if stamped:
         raise ApiError(422, "invalid edit", stamped)
+    # lat/lon in km by the scenario loader's conversion, around the mission's own origin
+    geo = (run.view.scene or {}).get("geo")
+    raw, at_places = localize_edit(raw, GeoOrigin.model_validate(geo) if geo else None)
+    if at_places and run.view.scene is None:  # no scene yet: its origin is not known here
+        run.ensure_live()
+        raise ApiError(
+            503,
+            "a lat/lon position needs the mission's origin, not received yet; nothing was sent",
+            headers={"Retry-After": "2"},
+        )
+    if at_places:
+        raise ApiError(
+            422,
+            "invalid edit",
+            [(at, what) for at, _, what in (p.partition(": ") for p in at_places)],
+        )
     try:
         parsed = parse_edit({**raw, "source": "operator"})
     except ValidationError as exc:
-        raise ApiError(422, "invalid edit", _edit_problems(exc, raw)) from None
+        raise ApiError(422, "invalid edit", edit_problems(exc, raw)) from None
     run.ensure_live()
+    problem = door.check(parsed)
+    if problem is not None:
+        status = 409 if problem.kind == "conflict" else 422
+        raise ApiError(
+            status, f"edit refused: {problem.message}", [(problem.path, problem.message)]
+        )
     out = run.send({"type": "edit", "edit": raw})
+    door.passed(parsed)
     out["edit"] = parsed.describe()
     return out
 
@@ -176,8 +229,9 @@ async def ask(
     return {"id": ask_id, **answer}
 
 
-def _edit_problems(exc: ValidationError, raw: dict[str, Any]) -> list[tuple[str, str]]:
-    """pydantic's errors for a discriminated edit, without the ``op`` tag in the paths."""
+def edit_problems(exc: ValidationError, raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """pydantic's errors for a discriminated edit, without the ``op`` tag in the paths
+    (also what ``isr edit --mqtt`` prints)."""
     op = raw.get("op")
     out = []
     for err in exc.errors():

@@ -1,9 +1,11 @@
 """The page, its static files and the API docs, all served from this package (no CDN).
 
 ``GET /`` is ``static/index.html`` (never cached: it names the modules to load);
-``/static/*`` the page's ES modules, style and icon; ``GET /docs`` Swagger UI from the
-``swagger_ui_bundle`` package's files, mounted at ``/docs-static``, started by
-``static/docs.js`` (no inline script: the docs have their own CSP, ``security.DOCS_CSP``).
+``/static/*`` the page's ES modules, style and icon; ``GET /docs`` Swagger UI 5 (it reads
+the OpenAPI 3.1 that FastAPI emits; the 4.x of the ``swagger-ui-bundle`` package could not),
+vendored from npm's ``swagger-ui-dist`` in ``static/swagger/``, mounted at ``/docs-static``,
+started by ``static/docs.js`` (no inline script: the docs have their own CSP,
+``security.DOCS_CSP``).
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 from starlette.types import Scope
-from swagger_ui_bundle import swagger_ui_path
 
 from dashboard.security import DOCS_CSP
 
-__all__ = ["STATIC", "PageFiles", "mount_static", "router"]
+__all__ = ["STATIC", "SWAGGER_UI", "PageFiles", "mount_static", "router"]
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
+SWAGGER_UI = STATIC / "swagger"  # swagger-ui-dist 5.x, vendored (see its README.md)
 
 router = APIRouter()
 
@@ -54,8 +56,8 @@ class PageFiles(StaticFiles):
 def mount_static(app: FastAPI) -> None:
     """Mount the page's files at ``/static`` and Swagger UI's at ``/docs-static``."""
     app.mount("/static", PageFiles(directory=STATIC), name="static")
-    # Swagger UI from a package, not a CDN: /docs works with no internet, like the page.
-    app.mount("/docs-static", StaticFiles(directory=swagger_ui_path), name="docs-static")
+    # Swagger UI from this repository, not a CDN: /docs works with no internet, like the page.
+    app.mount("/docs-static", StaticFiles(directory=SWAGGER_UI), name="docs-static")
 
 
 @router.get("/", include_in_schema=False)

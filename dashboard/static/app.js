@@ -20,6 +20,9 @@
  *   controls.js  commands and speed                 draft.js     the draft review panel
  *   tools.js     the edit tools on the map          ask.js       the question box
  *   status.js    the status line                    toast.js     messages
+ *   engines.js   the agent engines' health (GET /api/engines)
+ *   viewport.js  zoom, pan, fit, scale, cursor      fleet_table.js  the fleet table
+ *   labels.js    labels placed clear of each other
  *   dom.js, format.js: helpers
  *
  * The replay of a stored run (issue 14) is the same page in another mode: /?replay=RUN_ID
@@ -38,9 +41,11 @@ import { renderAgents } from "./js/agents.js";
 import { initAsk } from "./js/ask.js";
 import { initCharts } from "./js/charts.js";
 import { loadCompare, openCompare } from "./js/compare.js";
-import { initControls } from "./js/controls.js";
+import { initControls, renderControls } from "./js/controls.js";
 import { renderDraftPanel } from "./js/draft.js";
 import { renderDrones } from "./js/drones.js";
+import { initEngines } from "./js/engines.js";
+import { initFleet, renderFleet } from "./js/fleet_table.js";
 import { connect, reconnect } from "./js/live.js";
 import { drawMap, initTruthToggle } from "./js/map.js";
 import { initPlayback } from "./js/playback.js";
@@ -48,9 +53,10 @@ import { loadRun, openReplay, renderReplay } from "./js/replay.js";
 import { initRuns } from "./js/runs.js";
 import { renderStatus } from "./js/status.js";
 import { setRenderer, state } from "./js/store.js";
-import { initTimeline } from "./js/timeline.js";
+import { focusPending, initTimeline } from "./js/timeline.js";
 import { initToken } from "./js/token.js";
 import { initTools, rememberIds, setTool } from "./js/tools.js";
+import { initViewport } from "./js/viewport.js";
 
 window.isr = state; // for debugging in the console (and the browser test)
 
@@ -60,14 +66,18 @@ function renderScene() {
   drawMap(scene);
   renderDraftPanel(scene);
   rememberIds(scene);
+  focusPending();
 }
 
 // One pass per animation frame: what is dirty, then the status line.
 setRenderer(() => {
+  const fleetDirty = state.sceneDirty || state.telemetryDirty;
   if (state.sceneDirty && !state.dragging) { state.sceneDirty = false; renderScene(); }
   if (state.telemetryDirty) { state.telemetryDirty = false; renderDrones(); }
+  if (fleetDirty) renderFleet();
   if (state.agentsDirty) { state.agentsDirty = false; renderAgents(); }
   renderStatus();
+  renderControls();
   if (state.replay) renderReplay();
 });
 
@@ -77,6 +87,8 @@ const compareRuns = replayRun ? null : params.get("compare");
 initToken(replayRun ? () => loadRun() : compareRuns !== null ? () => loadCompare() : reconnect);
 initControls();
 initTools();
+initViewport(); // after the tools: a drag that moves a target is not a pan
+initFleet();
 initTruthToggle();
 initTimeline();
 initAsk();
@@ -88,3 +100,4 @@ if (replayRun) {
   openReplay(replayRun);
 } else if (compareRuns !== null) openCompare(compareRuns);
 else connect();
+if (!replayRun && compareRuns === null) initEngines(); // the live run's engines and their health

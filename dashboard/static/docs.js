@@ -1,4 +1,5 @@
-/* Swagger UI for /docs, started from this file: the docs page has no inline script (its
+/* Swagger UI 5 for /docs (vendored in static/swagger/: it renders the OpenAPI 3.1 the server
+ * emits), started from this file: the docs page has no inline script (its
  * Content-Security-Policy allows none). The OpenAPI address is the page's data attribute. */
 
 (function () {
@@ -10,6 +11,6 @@
     deepLinking: true,
     showExtensions: true,
     showCommonExtensions: true,
-    presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+    presets: [SwaggerUIBundle.presets.apis],
   });
 })();

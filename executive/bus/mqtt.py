@@ -68,11 +68,15 @@ Lifecycle
     again, which is fine, a different one is refused. ``start()`` raises ``ExecutiveError``
     when the broker cannot be reached or refuses the connection (wrong password, TLS):
     only the first connection fails fast. ``close_run(state)`` publishes a final status
-    (``interrupted``, ``crashed``) unless the run's last one is over; leaving ``async
-    with`` on an exception does it (``crashed``, or ``interrupted`` for a cancellation).
+    (``interrupted``, ``crashed``: ``executive.bus.exits``) unless the run's last one is
+    over, ahead of anything still queued; leaving ``async with`` on an exception does it
+    (``crashed``, or ``interrupted`` for a Ctrl-C, ``crashed`` for a SIGTERM).
     ``stop()`` sends what is still queued (for at most ``timeout`` seconds, the link given
     that long to come back), counts the rest as lost, cancels its tasks and disconnects
-    cleanly, so the broker does not send the last will; it never hangs.
+    cleanly, so the broker does not send the last will; it never hangs. A final status
+    that did not go out gets one more second on its own; failing that, the bus leaves
+    without a clean goodbye so that the broker publishes the last will (``crashed``) rather
+    than keep a dead run ``running``.
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ from aiomqtt.exceptions import MqttConnectError
 from pydantic import SecretStr
 
 from executive.bus.base import LIVE_STATES, TERMINAL_STATES, Fanout, LinkState, Subscription
+from executive.bus.exits import close_status
 from executive.bus.signing import SIG, Refused, Signer
 from executive.bus.topics import CMD, OUT_TOPICS, TOPICS, mqtt_topic
 from executive.errors import ExecutiveError
@@ -470,10 +475,8 @@ class MqttBus:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: Any, tb: Any) -> None:
         if exc_type is not None and self.role == "executive":
-            if issubclass(exc_type, (asyncio.CancelledError, KeyboardInterrupt)):
-                self.close_run("interrupted")
-            else:
-                self.close_run("crashed", error=f"{exc_type.__name__}: {exc}"[:500])
+            state, fields = close_status(exc if exc is not None else exc_type())
+            self.close_run(state, **fields)
         await self.stop()
 
     async def start(self) -> None:
@@ -539,6 +542,7 @@ class MqttBus:
             await asyncio.gather(self._supervisor, return_exceptions=True)
             self._supervisor = None
         left = [e for e in self._inflight if not e.sent] + list(self._out)
+        final = self._final_status(left)
         self._inflight, self._waiting_latest = [], {}
         self._out.clear()
         for entry in left:
@@ -558,7 +562,11 @@ class MqttBus:
         client, self._client = self._client, None
         self.connected = False
         if client is not None:
-            await self._close(client, clean=True)
+            if final is not None:  # one last try, on its own, for the run's final status
+                final = await self._send_final(client, final)
+            # a final status that could not go out: no clean goodbye, so that the broker
+            # publishes the last will (crashed) instead of keeping "running" for a dead run
+            await self._close(client, clean=final is None)
 
     def close_run(self, state: str, **fields: Any) -> bool:
         """Publish the final status ``state`` with ``fields`` unless the run's last status is
@@ -567,7 +575,38 @@ class MqttBus:
         if self.role != "executive" or last is None or last.get("state") not in LIVE_STATES:
             return False
         self.publish("status", {"run_id": self._run_id, "state": state, **fields})
+        # the final word goes out first (a backlog must not keep it past stop()'s bound),
+        # and alone: an older status still queued would overwrite it on the broker
+        statuses = [e for e in self._out if e.topic == "status"]
+        for entry in statuses:
+            self._out.remove(entry)
+        for _ in statuses[:-1]:
+            self._count_superseded("status")
+        if statuses:
+            self._out.appendleft(statuses[-1])
         return True
+
+    def _final_status(self, left: list[_Entry]) -> _Entry | None:
+        """The executive's final status among the messages ``stop()`` could not send."""
+        if self.role != "executive":
+            return None
+        final = next((e for e in reversed(left) if e.topic == "status"), None)
+        if final is None or final.payload.get("state") not in TERMINAL_STATES:
+            return None
+        return final
+
+    async def _send_final(self, client: aiomqtt.Client, entry: _Entry) -> _Entry | None:
+        """Send the final status alone, within a second; None once it went out."""
+        try:
+            await asyncio.wait_for(
+                self._send(client, entry, self._wire("status", entry.payload)), 1.0
+            )
+        except (TimeoutError, aiomqtt.MqttError, OSError) as exc:
+            log.warning("MQTT bus: the run's final status could not be sent: %s", exc)
+            return entry
+        self.lost["status"] -= 1  # counted lost above; it went out after all
+        self.dropped["status"] -= 1
+        return None
 
     async def _connect(self) -> aiomqtt.Client:
         """A new connected client, or ``ExecutiveError`` saying why not (no password)."""

@@ -8,8 +8,9 @@ Options
     responder); without it, ``ask`` messages get an answer saying so.
 Consumes (bus topic ``cmd``)
     ``{"type": "command", "command": "PAUSE", "text": ...}`` -> ``Executive.command``;
-    ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``), stamped for
-    the next tick as an operator edit; ``{"type": "speed", "speed": K | null}``;
+    ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``; a lat/lon
+    position converted to km around the mission's geo origin, ``planner.geo.localize_edit``),
+    stamped for the next tick as an operator edit; ``{"type": "speed", "speed": K | null}``;
     ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``. A malformed message becomes a
     ``CMD_REJECTED`` event naming what is wrong; it never stops the run.
 Produces (bus topics)
@@ -44,6 +45,7 @@ from executive.contracts import HUMAN_COMMANDS, AgentRunRecord, HumanCommand, Tr
 from executive.live.scene import scene
 from executive.loop import Executive, RunReport
 from planner.edits import parse_edit
+from planner.geo import localize_edit
 from sim import MAX_SPEED, MIN_SPEED, TickResult
 
 __all__ = ["BusSink", "MissionHost"]
@@ -173,6 +175,10 @@ class MissionHost:
             raw = message.get("edit")
             if not isinstance(raw, dict):
                 return self._reject(message, "$.edit: must be an object with an 'op'")
+            # lat/lon in km around the mission's origin, as the scenario loader converts
+            raw, at_places = localize_edit(raw, ex.scenario.geo, "$.edit")
+            if at_places:
+                return self._reject(message, "; ".join(at_places))
             try:
                 edit = parse_edit({**raw, "source": "operator"})
             except ValidationError as exc:

@@ -4,6 +4,7 @@ and planned path, fuel and margin, and the draft under review with what it chang
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -15,6 +16,7 @@ from sim.flight import slice_path
 __all__ = ["scene"]
 
 _SAGITTA = 0.05  # km: how finely arcs are drawn on the map
+_PNR_STEP = 0.5  # km: how finely a path is walked for its point of no return
 
 
 def _polyline(path: Path | None) -> list[list[float]]:
@@ -87,6 +89,13 @@ def scene(
         for s in truth.sams
     ]
     checkpoints = executive.checkpoints
+    reserve = executive.policy.fuel_reserve
+    airports = {a.id: (a.x, a.y) for a in known.airports}
+    ends = {
+        d: [airports[a] for a in c.end_options(list(airports)) if a in airports]
+        for d, c in executive.scenario.drone_configs.items()
+    }
+    target_ids = {t.id for t in known.targets}
     drones: dict[str, Any] = {}
     for drone_id, config in executive.scenario.drone_configs.items():
         flight = world.flight(drone_id)
@@ -94,7 +103,10 @@ def scene(
         x, y, heading = world.position(drone_id)
         s = world.progress(drone_id)
         frozen = ahead = None
-        if flight is not None and status in ("flying", "holding") and not flight.holding:
+        kept = world.kept_path(drone_id) if status == "holding" else None
+        if kept is not None:  # paused: the path RESUME flies again stays on the map
+            ahead = kept
+        elif flight is not None and status in ("flying", "holding") and not flight.holding:
             c = checkpoints.get(drone_id)
             if c is not None and c.airborne and c.s > s:
                 frozen = _cut(flight.path, s, c.s)
@@ -106,6 +118,10 @@ def scene(
         remaining = ahead.length if ahead is not None else 0.0
         remaining += frozen.length if frozen is not None else 0.0
         fuel = world.fuel(drone_id)
+        airborne = status in ("flying", "holding")
+        turn = _turn_home(
+            (x, y), fuel, [p for p in (frozen, ahead) if p is not None], ends[drone_id], reserve
+        )
         drones[drone_id] = {
             "x": x,
             "y": y,
@@ -119,7 +135,10 @@ def scene(
             "route": route,
             "remaining_km": remaining,
             # fuel left over once the planned path is flown: the margin ring on the map
-            "margin_km": fuel - remaining if status in ("flying", "holding") else None,
+            "margin_km": fuel - remaining if airborne else None,
+            "next_target": next((t for t in route if t in target_ids and t not in collected), None),
+            # the fleet table's point of no return (airborne drones only, else None)
+            **(turn if airborne else dict.fromkeys(turn)),
             "flown": list((trails or {}).get(drone_id, [])),
             "frozen": _polyline(frozen),
             "planned": _polyline(ahead),
@@ -135,6 +154,8 @@ def scene(
         "speed": executive.speed,
         "plan_id": executive.plan_id,
         "planned_points": plan.total_points if plan is not None else 0.0,
+        # the geographic origin, if any: a view shows lat/lon next to km
+        "geo": geo.model_dump() if (geo := executive.scenario.geo) is not None else None,
         "airports": [{"id": a.id, "x": a.x, "y": a.y} for a in known.airports],
         "targets": targets,
         "sams": sams,
@@ -142,6 +163,55 @@ def scene(
         "draft": draft,
         "constraints": executive.constraints.model_dump(mode="json"),
         "collected_points": float(sum(t.priority for t in known.targets if t.id in collected)),
+    }
+
+
+def _turn_home(
+    here: tuple[float, float],
+    fuel: float,
+    paths: list[Path],
+    ends: list[tuple[float, float]],
+    reserve: float,
+) -> dict[str, float | None]:
+    """When the drone must turn home: ``home_km`` the straight line from here to its nearest
+    allowed end airport (SAMs not counted: a lower bound), ``bingo_km`` that plus the
+    policy's reserve (the fuel at which it must turn home now), ``spare_km`` the fuel above
+    it, and ``pnr_km`` how far along its frozen and planned path it can fly before the fuel
+    left no longer covers the straight way home and the reserve (None: never on this path,
+    e.g. a plan that ends at an airport within its fuel)."""
+    if not ends:
+        return dict.fromkeys(("home_km", "bingo_km", "spare_km", "pnr_km"))
+
+    def home(p: tuple[float, float]) -> float:
+        return min(math.hypot(p[0] - ex, p[1] - ey) for ex, ey in ends)
+
+    home_km = home(here)
+    # fuel - walked - home - reserve never grows along a path (home shrinks at most as fast
+    # as the drone flies): walk it only when it is short at the path's end.
+    points = [here] + [(float(x), float(y)) for path in paths for x, y in path.sample()]
+    total = sum(math.dist(a, b) for a, b in itertools.pairwise(points))
+    pnr: float | None = None
+    if fuel - total < home(points[-1]) + reserve:
+        walked = 0.0
+        for a, b in itertools.pairwise(points):
+            length = math.dist(a, b)
+            steps = max(1, math.ceil(length / _PNR_STEP))
+            for k in range(1, steps + 1):
+                f = k / steps
+                p = (a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1]))
+                if fuel - (walked + f * length) < home(p) + reserve:
+                    pnr = walked + (k - 1) / steps * length
+                    break
+            if pnr is not None:
+                break
+            walked += length
+    if fuel < home_km + reserve:
+        pnr = 0.0
+    return {
+        "home_km": home_km,
+        "bingo_km": home_km + reserve,
+        "spare_km": fuel - home_km - reserve,
+        "pnr_km": pnr,
     }
 
 

@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from executive.contracts import RunRecord
+from executive.contracts import PlanVersionRecord, RunRecord, TraceRecord
 from executive.errors import ExecutiveError
 from executive.traces.codec import input_from_json
 from executive.traces.fork import ForkPoint
@@ -39,6 +39,15 @@ def _advance(sim: Sim, until: int, check_tick: int | None) -> str | None:
     return seen
 
 
+def _flown(record: TraceRecord) -> Solution | None:
+    """A copied plan version that flew (committed, or committed then superseded), else None."""
+    if not isinstance(record, PlanVersionRecord) or not record.solution:
+        return None
+    if record.status not in ("committed", "superseded"):
+        return None
+    return Solution.model_validate(record.solution)
+
+
 async def start_forked(executive: Executive, fork: ForkPoint) -> Solution | None:
     """Begin ``executive`` at the end of ``fork.tick``; the plan in force (None if none)."""
     sink, run_id = executive.sink, executive.run_id
@@ -55,6 +64,9 @@ async def start_forked(executive: Executive, fork: ForkPoint) -> Solution | None
     copied = 0
     for record in fork.records(run_id):
         sink.emit(record)
+        if executive.recorder.first_plan is None:
+            # the parent's first plan is the one this run's past started with
+            executive.recorder.first_plan = _flown(record)
         copied += 1
         if copied % 512 == 0 and backlog(sink) >= 0.5:
             await drain(sink)  # the writer catches up; nothing of the past is dropped

@@ -12,8 +12,10 @@ Options
     called after every tick (the live host publishes its scene from it; it must not block).
 Consumes
     ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
-    for the coordinator); ``edit(Edit)``: an operator's environment edit. Both are queued and
-    take effect at the next tick boundary (edits are stamped for the next tick).
+    for the coordinator: words it refuses, e.g. a move the drone cannot sense, are a
+    COMMAND_IGNORED event with the reasons and replan nothing); ``edit(Edit)``: an
+    operator's environment edit. Both are queued and take effect at the next tick boundary
+    (edits are stamped for the next tick).
 Produces
     Commands stamped into the sim (``fly_path`` at each cut, ``hold``/``resume`` for PAUSE,
     ``return_to_base`` for fuel safety), trace records (run, inputs, telemetry, events,
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import gc
 import logging
 import sys
@@ -53,6 +56,7 @@ from executive.contracts import (
     new_id,
 )
 from executive.errors import ExecutiveError
+from executive.loop.cleared import KnownSams, freed_by
 from executive.loop.cut import Checkpoint
 from executive.loop.fork import start_forked
 from executive.loop.record import Publish, Recorder
@@ -64,7 +68,7 @@ from executive.traces.sinks import backlog, drain, dropped_by
 from planner.constraints import OperatorConstraints, merge_constraints, parse_constraints
 from planner.edits import Edit
 from planner.mission import Mission, compile_mission
-from planner.model import Scenario, Solution
+from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
 from sim import (
     Clock,
@@ -95,6 +99,19 @@ def _warm_kernels() -> None:
 
     team_search.warmup()
     orienteering.warmup()
+
+
+def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:
+    """Each enabled drone the first plan's mission has no room for and ``said`` does not
+    name, with why (the feasibility check's words): an oracle's plan says no reasons."""
+    planned = {spec.id for spec in mission.drones}
+    missing = [d for d in scenario.enabled_drones() if d not in planned and d not in said]
+    if not missing:
+        return {}
+    from planner.feasibility import plannable
+
+    why = plannable(compile_mission(scenario)).left_out
+    return {d: why.get(d, f"{drone_label(d)}: not planned") for d in missing}
 
 
 class Executive:
@@ -131,6 +148,7 @@ class Executive:
         self.recorder = Recorder(self.run_id, sink, publish)
         self.rounds = Rounds(self)
         self.safety = Safety(self)
+        self._sams_before = KnownSams()  # the known SAMs before the tick (sam_cleared)
         # Operator words in CUT / REPLAN -> constraints; the deterministic coordinator over
         # what is known when the words arrive, unless the caller brings its own.
         self._coordinate = coordinate or self._default_coordinator()
@@ -157,12 +175,17 @@ class Executive:
         self.last: TickResult | None = None
 
     def _default_coordinator(self) -> Callable[[str], dict[str, Any]]:
-        from executive.agents.coordinator import make_coordinate
+        from executive.agents.coordinator import fleet_from_state, make_coordinate
+        from executive.words.state import from_executive
 
+        # the fleet now (sensors, fuel left, where each drone is): an impossible command is
+        # refused at the tick it is read, never applied
         return make_coordinate(
             lambda: self.sim.world.known_environment,
             self.scenario.drone_configs,
             lambda: self.sim.world.collected(),
+            fleet=lambda: fleet_from_state(from_executive(self)),
+            in_force=lambda: self.constraints.model_dump(mode="json"),
         )
 
     # ----- inputs (any coroutine or thread of the event loop) ------------------------
@@ -304,6 +327,7 @@ class Executive:
         solution = self._initial_plan
         mission = self._initial_mission
         latency = 0.0
+        left_out: dict[str, str] = {}
         if solution is None:
             request = PlanRequest(
                 self.run_id,
@@ -322,6 +346,7 @@ class Executive:
                 outcome.followup.cancel()
             solution = outcome.solution
             mission = outcome.mission
+            left_out = dict(outcome.left_out)
         mission = mission or compile_mission(self.scenario)
         problems = validate_solution(mission, solution)
         if problems:
@@ -329,7 +354,8 @@ class Executive:
         self._sim = Sim(self.scenario, None, hash_every=self.policy.hash_every)
         self.recorder.sim = self._sim
         self._initial_points = solution.total_points
-        self.rounds.commit_initial(mission, solution, latency)
+        left_out |= _left_out(self.scenario, mission, left_out)
+        self.rounds.commit_initial(mission, solution, latency, left_out)
         return solution
 
     def adopt(self, sim: Sim, fork: ForkPoint) -> None:
@@ -426,6 +452,7 @@ class Executive:
     def tick_once(self) -> TickResult:
         """One tick: decide and act on what is due, step the sim, observe."""
         sim = self.sim
+        self._sams_before.refresh(sim.world)
         self._decide()
         result = sim.step()
         self.last = result
@@ -454,8 +481,8 @@ class Executive:
             tick, "HUMAN_COMMAND", {"command": kind, "text": command.text, "source": command.source}
         )
         if kind in ("CUT", "REPLAN"):
-            if command.text:
-                self._apply_words(command.text)
+            if command.text and not self._apply_words(command.text, kind):
+                return  # refused: the words ask for what cannot be done, nothing is replanned
             rounds.trigger("operator", f"operator:{kind}")
         elif kind == "PAUSE":
             if self.paused:
@@ -494,20 +521,65 @@ class Executive:
     def _ignored(self, kind: str, why: str) -> None:
         self.recorder.event(self.sim.tick, "COMMAND_IGNORED", {"command": kind, "reason": why})
 
-    def _apply_words(self, text: str) -> None:
+    def _apply_words(self, text: str, kind: str = "REPLAN") -> bool:
+        """The operator's words into the constraints in force; False (and the reasons on a
+        COMMAND_IGNORED event) when the coordinator refuses them: an unknown id, a drone
+        that cannot sense the target, a target inside a SAM, not enough fuel."""
+        from executive.agents.coordinator import planner_constraints
+
         decision = self._coordinate(text)
+        if decision.get("errors"):
+            errors = list(decision["errors"])
+            self.recorder.event(
+                self.sim.tick,
+                "COMMAND_IGNORED",
+                {
+                    "command": kind,
+                    "reason": "refused: " + "; ".join(errors),
+                    "text": text,
+                    "errors": errors,
+                    "refused": copy.deepcopy(decision.get("refused") or []),
+                },
+            )
+            return False
         try:
-            added = parse_constraints(decision.get("constraints"))
+            added = parse_constraints(planner_constraints(decision))
         except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
             log.warning("coordinator constraints ignored: %s", exc)
             added = OperatorConstraints()
-        self.constraints = merge_constraints(self.constraints, added)
+        # the last word wins: a target moved again, or now forbidden to the drone it was
+        # moved to, loses its earlier move (never both T5->2 and T5->1 in force)
+        moved = {m.target for m in added.moves}
+        banned = {(d, t) for d, ts in added.forbidden.items() for t in ts}
+        kept = [
+            m
+            for m in self.constraints.moves
+            if m.target not in moved and (m.to_drone, m.target) not in banned
+        ]
+        forbidden = {
+            d: [t for t in ts if not any(m.target == t and m.to_drone == d for m in added.moves)]
+            for d, ts in self.constraints.forbidden.items()
+        }
+        current = self.constraints.model_copy(
+            update={"moves": kept, "forbidden": {d: ts for d, ts in forbidden.items() if ts}}
+        )
+        self.constraints = merge_constraints(current, added)
         self.instruction = text
+        # each event carries its own copies: what this command added, what it refused or
+        # replaced, and the constraints in force after it (a later command never shows here)
         self.recorder.event(
             self.sim.tick,
             "CONSTRAINTS",
-            {"text": text, "constraints": self.constraints.model_dump(mode="json")},
+            copy.deepcopy(
+                {
+                    "text": text,
+                    "added": added.model_dump(mode="json"),
+                    "constraints": self.constraints.model_dump(mode="json"),
+                    "replaced": decision.get("replaced") or [],
+                }
+            ),
         )
+        return True
 
     # ----- observe -------------------------------------------------------------------
 
@@ -556,7 +628,9 @@ class Executive:
             op = edit.op
             if op in ("add_sam", "move_sam") and not getattr(edit, "hidden", False):
                 self.safety.sam_known(edit.id, f"{op}:{edit.id}")
-            elif op == "reveal_sam":
+            if op in ("move_sam", "remove_sam"):
+                self._sam_cleared(edit.id, f"{op}:{edit.id}")
+            if op == "reveal_sam":
                 self.safety.sam_known(edit.id, f"reveal_sam:{edit.id}")
             elif op in ("add_target", "remove_target", "move_target", "set_priority"):
                 rounds.trigger("target", f"{op}:{edit.id}")
@@ -565,3 +639,21 @@ class Executive:
         elif kind == "drone_lost":
             self.safety.lost(event.drone)
             rounds.trigger("drone_lost", f"drone_lost:{event.drone}")
+
+    def _sam_cleared(self, sam_id: str, trigger: str) -> None:
+        """A known SAM removed, moved or shrunk: replan at once if that frees a target or a
+        path it bent (``executive.loop.cleared``), else say why not."""
+        before = self._sams_before.get(sam_id)
+        if before is None:
+            return  # it was not known: nothing was planned around it
+        world = self.sim.world
+        after = next((s for s in world.known_environment.sams if s.id == sam_id), None)
+        why = freed_by(before, after, world, self.scenario, set(self.returning))
+        if why is None:
+            self.rounds.changed()
+            self.recorder.event(
+                world.tick, "CONTINUE", {"change": trigger, "reason": "frees nothing planned"}
+            )
+            return
+        self.recorder.event(world.tick, "SAM_CLEARED", {"change": trigger, "reason": why})
+        self.rounds.trigger("sam_cleared", trigger)

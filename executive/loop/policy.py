@@ -12,9 +12,11 @@ __all__ = ["TRIGGERS", "Policy"]
 
 # sam: a newly known SAM touches a planned path or target; drone_lost: a drone is lost;
 # target: a target is added, removed, moved or its priority changes; fuel: a drone's fuel
-# is changed by an edit; operator: CUT, REPLAN, RESET or a reallocation in words.
-Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator"]
-TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator")
+# is changed by an edit; operator: CUT, REPLAN, RESET or a reallocation in words;
+# sam_cleared: a known SAM removed, moved off or shrunk frees a target or a planned path it
+# bent (executive.loop.cleared).
+Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator", "sam_cleared"]
+TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator", "sam_cleared")
 
 
 class Policy(BaseModel):

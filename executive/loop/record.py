@@ -44,6 +44,9 @@ class Recorder:
         self.sim: Sim | None = None  # set when the run starts; inputs go into it
         self.events_seen: deque[dict[str, Any]] = deque(maxlen=500)
         self.changed = False  # an event since the last snapshot
+        # the plan the run started with (its first commit, or a fork's parent's): a what-if
+        # on a finished run compares against it
+        self.first_plan: Solution | None = None
 
     def submit(self, item: Any, source: str) -> Any:
         """Stamp an edit or a command into the sim and record it as an input (replays
@@ -82,7 +85,9 @@ class Recorder:
         provenance: dict[str, Any] | None = None,
     ) -> None:
         """A plan version for the traces (upserted by ``plan_id``); the bus hears of plans
-        from the caller, not from here."""
+        from the caller, not from here. The first committed one is kept as ``first_plan``."""
+        if status == "committed" and self.first_plan is None:
+            self.first_plan = solution
         self.sink.emit(
             PlanVersionRecord(
                 self.run_id,

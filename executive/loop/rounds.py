@@ -203,9 +203,17 @@ class Rounds:
 
     # ----- the first plan --------------------------------------------------------------
 
-    def commit_initial(self, mission: Mission, solution: Solution, latency_ms: float) -> None:
+    def commit_initial(
+        self,
+        mission: Mission,
+        solution: Solution,
+        latency_ms: float,
+        left_out: dict[str, str] | None = None,
+    ) -> None:
         """The first plan flies like every later one: fly_path commands stamped for tick 0,
-        recorded as inputs, so a replay needs nothing but the inputs."""
+        recorded as inputs, so a replay needs nothing but the inputs. Each drone in
+        ``left_out`` (the plan goes around it: it stays parked) is a NOT_PLANNED event with
+        the reason."""
         host = self.host
         self.plan = solution
         self.plan_id = new_id()
@@ -230,6 +238,8 @@ class Rounds:
             "COMMIT_PLAN",
             {"plan_id": self.plan_id, "trigger": "initial", "points": solution.total_points},
         )
+        for drone_id, reason in (left_out or {}).items():
+            host.recorder.event(0, "NOT_PLANNED", {"drone": drone_id, "reason": reason})
         self._publish_plan(0, {"origin": "planner", "approved": "auto"})
 
     def take_over(

@@ -41,7 +41,9 @@ class AlgorithmicPlanner:
         mission = compile_mission(request.scenario)
         seconds = None if self.iterations else max(0.01, 0.8 * request.deadline_s)
         result = plan_mission(mission, seconds=seconds, iterations=self.iterations, seed=self.seed)
-        return mission, result
+        # planned (and validated) around the drones that cannot be planned: the mission
+        # narrowed to the others
+        return result.mission or mission, result
 
     async def plan(self, request: PlanRequest) -> PlanOutcome:
         """Plan ``request`` in a worker thread (the event loop never waits on the search).
@@ -60,7 +62,8 @@ class AlgorithmicPlanner:
             result.solution,
             result.solution,
             agent_applied=False,
-            reasons=("agents off",),
+            reasons=("agents off", *result.rerouted.values(), *result.left_out.values()),
             latency_ms=(time.perf_counter() - started) * 1000,
             mission=mission,
+            left_out=dict(result.left_out),
         )

@@ -26,7 +26,11 @@ The slow tier (the agents, off the critical path, each call bounded by its own
 4. The allocator's proposal is parsed, clamped, routed exactly and validated (in a worker
    thread); it is offered only if valid, it honours the operator constraints at least as
    well as the baseline, and it scores more points (tie: less fuel) on the round's mission.
-5. The critic reviews the proposal (or the baseline) (advisory, traced).
+5. The critic reviews the proposal (or the baseline). A NEEDS_REVISION verdict with concrete
+   suggestions (move a target, add a missed one, remove crossings) is tried once
+   (``executive.agents.revision``: edits, re-optimised, validated, traced as a
+   ``route_optimizer`` row with model ``critic_revision``); the revision is offered instead
+   only if it is valid, keeps the operator constraints and scores better.
 
 The executive rebases an offered proposal onto the state when it arrives and applies it
 only if it beats the plan in force then; ``AgentProposal.settle`` records that decision on
@@ -41,7 +45,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +58,7 @@ from executive.agents.context import (
     mission_context,
     solution_summary,
 )
+from executive.agents.revision import concrete_suggestions, revise
 from executive.agents.roles import (
     ALLOCATOR_PROMPT,
     ALLOCATOR_TOOL,
@@ -83,6 +88,7 @@ from executive.engines.base import (
     canonical_json,
 )
 from executive.engines.base import input_hash as hash_parts
+from executive.engines.per_role import engine_for
 from executive.planning import algorithmic
 from executive.planning.proposals import ProposalResult, evaluate_proposal
 from planner.allocation import allocate
@@ -156,6 +162,7 @@ class AgentPlanner:
         memories: Callable[[], Iterable[MemoryLike]] = lambda: (),
         use_agents: bool = True,
         strategy: str = "efficient",
+        post_opt: Mapping[str, bool] | None = None,
     ) -> None:
         self.engine = engine
         self.sink = sink
@@ -165,6 +172,9 @@ class AgentPlanner:
         self.memories = memories
         self.use_agents = use_agents
         self.strategy = strategy
+        # the baseline's post-optimisation switches (planner.postopt.post_optimise's insert,
+        # swap, no_cross); all on unless a request says otherwise
+        self.post_opt = dict(post_opt or {})
         self._critics: set[asyncio.Task[None]] = set()  # reviews still running (advisory)
 
     # ------------------------------------------------------------------ the round
@@ -249,22 +259,25 @@ class AgentPlanner:
             reasons.append(f"agents: failed: {type(exc).__name__}: {exc}")
         reasons = [*chain.reasons, *reasons]
         cand, record = self._judge(mission, constraints, baseline, base_violations, chain, reasons)
-        # The critic's review is advisory: it is traced on its own time, and the proposal
-        # does not wait for it.
-        critic = asyncio.get_running_loop().create_task(
-            self._critic(
-                request,
-                mission,
-                constraints,
-                cand if cand is not None else baseline.solution,
-                baseline.solution,
-                math.inf,
-                [],
-            ),
-            name=f"critic:{request.round_id}",
-        )
-        self._critics.add(critic)
-        critic.add_done_callback(self._critics.discard)
+        # The critic reviews what would be offered; its NEEDS_REVISION with concrete
+        # suggestions is tried once, and the revision is offered only if valid and better.
+        current = cand if cand is not None else baseline.solution
+        try:
+            review = await self._critic(
+                request, mission, constraints, current, baseline.solution, math.inf, reasons
+            )
+            revised = await self._revise(request, mission, constraints, current, review, reasons)
+        except asyncio.CancelledError:
+            if record is not None:
+                record["error"] = "cancelled: a newer plan superseded the round"
+                self.sink.emit(AgentRunRecord(**record))
+            raise
+        if revised is not None:
+            if record is not None and cand is not None:  # the allocator's, now superseded
+                out = dict(record["validated_output"] or {})
+                out["outcome"] = {**out.get("outcome", {}), "decision": "revised by the critic"}
+                self.sink.emit(AgentRunRecord(**{**record, "validated_output": out}))
+            cand, record = revised
         if cand is None or record is None:
             if record is not None:
                 self.sink.emit(AgentRunRecord(**record))
@@ -348,7 +361,7 @@ class AgentPlanner:
         stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
         found = solve_team(problem, stop, seed=self.seed)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
-        routes = post_optimise(constrained, routes).routes
+        routes = post_optimise(constrained, routes, **self.post_opt).routes
         solution = build_solution(mission, routes)  # validated once, by the executive
         return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
 
@@ -463,16 +476,17 @@ class AgentPlanner:
         else:
             done = await call_validated(self.engine, call, model, timeout)
             reply, output, error = done.reply, done.output, done.error
+        answered = engine_for(self.engine, call.agent)  # the role's own engine, if per role
         record = dict(
             run_id=new_id(),
             parent_run_id=request.round_id,
             mission_run_id=request.run_id,
             agent=call.agent,
-            engine=getattr(self.engine, "name", "unknown"),
+            engine=getattr(answered, "name", "unknown"),
             model=(
                 reply.model
                 if reply is not None and reply.model
-                else getattr(self.engine, "model", None)
+                else getattr(answered, "model", None)
             ),
             input_hash=call.input_hash,
             input_size=call.input_size,
@@ -488,9 +502,54 @@ class AgentPlanner:
         )
         return _Call(output, error, record)
 
+    async def _revise(
+        self,
+        request: PlanRequest,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        solution: Solution,
+        review: CriticOutput | None,
+        reasons: list[str],
+    ) -> tuple[Solution, dict[str, Any]] | None:
+        """One re-optimisation from the critic's concrete suggestions (worker thread):
+        (the revised plan, its trace row) when it is valid and better, else None. The row
+        of a revision not kept is written at once."""
+        if review is None or review.final_verdict != "NEEDS_REVISION":
+            return None
+        suggestions = concrete_suggestions(review, mission)
+        if not suggestions:
+            reasons.append("critic: NEEDS_REVISION without a concrete suggestion")
+            return None
+        started = time.perf_counter()
+        revision = await asyncio.to_thread(revise, mission, solution, suggestions, constraints)
+        reasons.append(f"critic revision: {revision.reason}")
+        record: dict[str, Any] = dict(
+            run_id=new_id(),
+            parent_run_id=request.round_id,
+            mission_run_id=request.run_id,
+            agent="route_optimizer",
+            engine="algorithmic",
+            model="critic_revision",
+            input_hash=hash_parts(canonical_json(revision.to_dict()["suggestions"])),
+            input_size=sum(len(s.text) for s in suggestions),
+            tokens_in=None,
+            tokens_out=None,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            raw_output=None,
+            validated_output={"revision": revision.to_dict()},
+            clamp_actions=(),
+            applied=False,
+            error=None,
+            tick=request.tick,
+        )
+        if not revision.kept or revision.solution is None:
+            self.sink.emit(AgentRunRecord(**record))
+            return None
+        return revision.solution, record
+
     async def _critic(
         self, request, mission, constraints, solution, baseline, deadline, reasons
-    ) -> None:
+    ) -> CriticOutput | None:
         def prepare():  # off the event loop, like every prompt
             violations = constraint_violations(solution, constraints, mission)
             rules = critic_rules(mission, solution, baseline=baseline, violations=violations)
@@ -508,7 +567,7 @@ class AgentPlanner:
         except Exception as exc:
             log.exception("critic rules failed in round %s", request.round_id)
             reasons.append(f"critic: skipped: {type(exc).__name__}: {exc}")
-            return
+            return None
         call = AgentCall(
             agent="critic", system=system, prompt=prompt, tool=CRITIC_TOOL, deterministic=rules
         )
@@ -516,6 +575,9 @@ class AgentPlanner:
         self.sink.emit(AgentRunRecord(**done.record))
         if done.output is None:
             reasons.append(f"critic: {done.error}")
+            return None
+        review = done.output
+        return review if isinstance(review, CriticOutput) else None
 
     # ------------------------------------------------------------------ traces
 

@@ -1,7 +1,8 @@
-"""``isr run`` killed from outside: SIGTERM is handled like Ctrl-C (the run is recorded as
-interrupted, its traces flushed, exit 143); after SIGKILL the run's heartbeat stops and it
-reads as crashed; either way ``isr replay`` says the run ended early, and where, and
-replays exactly what was stored."""
+"""``isr run`` killed from outside: SIGTERM is caught (its traces flushed, exit 143) and the
+run recorded as ``crashed``, "terminated by SIGTERM", what the bus publishes for it
+(``executive.bus.exits``); after SIGKILL the run's heartbeat stops and it reads as crashed;
+either way ``isr runs`` lists it as crashed, and ``isr replay`` says the run ended early,
+where and why, and replays exactly what was stored."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def _running(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> 
     raise AssertionError("the run never started")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, sig):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     proc = _start(url)
@@ -75,7 +76,13 @@ def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, s
     reader.close()
     if sig == signal.SIGTERM:
         assert code == 143
-        assert row["status"] == "interrupted" and row["ended_at"] is not None
+        assert row["status"] == "crashed" and row["ended_at"] is not None
+        assert row["outcome"] == {"error": "terminated by SIGTERM"}
+        listed = runner.invoke(app, ["runs", "--db", url, "--status", "crashed", "--json"])
+        assert listed.exit_code == 0 and run_id in listed.output, listed.output
+    elif sig == signal.SIGINT:  # Ctrl-C: the operator's own stop
+        assert code == 130
+        assert row["status"] == "interrupted" and row["outcome"] == {}
     else:
         assert code == -signal.SIGKILL
         assert row["status"] == "running" and row["ended_at"] is None
@@ -83,7 +90,15 @@ def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, s
     assert row["last_tick"] > 0
     done = runner.invoke(app, ["replay", run_id, "--db", url])
     assert done.exit_code == 0, done.output
-    early = re.search(r"the run ended early at tick (\d+) \((\w+)\)", done.output)
+    said = " ".join(done.output.split())  # as one line, whatever the terminal's width
+    early = re.search(r"the run ended early at tick (\d+) \(([^)]+)\)", said)
     assert early and int(early.group(1)) >= row["last_tick"], done.output
-    assert early.group(2) == ("interrupted" if sig == signal.SIGTERM else "running")
+    assert (
+        early.group(2)
+        == {
+            signal.SIGTERM: "crashed: terminated by SIGTERM",
+            signal.SIGINT: "interrupted",
+            signal.SIGKILL: "running",
+        }[sig]
+    )
     assert "replayed exactly" in done.output

@@ -13,7 +13,7 @@ import { addAgent } from "./agents.js";
 import { $ } from "./dom.js";
 import { setTruthAvailable } from "./map.js";
 import { renderStatus } from "./status.js";
-import { setScene, setTelemetry, state } from "./store.js";
+import { schedule, setScene, setTelemetry, state } from "./store.js";
 import { addEvent, clearTimeline } from "./timeline.js";
 import { toast } from "./toast.js";
 
@@ -26,6 +26,7 @@ function setWs(s) {
   const el = $("#st-ws");
   el.dataset.state = s;
   el.textContent = "ws " + s;
+  schedule(); // the controls follow the connection
 }
 
 /** The token as a websocket subprotocol: base64url of its UTF-8 bytes, no padding. */

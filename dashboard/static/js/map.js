@@ -1,11 +1,15 @@
-/* The map: an SVG in km with y up (#world is flipped, scale(1,-1), inside a viewBox fitted
- * to the scene, so #world.getScreenCTM() maps km to screen pixels). Layers, bottom to top:
- * grid, SAMs (hidden ones with the truth switch), flown / frozen / planned paths, the draft's
- * paths, airports, targets (by status), drones (drones.js). Redrawn from each scene. */
+/* The map: an SVG in km with y up (#world is flipped, scale(1,-1), inside a viewBox: the
+ * view of viewport.js, fitted to the scene until the operator zooms or pans, so
+ * #world.getScreenCTM() maps km to screen pixels). Layers, bottom to top: grid with its km
+ * labels, SAMs (hidden ones with the truth switch), flown / frozen / planned paths (a
+ * paused drone's path to resume included), the draft's paths, airports, targets (by
+ * status), drones (drones.js; labels placed clear of each other by labels.js). Redrawn from
+ * each scene, and when the view changes. */
 
 import { $, el, flippedText, pts } from "./dom.js";
 import { droneColour, renderDrones } from "./drones.js";
 import { schedule, state } from "./store.js";
+import { renderScale, setFit, visibleBox } from "./viewport.js";
 
 function fit(scene) {
   const xs = [], ys = [];
@@ -24,35 +28,46 @@ function fit(scene) {
   minx = Math.floor(minx / step) * step; miny = Math.floor(miny / step) * step;
   maxx = Math.ceil(maxx / step) * step; maxy = Math.ceil(maxy / step) * step;
   const key = [minx, miny, maxx, maxy].map((v) => v.toFixed(3)).join(",");
-  state.unit = span / 90;
   if (key === state.fitKey) return;
   state.fitKey = key;
-  $("#map").setAttribute("viewBox", `${minx} ${-maxy} ${maxx - minx} ${maxy - miny}`);
-  drawGrid(minx, miny, maxx, maxy);
+  setFit({ x: minx, y: miny, w: maxx - minx, h: maxy - miny });
 }
 
-function drawGrid(minx, miny, maxx, maxy) {
+/** The grid over what the map shows, a line every round number of km, labelled along the
+ * bottom and left edges (the axes: km east and north). */
+function drawGrid(u) {
   const g = $("#l-grid");
   g.replaceChildren();
   g.setAttribute("class", "grid");
-  const span = Math.max(maxx - minx, maxy - miny);
-  const step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((s) => span / s <= 12) || 1000;
-  for (let x = Math.ceil(minx / step) * step; x <= maxx; x += step)
+  const b = visibleBox();
+  if (!b) return;
+  const minx = b.x, miny = b.y, maxx = b.x + b.w, maxy = b.y + b.h;
+  const span = Math.max(b.w, b.h);
+  const step = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find((s) => span / s <= 14) || 2000;
+  const fmt = (v) => String(Math.round(v * 10) / 10);
+  for (let x = Math.ceil(minx / step) * step; x <= maxx; x += step) {
     el("line", { x1: x, y1: miny, x2: x, y2: maxy, "vector-effect": "non-scaling-stroke" }, g);
-  for (let y = Math.ceil(miny / step) * step; y <= maxy; y += step)
+    flippedText(g, x + u * 0.3, maxy - u * 1.3, fmt(x), u * 1.0, { class: "axis" });
+  }
+  for (let y = Math.ceil(miny / step) * step; y <= maxy; y += step) {
     el("line", { x1: minx, y1: y, x2: maxx, y2: y, "vector-effect": "non-scaling-stroke" }, g);
+    flippedText(g, minx + u * 0.4, y + u * 0.3, fmt(y), u * 1.0, { class: "axis" });
+  }
 }
 
-/** Draw the whole map for a scene (fitted to it first). */
+/** Draw the whole map for a scene (fitted to it first, unless the operator zoomed or
+ * panned: then the view stays where it is). */
 export function drawMap(scene) {
   fit(scene);
   const u = state.unit;
+  drawGrid(u);
   renderSams(scene, u);
   renderPaths(scene);
   renderDraft(scene);
   renderAirports(scene, u);
   renderTargets(scene, u);
   renderDrones();
+  renderScale();
 }
 
 function renderSams(scene, u) {

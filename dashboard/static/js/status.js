@@ -83,6 +83,11 @@ export function renderStatus() {
     || scene.collected_points || 0;
   $("#st-points").textContent = `points ${collected} collected · ${scene.planned_points ?? "–"} planned`;
   const st = state.stats;
-  $("#st-dropped").textContent = "dropped " + (st ? st.dropped_total : 0);
-  if (st) $("#st-dropped").title = "dropped per topic: " + JSON.stringify(st.dropped) + `, pending ${st.pending}`;
+  // Lost: queued messages (events...) thrown away. Telemetry and scene messages a newer one
+  // replaced (fast ticks, the frame-rate cap) are superseded, not lost: the newest is sent.
+  const lost = st ? (st.lost ?? st.dropped_total) : 0;
+  $("#st-dropped").textContent = "dropped " + lost;
+  if (st) $("#st-dropped").title = `events and other queued messages lost: ${lost}; `
+    + `telemetry / scene superseded by a newer one before sending (the newest is drawn): ${st.superseded ?? 0}; `
+    + `per topic: ${JSON.stringify(st.dropped)}, pending ${st.pending}`;
 }

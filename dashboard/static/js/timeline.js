@@ -1,17 +1,20 @@
 /* The event timeline: one line per event, newest on top (at most MAX_EVENTS), coloured by
- * category, sim commands hidden unless asked for; a click shows the event's JSON in #detail
- * (which also shows what the select tool picks on the map). */
+ * category, sim commands hidden unless asked for; a click shows the event in #detail as
+ * "key: value" lines (#detail also shows what the select tool picks on the map) and centres
+ * the map where it happened (in a replay, at that moment). */
 
 import { $ } from "./dom.js";
 import { fmtTime, label } from "./format.js";
+import { seek } from "./replay.js";
 import { state } from "./store.js";
+import { centreOn } from "./viewport.js";
 
 const MAX_EVENTS = 600; // timeline items kept in the page
 const VERBOSE_KINDS = new Set(["command_applied", "drone_holding"]);
 
 function category(kind) {
   if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT"].includes(kind)) return "safety";
-  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE"].includes(kind)) return "plan";
+  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED"].includes(kind)) return "plan";
   if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS"].includes(kind)) return "replan";
   if (["sam_detected", "drone_lost", "target_missed"].includes(kind)) return "threat";
   if (["edit_applied", "edit_rejected"].includes(kind)) return "edit";
@@ -28,6 +31,7 @@ function summary(e) {
       + (e.rebased_from ? `, rebased from ${short(e.rebased_from)}` : "")
       + (e.approved && e.approved !== "auto" ? `, approved by ${e.approved}` : "")
       + (e.agent_applied ? " (agents)" : "");
+    case "NOT_PLANNED": return e.reason; // "D1: no airport is reachable ...": it stays parked
     case "REBASE": return `rebasing ${short(e.plan_id)} (${e.purpose}) onto tick ${e.cut_tick}`;
     case "REBASE_FAILED": return `rebase of ${short(e.plan_id)} failed: ${e.reason}`;
     case "REVIEW_TIMEOUT": return `review timed out after ${Math.round(e.waited_s)} s: ${e.action}`;
@@ -111,15 +115,69 @@ export function showDetail(obj, li) {
     pre.hidden = true; pre.dataset.seq = ""; return;
   }
   if (li) { li.classList.add("open"); pre.dataset.seq = li.dataset.seq; } else pre.dataset.seq = "";
-  pre.textContent = JSON.stringify(obj, null, 2);
+  pre.textContent = readable(obj);
   pre.hidden = false;
 }
 
-/** The sim-commands switch, and a click on a line to see its event. */
+/** An object as "key: value" lines (nested objects indented, lists of plain values on one
+ * line, ids and times as they are): easier to read than JSON, as complete. */
+export function readable(obj, indent = "") {
+  const plain = (v) => v === null || typeof v !== "object";
+  const lines = [];
+  for (const [k, v] of Object.entries(obj || {})) {
+    if (v === undefined) continue;
+    if (plain(v)) lines.push(`${indent}${k}: ${typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v}`);
+    else if (Array.isArray(v) && v.every(plain)) lines.push(`${indent}${k}: ${v.length ? v.join(", ") : "none"}`);
+    else if (Array.isArray(v) && v.every((x) => Array.isArray(x) && x.every(plain)) && v.length > 6)
+      lines.push(`${indent}${k}: ${v.length} points`);
+    else lines.push(`${indent}${k}:`, readable(v, indent + "  "));
+  }
+  return lines.filter((l) => l !== "").join("\n");
+}
+
+/** Where an event happened (km), or null: its own position, the edit's, or that of the SAM,
+ * target, airport or drone it names (as the map shows them now). */
+export function eventPlace(e) {
+  const xy = (o) => (o && Number.isFinite(o.x) && Number.isFinite(o.y) ? { x: o.x, y: o.y } : null);
+  const at = (p) => (Array.isArray(p) && p.length >= 2 ? { x: Number(p[0]), y: Number(p[1]) } : null);
+  const scene = state.scene || {};
+  const find = (list, id) => (id ? (list || []).find((o) => o.id === id) : null);
+  const ed = e.edit || {};
+  const drone = e.drone || ed.drone;
+  const live = drone ? (((state.telemetry || {}).drones || {})[drone] || (scene.drones || {})[drone]) : null;
+  return at(e.pos) || xy(e) || at(ed.pos) || xy(ed)
+    || xy(find(scene.sams, e.sam || (String(ed.op || "").includes("sam") ? ed.id : null)))
+    || xy(find(scene.targets, e.target || (String(ed.op || "").includes("target") ? ed.id : null)))
+    || xy(find(scene.airports, e.airport))
+    || xy(live);
+}
+
+/** The sim-commands switch; a click on a line shows its event and centres the map where it
+ * happened (in a replay, the playhead moves to its moment first). */
 export function initTimeline() {
   $("#tl-verbose").addEventListener("change", (ev) => $("#timeline").classList.toggle("verbose", ev.target.checked));
   $("#timeline").addEventListener("click", (ev) => {
     const li = ev.target.closest("li");
-    if (li) showDetail(li._event, li);
+    if (!li || !li._event) return;
+    showDetail(li._event, li);
+    const e = li._event;
+    if (state.replay && Number.isFinite(Number(li.dataset.tick))) {
+      seek(Number(li.dataset.tick), ev.timeStamp);
+      // a drone's place at that moment comes with the picture at the tick
+      if (!eventPlace({ ...e, drone: undefined })) { pendingFocus = e; return; }
+    }
+    const p = eventPlace(e);
+    if (p) centreOn(p.x, p.y);
   });
+}
+
+let pendingFocus = null;
+
+/** In a replay, centre on the event clicked once the picture at its tick is drawn. */
+export function focusPending() {
+  if (!pendingFocus || !state.replay || !state.scene) return;
+  if (state.scene.tick !== Number(pendingFocus.tick)) return;
+  const p = eventPlace(pendingFocus);
+  pendingFocus = null;
+  if (p) centreOn(p.x, p.y);
 }

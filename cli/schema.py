@@ -1,0 +1,43 @@
+"""``isr schema``: the scenario file's JSON Schema, generated from the model.
+
+    isr schema [--out FILE]
+
+Prints the schema (``planner.scenario_schema``) on stdout, or writes it whole to ``FILE``.
+The repository keeps a copy in ``scenarios/scenario.schema.json`` (a test checks that it is
+what this prints); a scenario that names it in ``"$schema"`` is validated as you type by
+editors that read JSON Schema (VS Code, JetBrains, and yaml/json language servers).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import EXIT_FAILED, check_writable, fail, shown, write_atomically
+from planner.scenario_schema import scenario_json_schema
+
+__all__ = ["schema", "schema_text"]
+
+
+def schema_text() -> str:
+    """The schema as the file holds it: two-space indented JSON and a final newline."""
+    return json.dumps(scenario_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def schema(
+    out: Annotated[Path | None, typer.Option(help="write the schema to this file")] = None,
+) -> None:
+    """Print the JSON Schema of a scenario file (generated from the model)."""
+    text = schema_text()
+    if out is None:
+        sys.stdout.write(text)
+        return
+    check_writable(out, "--out", (".json",))
+    try:
+        write_atomically(out, lambda p: p.write_text(text, encoding="utf-8"))
+    except OSError as exc:
+        raise fail(f"{shown(out)}: cannot write ({exc.strerror or exc})", EXIT_FAILED) from None

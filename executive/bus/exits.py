@@ -1,0 +1,31 @@
+"""The final status of a run that stops without ending, by how it stopped.
+
+* Ctrl-C (SIGINT): ``asyncio.run`` cancels the main task: ``interrupted``, the operator's
+  own stop.
+* SIGTERM: the CLI cancels the main task with ``TERMINATED`` as the cancellation's message
+  (``cli.common.run_async``): ``crashed``, the run was killed from outside (a service
+  manager, a container stop), with ``error`` saying so.
+* Any other exception: ``crashed`` with the exception as ``error``.
+* SIGKILL or a lost process: the broker's last will says ``crashed``.
+
+``close_status(exc)`` is what ``Bus.close_run`` is given, so every exit path names its
+state the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+__all__ = ["TERMINATED", "close_status"]
+
+TERMINATED = "terminated by SIGTERM"  # the message of the cancellation a SIGTERM makes
+
+
+def close_status(exc: BaseException) -> tuple[str, dict[str, Any]]:
+    """The final ``(state, fields)`` for a run whose task stopped with ``exc``."""
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        if TERMINATED in exc.args:
+            return "crashed", {"error": TERMINATED}
+        return "interrupted", {}
+    return "crashed", {"error": f"{type(exc).__name__}: {exc}"[:500]}
