@@ -42,23 +42,28 @@ def open_store(url: str) -> Engine:
                 cursor.close()
 
         _create_tables(engine)
-        _add_missing_columns(engine)
         return engine
     except (ArgumentError, SQLAlchemyError, ImportError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ExecutiveError(f"cannot open trace store {url!r}: {reason}") from exc
 
 
-def _create_tables(engine: Engine, attempts: int = 5) -> None:
-    """Create the missing tables. Processes opening a new store at once (a batch's workers,
-    a reader polling it) race between "is it there" and CREATE: the loser finds the table
-    made and simply looks again."""
+def _create_tables(engine: Engine, attempts: int = 8) -> None:
+    """Create the missing tables and columns. Processes opening a new store at once (a
+    batch's workers, a reader polling it) race between "is it there" and CREATE or ALTER,
+    and on SQLite for the lock that switches the file to WAL: the loser waits a moment and
+    looks again."""
     for attempt in range(attempts):
         try:
             METADATA.create_all(engine)
+            _add_missing_columns(engine)
             return
         except SQLAlchemyError as exc:
-            if "already exists" not in str(exc) or attempt == attempts - 1:
+            why = str(exc)
+            raced = any(
+                sign in why for sign in ("already exists", "duplicate column", "database is locked")
+            )
+            if not raced or attempt == attempts - 1:
                 raise
             time.sleep(0.05 * (attempt + 1))
 

@@ -4,6 +4,7 @@ polls it) all get a working store: the loser of the CREATE race looks again."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
 
 from sqlalchemy import inspect
 
@@ -12,7 +13,11 @@ from executive.traces.engine import open_store
 
 def _open(url: str, start: object) -> None:
     start.wait()  # type: ignore[attr-defined]
-    open_store(url).dispose()
+    try:
+        open_store(url).dispose()
+    except Exception as exc:  # said on stderr (pytest shows it), the exit code tells
+        print(f"open_store failed: {exc!r}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
 
 
 def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path):
