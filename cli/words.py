@@ -1,4 +1,4 @@
-"""``isr ask RUN "question"`` and ``isr memory add|list|rm``.
+"""``isr ask RUN "question"`` and ``isr memory add|list|lessons|rm``.
 
 Same conventions as every ``isr`` command (``cli.common``): bad input (an
 unknown run, a bad memory kind or id, an unknown id in the words, an unusable trace store)
@@ -43,7 +43,7 @@ def _echo(text: object) -> None:
 memory_app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Persistent memories injected into every agent prompt.",
+    help="Persistent memories and past runs' lessons, injected into every agent prompt.",
 )
 
 DbOption = Annotated[
@@ -245,16 +245,18 @@ def memory_list(
     all_: Annotated[bool, typer.Option("--all", help="include removed memories")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
 ) -> None:
-    """List the memories (active ones unless --all)."""
+    """List the memories (active ones unless --all); the lessons are counted."""
     from executive.errors import ExecutiveError
     from executive.words.memory import MemoryStore
 
     try:
-        store = MemoryStore(_url(db, must_exist=False))
+        url = _url(db, must_exist=False)
+        store = MemoryStore(url)
         try:
             memories = store.list(include_removed=all_)
         finally:
             store.close()
+        lessons = 0 if as_json else len(_lessons(url, None))
     except ExecutiveError as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -262,10 +264,48 @@ def memory_list(
         return
     if not memories:
         typer.echo("no memories")
-        return
     for m in memories:
         flag = "" if m.active else "  (removed)"
         _echo(f"#{m.id}  [{m.kind.upper()}]  {shown(m.text)}{flag}")
+    if lessons:
+        typer.echo(f"and {lessons} lesson(s) from past runs: isr memory lessons")
+
+
+@memory_app.command("lessons")
+def memory_lessons(
+    db: DbOption = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="at most this many, newest first")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
+) -> None:
+    """List the lessons of past runs, newest first: what changed, what the executive did
+    and how the run ended against its first plan. The most relevant go into agent prompts."""
+    from executive.errors import ExecutiveError
+
+    try:
+        lessons = _lessons(_url(db, must_exist=False), limit)
+    except ExecutiveError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps([lesson.to_dict() for lesson in lessons]) + "\n")
+        return
+    if not lessons:
+        typer.echo("no lessons yet: a traced run that ends stores one")
+        return
+    for lesson in lessons:
+        classes = ", ".join(lesson.classes) or "no disruption"
+        _echo(f"#{lesson.id}  run {lesson.run_id}  [{classes}]  {shown(lesson.text)}")
+
+
+def _lessons(url: str, limit: int | None) -> list[Any]:
+    from executive.words.lessons import LessonStore
+
+    store = LessonStore(url)
+    try:
+        return store.list(limit)
+    finally:
+        store.close()
 
 
 @memory_app.command("rm")

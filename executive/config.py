@@ -63,6 +63,10 @@ class RunConfig(BaseModel):
     agent_engines: dict[AgentRole, EngineSpec] = Field(default_factory=dict)
     replay_run: str | None = None  # with engine "replay": the run whose answers to replay
     agents: bool = True  # the agent chain next to the algorithmic planner
+    # Outcome lessons (executive.words.lessons) in the agents' prompts: None picks the store's
+    # most relevant at the start (and records them here); a replay gets its original's.
+    lessons: tuple[str, ...] | None = None
+    learn: bool = True  # store this run's lesson when it ends (needs trace_url)
     agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
     oracle: bool = False  # plan once knowing the whole timeline (a comparison)
     seed: int = 0  # the planner's random seed

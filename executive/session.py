@@ -29,6 +29,7 @@ executive themselves (tests and benches).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -45,6 +46,7 @@ from executive.planning.round import AgentPlanner
 from executive.traces.fork import ForkPoint, load_fork
 from executive.traces.sinks import NullSink, TeeSink
 from executive.words.ask import make_asker
+from executive.words.lessons import Lesson, LessonStore, lesson_of, prompt_lines
 from planner.model import Scenario
 from planner.oracle import oracle_plan
 
@@ -76,6 +78,8 @@ class ViewFactory(Protocol):
 
 
 Memories = Callable[[], Iterable[Any]]
+
+log = logging.getLogger(__name__)
 
 
 def build_planner(
@@ -161,13 +165,20 @@ async def run_mission(
         writer.start()
         if config.replay_run:
             reader = TraceReader(config.trace_url)
-            records = reader.agent_runs(reader.run(config.replay_run)["run_id"])
+            original = reader.run(config.replay_run)
+            records = reader.agent_runs(original["run_id"])
+            if config.lessons is None:  # the prompts of the original, lessons included
+                lessons = (original.get("config") or {}).get("lessons") or ()
+                config = config.model_copy(update={"lessons": tuple(lessons)})
+        if config.lessons is None:
+            lessons = await asyncio.to_thread(_relevant_lessons, writer.url, scenario)
+            config = config.model_copy(update={"lessons": lessons})
     sinks: list[TraceSink] = [s for s in (writer, sink) if s is not None]
     bus: Bus | None = _make_bus(config) if config.live else None
     if bus is not None:
         sinks.append(BusSink(bus, asyncio.get_running_loop()))
     run_sink: TraceSink = TeeSink(*sinks) if sinks else NullSink()
-    memories = _memories(config.trace_url)
+    memories = _memories(config.trace_url, config.lessons or ())
     fork = None
     if config.fork is not None and config.trace_url is not None:
         fork = await asyncio.to_thread(_fork_point, config.trace_url, config.fork)
@@ -201,6 +212,13 @@ async def run_mission(
                 )
             )
             await asyncio.to_thread(writer.close)
+    if report is not None and config.trace_url and config.learn and not config.replay_run:
+        try:  # what this run taught, for the next runs' agents (a replay teaches nothing new)
+            lesson = lesson_of(executive.run_id, scenario, report)
+            await asyncio.to_thread(_store_lesson, config.trace_url, lesson)
+        except ExecutiveError as exc:
+            log.warning("the run's lesson was not stored: %s", exc)
+            say(f"the run's lesson was not stored: {exc}")
     if report is not None and on_report is not None and bus is None:
         on_report(report)
     return report
@@ -290,9 +308,27 @@ def _fork_point(url: str, fork: ForkConfig) -> ForkPoint:
     return load_fork(TraceReader(url), fork.parent, fork.tick)
 
 
-def _memories(url: str | None) -> Memories:
+def _memories(url: str | None, lessons: Iterable[str]) -> Memories:
+    """What every agent prompt receives: the store's active memories, then the lessons."""
+    lines = prompt_lines(lessons)
     if url is None:
-        return lambda: ()
-    from executive.words.memory import MemoryStore
+        return lambda: lines
+    from executive.words.memory import MemoryStore, WithLessons
 
-    return MemoryStore(url).active
+    return WithLessons(MemoryStore(url), lines).active
+
+
+def _relevant_lessons(url: str, scenario: Scenario) -> tuple[str, ...]:
+    store = LessonStore(url)
+    try:
+        return tuple(lesson.text for lesson in store.relevant(scenario))
+    finally:
+        store.close()
+
+
+def _store_lesson(url: str, lesson: Lesson) -> None:
+    store = LessonStore(url)
+    try:
+        store.record(lesson)
+    finally:
+        store.close()

@@ -61,6 +61,7 @@ def config_for(task: EvalTask) -> RunConfig:
         agents=task.agents and task.policy not in ("no-replan", "oracle"),
         engine=task.engine,  # checked by RunConfig
         trace_url=task.trace_url,
+        lessons=(),  # each run on its own: no run's prompts depend on the batch's order
     )
 
 

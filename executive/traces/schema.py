@@ -23,6 +23,7 @@ __all__ = [
     "agent_runs",
     "events",
     "inputs",
+    "lessons",
     "memories",
     "plan_versions",
     "runs",
@@ -129,4 +130,18 @@ memories = Table(
     Column("text", Text, nullable=False),
     Column("created_at", Float, nullable=False),
     Column("active", Boolean, nullable=False, default=True),
+)
+
+# Outcome lessons (seed 003's learner): one per run that ended, computed from its report
+# (executive.words.lessons); the most relevant recent ones go into agent prompts.
+lessons = Table(
+    "lessons",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), nullable=False, unique=True),
+    Column("mission", String(16), nullable=False, index=True),
+    Column("classes", JSON, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("value", JSON, nullable=False),
+    Column("created_at", Float, nullable=False, index=True),
 )

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
@@ -37,7 +38,7 @@ from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 
-__all__ = ["MAX_TEXT", "MEMORY_KINDS", "Memory", "MemoryStore"]
+__all__ = ["MAX_TEXT", "MEMORY_KINDS", "Memory", "MemoryStore", "WithLessons"]
 
 MEMORY_KINDS = ("instruction", "note", "preference", "warning")
 MAX_TEXT = 2000  # characters: a memory is a line in every prompt, not a document
@@ -167,3 +168,21 @@ class MemoryStore:
         return [
             Memory(int(r.id), r.kind, r.text, float(r.created_at), bool(r.active)) for r in rows
         ]
+
+
+class WithLessons:
+    """What a run's prompts receive: the store's active memories, then the run's lesson
+    lines (``executive.words.lessons``, fixed at its start). A memory request still adds to
+    the store."""
+
+    def __init__(self, store: MemoryStore, lessons: Iterable[object]) -> None:
+        self.store = store
+        self.lessons = tuple(lessons)
+
+    def active(self) -> builtins.list[object]:
+        """The active memories and the lessons, as prompts read them."""
+        return [*self.store.active(), *self.lessons]
+
+    def add(self, kind: str, text: str) -> Memory:
+        """Store a memory (``MemoryStore.add``)."""
+        return self.store.add(kind, text)
