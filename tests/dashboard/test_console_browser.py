@@ -108,7 +108,10 @@ def test_the_operator_console_in_a_real_browser(chromium, output_dir, tmp_path):
             "--db",
             "none",
             "--speed",
-            "10",
+            # the demo flies 1695 s: at 5x its drones are in the air for the first five
+            # minutes of the test, however slow a loaded machine makes the steps before
+            # the pause and the lost drone (both need a drone still flying)
+            "5",
         ) as cli,
         sync_playwright() as pw,
     ):

@@ -6,7 +6,7 @@
 
 import { $, el, flippedText } from "./dom.js";
 import { label } from "./format.js";
-import { placeLabels, textBox } from "./labels.js";
+import { measured, placeLabels, textBox } from "./labels.js";
 import { state } from "./store.js";
 
 const PALETTE = ["#4fc3f7", "#ffb74d", "#ba68c8", "#81c784", "#f06292", "#fff176",
@@ -41,7 +41,8 @@ function airportObstacles(scene, u) {
   const out = [];
   for (const a of scene.airports || []) {
     out.push({ x0: a.x - u * 0.8, y0: a.y - u * 0.8, x1: a.x + u * 0.8, y1: a.y + u * 0.8 });
-    out.push(textBox(a.x + u * 1.1, a.y - u * 0.9, a.id, u * 1.3));
+    const drawn = $(`#l-airports g[data-airport-id="${CSS.escape(a.id)}"] text`);
+    out.push(textBox(a.x + u * 1.1, a.y - u * 0.9, a.id, u * 1.3, measured(drawn)));
   }
   return out;
 }
@@ -98,10 +99,13 @@ export function renderDrones() {
                                 : margin !== null && margin !== undefined && margin < 0 ? "#ef5350"
                                 : frac < 0.25 ? "#ffa726" : "#66bb6a");
     const text = labelText(id, status, fuel, margin);
-    grp.querySelector("text.dlabel").textContent = text;
-    labels.push({ id, grp, x, y, text, size: u * 1.25, gap: u * 2.4 });
+    const textEl = grp.querySelector("text.dlabel");
+    textEl.textContent = text;
+    labels.push({ id, grp, textEl, x, y, text, size: u * 1.25, gap: u * 2.4 });
     markers.push({ x0: x - u * 2.1, y0: y - u * 2.1, x1: x + u * 2.1, y1: y + u * 2.1 });
   }
+  // measured after every text is set: one layout for the frame, not one per label
+  for (const it of labels) it.width = measured(it.textEl);
   const places = placeLabels(labels, [...airportObstacles(scene, u), ...markers]);
   labels.forEach((it, i) => {
     const t = it.grp.querySelector("text.dlabel");
