@@ -30,10 +30,8 @@ from executive.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
-    blocks_json,
-    tool_input_from_blocks,
 )
-from executive.engines.sdk_calls import PooledSdkEngine, guarded
+from executive.engines.sdk_calls import PooledSdkEngine, guarded, tool_reply
 from executive.errors import ExecutiveError
 
 __all__ = ["DEFAULT_MODEL", "MODEL_ENV", "AnthropicEngine"]
@@ -95,13 +93,7 @@ class AnthropicEngine(PooledSdkEngine):
                 "malformed", f"{call.agent}: response is not a message: {str(message)[:120]!r}"
             )
         blocks = [_block_dict(block) for block in content]
-        raw = blocks_json(blocks)
-        try:
-            tool_input = tool_input_from_blocks(blocks, call.tool.name)
-        except EngineError as exc:
-            error = EngineError(exc.kind, f"{call.agent}: {exc.message}")
-            error.raw = raw
-            raise error from None
+        raw, tool_input = tool_reply(call, blocks)
         usage = getattr(message, "usage", None)
         return EngineReply(
             tool_input=tool_input,

@@ -34,10 +34,8 @@ from executive.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
-    blocks_json,
-    tool_input_from_blocks,
 )
-from executive.engines.sdk_calls import PooledSdkEngine, guarded
+from executive.engines.sdk_calls import PooledSdkEngine, guarded, tool_reply
 from executive.errors import ExecutiveError
 
 __all__ = ["BASE_URL_ENV", "KEY_ENV", "MODEL_ENV", "NO_KEY", "OpenAIEngine"]
@@ -121,13 +119,7 @@ class OpenAIEngine(PooledSdkEngine):
             )
         first = choices[0]
         blocks = _blocks(getattr(first, "message", None))
-        raw = blocks_json(blocks)
-        try:
-            tool_input = tool_input_from_blocks(blocks, call.tool.name)
-        except EngineError as exc:
-            error = EngineError(exc.kind, f"{call.agent}: {exc.message}")
-            error.raw = raw
-            raise error from None
+        raw, tool_input = tool_reply(call, blocks)
         usage = getattr(completion, "usage", None)
         return EngineReply(
             tool_input=tool_input,

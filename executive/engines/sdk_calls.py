@@ -11,9 +11,27 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Self
 
-from executive.engines.base import EngineError, ErrorKind
+from executive.engines.base import (
+    AgentCall,
+    EngineError,
+    ErrorKind,
+    blocks_json,
+    tool_input_from_blocks,
+)
 
-__all__ = ["PooledSdkEngine", "guarded"]
+__all__ = ["PooledSdkEngine", "guarded", "tool_reply"]
+
+
+def tool_reply(call: AgentCall, blocks: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """(raw, tool input) of a reply's content blocks; a reply without the forced tool is
+    ``EngineError("malformed")`` naming the agent, carrying the raw text for the trace."""
+    raw = blocks_json(blocks)
+    try:
+        return raw, tool_input_from_blocks(blocks, call.tool.name)
+    except EngineError as exc:
+        error = EngineError(exc.kind, f"{call.agent}: {exc.message}")
+        error.raw = raw
+        raise error from None
 
 
 async def guarded(
