@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
@@ -12,12 +14,22 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from executive.errors import ExecutiveError
 from executive.traces.schema import METADATA
 
-__all__ = ["default_url", "open_store"]
+__all__ = ["database_errors", "default_url", "open_store"]
 
 
 def default_url() -> str:
     """The trace store used when none is given: ``runs/isr.db`` under the current folder."""
     return "sqlite:///runs/isr.db"
+
+
+@contextmanager
+def database_errors(doing: str) -> Iterator[None]:
+    """A database failure inside the block as ``ExecutiveError`` saying what was being done
+    ("cannot store the memory in URL") and why: one line for the user, no traceback."""
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        raise ExecutiveError(f"{doing}: {exc}") from exc
 
 
 def open_store(url: str) -> Engine:

@@ -39,11 +39,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import SQLAlchemyError
 
-from executive.errors import ExecutiveError
 from executive.traces import schema as S
-from executive.traces.engine import open_store
+from executive.traces.engine import database_errors, open_store
 from planner.model import Scenario
 
 if TYPE_CHECKING:
@@ -228,22 +226,22 @@ class LessonStore:
     def record(self, lesson: Lesson) -> Lesson:
         """Store ``lesson`` (replacing an earlier one of the same run) and return it with
         its id."""
-        try:
-            with self._engine.begin() as conn:
-                conn.execute(delete(S.lessons).where(S.lessons.c.run_id == lesson.run_id))
-                result = conn.execute(
-                    S.lessons.insert().values(
-                        run_id=lesson.run_id,
-                        mission=lesson.mission,
-                        classes=list(lesson.classes),
-                        text=lesson.text,
-                        value=lesson.value,
-                        created_at=lesson.created_at,
-                    )
+        with (
+            database_errors(f"cannot store the lesson in {self.url}"),
+            self._engine.begin() as conn,
+        ):
+            conn.execute(delete(S.lessons).where(S.lessons.c.run_id == lesson.run_id))
+            result = conn.execute(
+                S.lessons.insert().values(
+                    run_id=lesson.run_id,
+                    mission=lesson.mission,
+                    classes=list(lesson.classes),
+                    text=lesson.text,
+                    value=lesson.value,
+                    created_at=lesson.created_at,
                 )
-                key = result.inserted_primary_key
-        except SQLAlchemyError as exc:
-            raise ExecutiveError(f"cannot store the lesson in {self.url}: {exc}") from exc
+            )
+            key = result.inserted_primary_key
         return Lesson(**{**lesson.__dict__, "id": int(key[0]) if key else None})
 
     def list(self, limit: int | None = None) -> builtins.list[Lesson]:
@@ -269,11 +267,11 @@ class LessonStore:
         self._engine.dispose()
 
     def _read(self, query) -> builtins.list[Lesson]:
-        try:
-            with self._engine.connect() as conn:
-                rows = conn.execute(query).all()
-        except SQLAlchemyError as exc:
-            raise ExecutiveError(f"cannot read lessons from {self.url}: {exc}") from exc
+        with (
+            database_errors(f"cannot read lessons from {self.url}"),
+            self._engine.connect() as conn,
+        ):
+            rows = conn.execute(query).all()
         return [
             Lesson(
                 r.run_id,

@@ -32,11 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import SQLAlchemyError
 
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
-from executive.traces.engine import open_store
+from executive.traces.engine import database_errors, open_store
 
 __all__ = ["MAX_TEXT", "MEMORY_KINDS", "Memory", "MemoryStore", "WithLessons"]
 
@@ -100,19 +99,15 @@ class MemoryStore:
         if len(text) > MAX_TEXT:
             raise ExecutiveError(f"memory text: {len(text)} characters, at most {MAX_TEXT}")
         created = time.time()
-        try:
-            with self._engine.begin() as conn:
-                result = conn.execute(
-                    S.memories.insert().values(
-                        kind=kind, text=text, created_at=created, active=True
-                    )
-                )
-                key = result.inserted_primary_key
-                if key is None:
-                    raise ExecutiveError(f"cannot store the memory in {self.url}: no id given")
-                memory_id = int(key[0])
-        except SQLAlchemyError as exc:
-            raise ExecutiveError(f"cannot store the memory in {self.url}: {exc}") from exc
+        storing = f"cannot store the memory in {self.url}"
+        with database_errors(storing), self._engine.begin() as conn:
+            result = conn.execute(
+                S.memories.insert().values(kind=kind, text=text, created_at=created, active=True)
+            )
+            key = result.inserted_primary_key
+            if key is None:
+                raise ExecutiveError(f"{storing}: no id given")
+            memory_id = int(key[0])
         self._cached = None
         return Memory(memory_id, kind, text, created, True)
 
@@ -146,11 +141,11 @@ class MemoryStore:
         found = self._read(select(S.memories).where(S.memories.c.id == key))
         if not found or not found[0].active:
             raise ExecutiveError(f"no active memory with id {key} in {self.url}")
-        try:
-            with self._engine.begin() as conn:
-                conn.execute(update(S.memories).where(S.memories.c.id == key).values(active=False))
-        except SQLAlchemyError as exc:
-            raise ExecutiveError(f"cannot remove memory {key} in {self.url}: {exc}") from exc
+        with (
+            database_errors(f"cannot remove memory {key} in {self.url}"),
+            self._engine.begin() as conn,
+        ):
+            conn.execute(update(S.memories).where(S.memories.c.id == key).values(active=False))
         self._cached = None
         old = found[0]
         return Memory(old.id, old.kind, old.text, old.created_at, False)
@@ -160,11 +155,11 @@ class MemoryStore:
         self._engine.dispose()
 
     def _read(self, query) -> builtins.list[Memory]:
-        try:
-            with self._engine.connect() as conn:
-                rows = conn.execute(query).all()
-        except SQLAlchemyError as exc:
-            raise ExecutiveError(f"cannot read memories from {self.url}: {exc}") from exc
+        with (
+            database_errors(f"cannot read memories from {self.url}"),
+            self._engine.connect() as conn,
+        ):
+            rows = conn.execute(query).all()
         return [
             Memory(int(r.id), r.kind, r.text, float(r.created_at), bool(r.active)) for r in rows
         ]
