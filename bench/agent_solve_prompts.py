@@ -18,20 +18,13 @@ import time
 from pathlib import Path
 
 import httpx
+from responder_questions import SEED_PROMPTS  # the seed's examples: bench/ is on the path
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SEED_PROMPTS = (  # seed 000's examples, as bench/responder_questions.py asks them
-    "Which drone has the most fuel margin?",
-    "Generate optimal routes maximizing priority points",
-    "Move T5 from D1 to D2",
-    "Why did D1 visit T3 before T5?",
-    "What if we increase D1's fuel budget to 300?",
-    "Continue from the current checkpoint",
-)
 TOKEN = "bench-agent-solve"
 
 
