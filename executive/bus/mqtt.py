@@ -74,7 +74,7 @@ Lifecycle
     ``stop()`` sends what is still queued (for at most ``timeout`` seconds, the link given
     that long to come back), counts the rest as lost, cancels its tasks and disconnects
     cleanly, so the broker does not send the last will; it never hangs. A final status
-    that did not go out gets one more second on its own; failing that, the bus leaves
+    that did not go out gets three more seconds on its own; failing that, the bus leaves
     without a clean goodbye so that the broker publishes the last will (``crashed``) rather
     than keep a dead run ``running``.
 """
@@ -114,6 +114,10 @@ _BATCH = 32  # messages handed to the client at once: one broker round trip per 
 _REFUSAL_EVENTS_PER_S = 10  # CMD_REJECTED events the bus publishes at most, per second
 _MAX_RUNS_SEEN = 1000  # statuses of other runs a following watcher remembers
 _PREVIEW = 2000  # characters of a refused command echoed in its CMD_REJECTED event
+# How long stop() waits for the broker to confirm the run's final status, behind what the
+# client had already written: a stopping run can spare it, and a status confirmed late
+# would otherwise be overwritten by the last will (crashed) on a loaded machine.
+_FINAL_STATUS_S = 3.0
 
 
 class BrokerAddress(NamedTuple):
@@ -596,10 +600,10 @@ class MqttBus:
         return final
 
     async def _send_final(self, client: aiomqtt.Client, entry: _Entry) -> _Entry | None:
-        """Send the final status alone, within a second; None once it went out."""
+        """Send the final status alone, within ``_FINAL_STATUS_S``; None once it went out."""
         try:
             await asyncio.wait_for(
-                self._send(client, entry, self._wire("status", entry.payload)), 1.0
+                self._send(client, entry, self._wire("status", entry.payload)), _FINAL_STATUS_S
             )
         except (TimeoutError, aiomqtt.MqttError, OSError) as exc:
             log.warning("MQTT bus: the run's final status could not be sent: %s", exc)
