@@ -23,6 +23,7 @@ from executive.words.state import MissionState, from_executive
 from planner.model import drone_label
 from planner.scenario_io import load_scenario
 from tests.conftest import SCENARIOS
+from tests.flown import flown
 from tests.messages_api import Status, Text, ToolUse
 
 QUESTION_MARGIN = "Which drone has the most fuel margin?"
@@ -30,19 +31,7 @@ TICKS = 5000  # new_target.json: D2 has collected T11 (tick 4242); T13 appears a
 
 
 def _live(name: str, ticks: int) -> Executive:
-    executive = Executive(
-        load_scenario(SCENARIOS / name),
-        planner=AlgorithmicPlanner(iterations=2000),
-        sink=ListSink(),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=ticks)
-
-    asyncio.run(go())
-    return executive
+    return flown(name, ticks)
 
 
 @pytest.fixture(scope="module")

@@ -13,16 +13,11 @@ import pytest
 
 from executive.agents.responder import respond, responder_rules
 from executive.agents.responder.call import NUMBERS_ERROR
-from executive.config import RunConfig
 from executive.engines.anthropic_engine import AnthropicEngine
-from executive.loop import Executive
-from executive.loop.policy import Policy
-from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import MissionState, from_executive
-from planner.scenario_io import load_scenario
-from tests.conftest import SCENARIOS
+from tests.flown import flown
 from tests.messages_api import ToolUse
 
 MARGIN = "Which drone has the most fuel margin?"
@@ -40,19 +35,7 @@ PERTURBED = [
 
 @pytest.fixture(scope="module")
 def state() -> MissionState:
-    executive = Executive(
-        load_scenario(SCENARIOS / "new_target.json"),
-        planner=AlgorithmicPlanner(iterations=1000),
-        sink=ListSink(),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=4996)
-
-    asyncio.run(go())
-    return from_executive(executive)
+    return from_executive(flown("new_target.json", 4996, iterations=1000))
 
 
 @pytest.fixture(autouse=True)

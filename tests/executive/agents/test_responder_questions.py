@@ -20,18 +20,14 @@ from executive.agents.responder import responder_rules
 from executive.agents.responder.followups import follow_ups
 from executive.agents.responder.numbers import number_problems, supported
 from executive.agents.responder.role import ResponderOutput
-from executive.config import RunConfig
 from executive.engines import make_engine
-from executive.loop import Executive
-from executive.loop.policy import Policy
-from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import MissionState, from_executive, replay_trace
 from planner.geometry import SamField
-from planner.scenario_io import load_scenario
 from tests.conftest import SCENARIOS
+from tests.flown import flown
 
 QUESTIONS = [
     "Which drone has the most fuel margin?",
@@ -76,19 +72,7 @@ def ended(tmp_path_factory) -> tuple[MissionState, dict]:
 @pytest.fixture(scope="module")
 def live() -> MissionState:
     """new_target.json at tick 4996: D2 and D3 in the air with targets still to collect."""
-    executive = Executive(
-        load_scenario(SCENARIOS / "new_target.json"),
-        planner=AlgorithmicPlanner(iterations=2000),
-        sink=ListSink(),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=4996)
-
-    asyncio.run(go())
-    return from_executive(executive)
+    return from_executive(flown("new_target.json", 4996))
 
 
 def _number(out: dict, label: str) -> float:

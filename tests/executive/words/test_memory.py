@@ -9,13 +9,9 @@ import asyncio
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from executive.config import RunConfig
 from executive.contracts import PlanRequest
 from executive.engines.anthropic_engine import AnthropicEngine
 from executive.errors import ExecutiveError
-from executive.loop import Executive
-from executive.loop.policy import Policy
-from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.planning.round import AgentPlanner
 from executive.traces.sinks import ListSink
 from executive.words.ask import answer
@@ -23,6 +19,7 @@ from executive.words.memory import MEMORY_KINDS, MemoryStore
 from executive.words.state import from_executive
 from planner.scenario_io import load_scenario
 from tests.conftest import SCENARIOS
+from tests.flown import flown
 from tests.messages_api import ToolUse
 
 BLOCK = "IMPORTANT MEMORIES & INSTRUCTIONS:"
@@ -46,19 +43,7 @@ def _no_env(monkeypatch):
 
 @pytest.fixture(scope="module")
 def state():
-    executive = Executive(
-        load_scenario(SCENARIOS / "new_target.json"),
-        planner=AlgorithmicPlanner(iterations=500),
-        sink=ListSink(),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=100)
-
-    asyncio.run(go())
-    return from_executive(executive)
+    return from_executive(flown("new_target.json", 100, iterations=500))
 
 
 def test_memories_are_stored_listed_and_removed_in_the_database(url, tmp_path):

@@ -8,19 +8,15 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.contracts import AgentRunRecord
 from executive.engines import make_engine
 from executive.loop import Executive
-from executive.loop.policy import Policy
-from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces import TraceReader, TraceWriter
 from executive.traces.sinks import ListSink, TeeSink
 from executive.words.ask import answer
 from executive.words.state import from_executive, from_trace, replay_trace
 from executive.words.whatif import WhatIfError, current_figures, what_if
-from planner.scenario_io import load_scenario
-from tests.conftest import SCENARIOS
+from tests.flown import flown
 
 TICKS = 4996  # the last tick run is 4995, which has a telemetry row (every 5 ticks)
 
@@ -31,18 +27,7 @@ def recorded(tmp_path_factory):
     url = f"sqlite:///{tmp_path_factory.mktemp('whatif') / 'runs.db'}"
     writer = TraceWriter(url)
     writer.start()
-    executive = Executive(
-        load_scenario(SCENARIOS / "new_target.json"),
-        planner=AlgorithmicPlanner(iterations=2000),
-        sink=TeeSink(writer, ListSink()),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=TICKS)
-
-    asyncio.run(go())
+    executive = flown("new_target.json", TICKS, sink=TeeSink(writer, ListSink()))
     writer.close()
     return executive, url
 

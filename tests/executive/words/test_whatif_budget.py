@@ -12,35 +12,20 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import build_app
-from executive.config import RunConfig
 from executive.engines import make_engine
 from executive.loop import Executive
-from executive.loop.policy import Policy
-from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import from_executive, replay_trace
 from executive.words.whatif import read_budgets
-from planner.scenario_io import load_scenario
 from tests.conftest import SCENARIOS
+from tests.flown import flown
 
 
 @pytest.fixture(scope="module")
 def live() -> Executive:
-    executive = Executive(
-        load_scenario(SCENARIOS / "new_target.json"),
-        planner=AlgorithmicPlanner(iterations=1000),
-        sink=ListSink(),
-        config=RunConfig(policy=Policy()),
-    )
-
-    async def go():
-        await executive.start()
-        await executive.run(None, until=4996)
-
-    asyncio.run(go())
-    return executive
+    return flown("new_target.json", 4996, iterations=1000)
 
 
 @pytest.fixture(scope="module")
