@@ -18,12 +18,12 @@ shutdown.
 from __future__ import annotations
 
 import json
-import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_api import LocalAPIServer
 
 __all__ = ["MessagesAPIServer", "RawBody", "Reply", "Status", "Text", "ToolUse"]
 
@@ -87,95 +87,14 @@ def default_responder(request: dict[str, Any]) -> Reply:
     return ToolUse({})
 
 
-@dataclass
-class _State:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    script: deque[Reply] = field(default_factory=deque)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    responses: list[tuple[int, str]] = field(default_factory=list)
-    closing: threading.Event = field(default_factory=threading.Event)
-    counter: int = 0
-
-
-class MessagesAPIServer:
+class MessagesAPIServer(LocalAPIServer):
     """See the module docstring. ``url`` is the SDK's ``base_url``."""
 
+    thread_name = "messages-api"
+
     def __init__(self, responder: Responder = default_responder) -> None:
+        super().__init__(responder)
         self.responder: Responder = responder
-        self._state = _State()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle -----------------------------------------------------------------------
-    def start(self) -> MessagesAPIServer:
-        if self._httpd is not None:
-            return self
-        handler = type("_BoundHandler", (_Handler,), {"api": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        httpd.daemon_threads = True
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="messages-api",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is None:
-            return
-        self._state.closing.set()  # wakes handlers sleeping a delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        self._httpd = None
-
-    def __enter__(self) -> MessagesAPIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # test surface ----------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The JSON bodies received on /v1/messages, in order (a copy)."""
-        with self._state.lock:
-            return list(self._state.requests)
-
-    @property
-    def responses(self) -> list[tuple[int, str]]:
-        """(status, body text) of each answer sent, in order (a copy)."""
-        with self._state.lock:
-            return list(self._state.responses)
-
-    def script(self, *replies: Reply) -> MessagesAPIServer:
-        """Queue replies for the next requests (then the responder takes over)."""
-        with self._state.lock:
-            self._state.script.extend(replies)
-        return self
-
-    # internals -------------------------------------------------------------------------
-    def _next(self, request: dict[str, Any]) -> tuple[Reply | None, int]:
-        with self._state.lock:
-            self._state.requests.append(request)
-            self._state.counter += 1
-            scripted = self._state.script.popleft() if self._state.script else None
-            return scripted, self._state.counter
-
-    def _record(self, status: int, body: str) -> None:
-        with self._state.lock:
-            self._state.responses.append((status, body))
 
 
 def _message(
@@ -297,3 +216,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (e.g. it timed out)
+
+
+MessagesAPIServer.handler = _Handler

@@ -20,12 +20,13 @@ requests nor shutdown. ``api.model_requests`` counts ``GET /v1/models``.
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_api import LocalAPIServer, ServerState
 
 __all__ = ["ChatAPIServer", "RawBody", "Reply", "Status", "Text", "ToolCall"]
 
@@ -81,81 +82,27 @@ def default_responder(request: dict[str, Any]) -> Reply:
 
 
 @dataclass
-class _State:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    script: deque[Reply] = field(default_factory=deque)
+class _State(ServerState):
     model_script: deque[Status | RawBody] = field(default_factory=deque)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    responses: list[tuple[int, str]] = field(default_factory=list)
-    closing: threading.Event = field(default_factory=threading.Event)
-    counter: int = 0
     model_requests: int = 0
 
 
-class ChatAPIServer:
+class ChatAPIServer(LocalAPIServer):
     """See the module docstring. ``url`` is the SDK's ``base_url`` (ends in ``/v1``)."""
+
+    path = "/v1"
+    thread_name = "chat-api"
+    _state: _State
 
     def __init__(
         self, responder: Responder = default_responder, *, models: Sequence[str] = ("local",)
     ) -> None:
+        super().__init__(responder)
         self.responder: Responder = responder
         self.models = list(models)
-        self._state = _State()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # lifecycle -----------------------------------------------------------------------
-    def start(self) -> ChatAPIServer:
-        if self._httpd is not None:
-            return self
-        handler = type("_BoundHandler", (_Handler,), {"api": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        httpd.daemon_threads = True
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="chat-api",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        if self._httpd is None:
-            return
-        self._state.closing.set()  # wakes handlers sleeping a delay
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        self._httpd = None
-
-    def __enter__(self) -> ChatAPIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # test surface ----------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("server not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The JSON bodies received on /v1/chat/completions, in order (a copy)."""
-        with self._state.lock:
-            return list(self._state.requests)
-
-    @property
-    def responses(self) -> list[tuple[int, str]]:
-        """(status, body text) of each completion answer sent, in order (a copy)."""
-        with self._state.lock:
-            return list(self._state.responses)
+    def _new_state(self) -> _State:
+        return _State()
 
     @property
     def model_requests(self) -> int:
@@ -163,34 +110,16 @@ class ChatAPIServer:
         with self._state.lock:
             return self._state.model_requests
 
-    def script(self, *replies: Reply) -> ChatAPIServer:
-        """Queue replies for the next completion requests (then the responder takes over)."""
-        with self._state.lock:
-            self._state.script.extend(replies)
-        return self
-
     def script_models(self, *replies: Status | RawBody) -> ChatAPIServer:
         """Queue failures for the next ``GET /v1/models`` (then the model list is served)."""
         with self._state.lock:
             self._state.model_script.extend(replies)
         return self
 
-    # internals -------------------------------------------------------------------------
-    def _next(self, request: dict[str, Any]) -> tuple[Reply | None, int]:
-        with self._state.lock:
-            self._state.requests.append(request)
-            self._state.counter += 1
-            scripted = self._state.script.popleft() if self._state.script else None
-            return scripted, self._state.counter
-
     def _next_models(self) -> Status | RawBody | None:
         with self._state.lock:
             self._state.model_requests += 1
             return self._state.model_script.popleft() if self._state.model_script else None
-
-    def _record(self, status: int, body: str) -> None:
-        with self._state.lock:
-            self._state.responses.append((status, body))
 
 
 def _forced_function(request: dict[str, Any]) -> str:
@@ -343,3 +272,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (e.g. it timed out)
+
+
+ChatAPIServer.handler = _Handler
