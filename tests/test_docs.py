@@ -1,15 +1,15 @@
 """The README and the pages of docs/ point at things that exist.
 
-Every relative link (``[text](path)``, ``[text](path#anchor)``, ``[text](#anchor)``, images,
-reference definitions, ``href``/``src`` attributes) must name a file or folder of the
+Each page is parsed as CommonMark with GitHub's tables (markdown-it-py). Every relative link
+(inline, reference-style, images, ``href``/``src`` in HTML) must name a file or folder of the
 repository, and an anchor a heading of the page it names, slugged as GitHub slugs headings.
 Every source path and every module named in code (``planner/edits.py``,
-``executive.session.run_mission``) must exist too. When a package moves, these tests name
-each page and line that still points at the old place.
+``executive.session.run_mission``), in code spans and code blocks alike, must exist too.
+When a package moves, these tests name each page and line that still points at the old place.
 
 The README stays short (the manual lives in docs/), every page of docs/ is reachable from
-its table of contents, a page longer than about a hundred lines carries its own, and the
-README's figures are ones its bench outputs hold.
+its table of contents, a page longer than about a hundred lines lists its sections, and the
+numbers of the README's figures table are ones its linked bench outputs hold.
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -32,14 +35,7 @@ PAGES = [README, *sorted(DOCS.glob("*.md"))]
 README_MAX_LINES = 200
 TOC_OVER_LINES = 100  # a page longer than this lists its sections at the top
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-# [text](target "title") and ![alt](target), the text holding at most one level of brackets
-_INLINE_LINK = re.compile(
-    r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^\s)>]*)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
-)
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", re.M)
+_MARKDOWN = MarkdownIt("commonmark").enable("table")  # GitHub's Markdown, as far as links go
 _HTML_ATTR = re.compile(r"""<(?:a|img)\b[^>]*?\b(?:href|src)\s*=\s*["']([^"']+)["']""", re.I)
 _HTML_ANCHOR = re.compile(r"""<a\b[^>]*?\b(?:id|name)\s*=\s*["']([^"']+)["']""", re.I)
 _EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)  # http:, mailto:, //host
@@ -67,15 +63,12 @@ def slug(text: str) -> str:
     return "".join(kept).replace(" ", "-")
 
 
-def heading_text(markdown: str) -> str:
-    """A heading's rendered text: code spans keep their content, links their text, images
-    and HTML tags go, emphasis markers go."""
-    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), markdown)
-    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"<[^>]+>", "", text)
-    text = re.sub(r"(?<![\w*])[*_]+|[*_]+(?![\w*])", "", text)
-    return text.strip()
+def heading_text(inline: Token) -> str:
+    """A heading's rendered text, what GitHub slugs: its text and code, without images or
+    HTML tags."""
+    return "".join(
+        c.content for c in inline.children or () if c.type in ("text", "code_inline")
+    ).strip()
 
 
 class Slugger:
@@ -98,74 +91,73 @@ class Slugger:
 
 @dataclass(frozen=True)
 class Page:
-    """A Markdown page: its prose (fenced code blanked, line numbers kept), its code lines,
-    its headings and its anchors."""
+    """A Markdown page: its lines, its links, what its code names, its headings, anchors."""
 
     path: Path
     lines: tuple[str, ...]
-    prose: str
-    code: tuple[tuple[int, str], ...]  # (line number, line) inside fenced blocks
-    headings: tuple[tuple[int, int, str], ...]  # (line number, level, text)
+    links: tuple[tuple[int, str], ...]  # (line, target) of each link and image
+    code: tuple[tuple[int, str], ...]  # (line, a code span's text or a code block's word)
+    headings: tuple[tuple[int, str], ...]  # (level, anchor), in order
     anchors: frozenset[str]
 
     @property
     def name(self) -> str:
         return self.path.relative_to(ROOT).as_posix()
 
-    def line_of(self, offset: int) -> int:
-        return self.prose.count("\n", 0, offset) + 1
+
+def _inline(token: Token, line: int) -> Iterator[tuple[int, str, str]]:
+    """(line, kind, value) of an inline token's links, images, HTML and code spans, kind
+    being ``link``, ``anchor`` (an HTML id or name) or ``code``."""
+    for child in token.children or ():
+        if child.type == "link_open":
+            yield line, "link", str(child.attrGet("href") or "")
+        elif child.type == "image":
+            yield line, "link", str(child.attrGet("src") or "")
+            line += child.content.count("\n")
+        elif child.type == "html_inline":
+            yield from ((line, "link", h) for h in _HTML_ATTR.findall(child.content))
+            yield from ((line, "anchor", a) for a in _HTML_ANCHOR.findall(child.content))
+        elif child.type == "code_inline":
+            yield line, "code", child.content.strip()
+        elif child.type in ("softbreak", "hardbreak"):
+            line += 1
+
+
+def parse(path: Path, text: str) -> Page:
+    """``text`` (the Markdown of ``path``) as a ``Page``."""
+    tokens = _MARKDOWN.parse(text)
+    links: list[tuple[int, str]] = []
+    code: list[tuple[int, str]] = []
+    headings: list[tuple[int, str]] = []
+    anchors: set[str] = set()
+    slugger = Slugger()
+    for i, token in enumerate(tokens):
+        first = token.map[0] + 1 if token.map else 0
+        if token.type == "heading_open":
+            anchor = slugger(heading_text(tokens[i + 1]))
+            headings.append((int(token.tag[1:]), anchor))
+            anchors.add(anchor)
+        elif token.type == "inline":
+            for line, kind, value in _inline(token, first):
+                if kind == "link":
+                    links.append((line, unquote(value)))
+                elif kind == "anchor":
+                    anchors.add(value)
+                else:
+                    code.append((line, value))
+        elif token.type in ("fence", "code_block"):
+            for n, line_text in enumerate(token.content.splitlines(), first + 1):
+                code += [(n, w) for w in re.split(r"[\s'\"=(),;|<>\[\]]+", line_text) if w]
+        elif token.type == "html_block":
+            links += [(first, unquote(h)) for h in _HTML_ATTR.findall(token.content)]
+            anchors |= set(_HTML_ANCHOR.findall(token.content))
+    lines = tuple(text.splitlines())
+    return Page(path, lines, tuple(links), tuple(code), tuple(headings), frozenset(anchors))
 
 
 @cache
 def read_page(path: Path) -> Page:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    prose: list[str] = []
-    code: list[tuple[int, str]] = []
-    headings: list[tuple[int, int, str]] = []
-    fence: str | None = None
-    for number, line in enumerate(lines, 1):
-        opening = _FENCE.match(line)
-        if fence is None and opening:
-            fence = opening.group(1)[0] * len(opening.group(1))
-            prose.append("")
-        elif fence is not None:
-            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-                fence = None
-            else:
-                code.append((number, line))
-            prose.append("")
-        else:
-            prose.append(line)
-            heading = _HEADING.match(line)
-            if heading:
-                headings.append((number, len(heading.group(1)), heading.group(2)))
-    text = "\n".join(prose)
-    slugger = Slugger()
-    anchors = {slugger(heading_text(h)) for _, _, h in headings}
-    anchors |= set(_HTML_ANCHOR.findall(text))
-    return Page(path, tuple(lines), text, tuple(code), tuple(headings), frozenset(anchors))
-
-
-def _without_code_spans(text: str) -> str:
-    """The text with each code span blanked (same length, newlines kept)."""
-    return _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-
-
-def links(page: Page) -> Iterator[tuple[int, str]]:
-    """(line, target) of every link of the page's prose, outside code."""
-    text = _without_code_spans(page.prose)
-    for pattern in (_INLINE_LINK, _REFERENCE, _HTML_ATTR):
-        for m in pattern.finditer(text):
-            yield page.line_of(m.start()), m.group(1)
-
-
-def code_mentions(page: Page) -> Iterator[tuple[int, str]]:
-    """(line, text) of every code span of the prose and every word of the fenced code."""
-    for m in _CODE_SPAN.finditer(page.prose):
-        yield page.line_of(m.start()), m.group(2).strip()
-    for number, line in page.code:
-        for word in re.split(r"[\s'\"=(),;|<>\[\]]+", line):
-            yield number, word
+    return parse(path, path.read_text(encoding="utf-8"))
 
 
 # ----- what a link or a mention must resolve to ----------------------------------------------
@@ -255,7 +247,7 @@ def _ids(paths: list[Path]) -> list[str]:
 @pytest.mark.parametrize("path", PAGES, ids=_ids(PAGES))
 def test_every_link_leads_to_a_file_and_heading_that_exist(path: Path) -> None:
     page = read_page(path)
-    found = list(links(page))
+    found = list(page.links)
     problems = [
         f"{page.name}:{line}: ({target}) {why}"
         for line, target in found
@@ -269,7 +261,7 @@ def test_every_link_leads_to_a_file_and_heading_that_exist(path: Path) -> None:
 def test_every_source_path_and_module_named_in_code_exists(path: Path) -> None:
     page = read_page(path)
     problems = []
-    for line, text in code_mentions(page):
+    for line, text in page.code:
         if _REPO_PATH.match(text):
             why = path_problem(text)
         elif _MODULE.match(text):
@@ -284,14 +276,14 @@ def test_every_source_path_and_module_named_in_code_exists(path: Path) -> None:
 def test_the_readme_is_short_and_the_manual_lives_in_docs() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
-    assert any(t.startswith("docs/") for _, t in links(read_page(README)))
+    assert any(t.startswith("docs/") for _, t in read_page(README).links)
 
 
 def test_every_page_of_docs_is_in_its_table_of_contents() -> None:
     index = read_page(DOCS / "README.md")
     listed = {
         (DOCS / t.partition("#")[0]).resolve()
-        for _, t in links(index)
+        for _, t in index.links
         if not _EXTERNAL.match(t) and t.partition("#")[0]
     }
     missing = [p.name for p in DOCS.glob("*.md") if p.name != "README.md" and p not in listed]
@@ -303,10 +295,8 @@ def test_a_long_page_lists_its_sections(path: Path) -> None:
     page = read_page(path)
     if len(page.lines) <= TOC_OVER_LINES:
         return
-    own = {t.partition("#")[2] for _, t in links(page) if t.startswith("#")}
-    slugger = Slugger()
-    sections = [(level, slugger(heading_text(text))) for _, level, text in page.headings]
-    unlisted = [anchor for level, anchor in sections if level == 2 and anchor not in own]
+    own = {t.partition("#")[2] for _, t in page.links if t.startswith("#")}
+    unlisted = [anchor for level, anchor in page.headings if level == 2 and anchor not in own]
     assert not unlisted, f"{page.name} ({len(page.lines)} lines) does not list #{unlisted}"
 
 
@@ -350,14 +340,19 @@ def test_the_readme_figures_are_in_the_bench_outputs_they_link() -> None:
 # ----- the slugs against GitHub's own examples ------------------------------------------------
 
 
+def anchors(markdown: str) -> list[str]:
+    """The heading anchors of a Markdown snippet, in order."""
+    return [anchor for _, anchor in parse(ROOT / "snippet.md", markdown).headings]
+
+
 def test_slugs_follow_github() -> None:
     # GitHub's documentation ("Section links") and github-slugger's fixtures.
     assert slug("This'll be a Helpful Section About the Greek Letter Θ!") == (
         "thisll-be-a-helpful-section-about-the-greek-letter-θ"
     )
-    assert slug(heading_text("This'll be a _Helpful_ Section About the Greek Letter Θ!")) == (
+    assert anchors("## This'll be a _Helpful_ Section About the Greek Letter Θ!") == [
         "thisll-be-a-helpful-section-about-the-greek-letter-θ"
-    )
+    ]
     assert slug("heading with a - dash") == "heading-with-a---dash"
     assert slug("heading with an _ underscore") == "heading-with-an-_-underscore"
     assert slug("heading with a period.txt") == "heading-with-a-periodtxt"
@@ -370,7 +365,8 @@ def test_slugs_follow_github() -> None:
     assert slug("😄 unicode emoji") == "-unicode-emoji"
     assert slug("Привет non-latin 你好") == "привет-non-latin-你好"
     assert slug("a² ½ b") == "a--b"  # other numbers go, the spaces stay
-    assert slug(heading_text("The live websocket `/ws/live`")) == "the-live-websocket-wslive"
+    assert anchors("### The live websocket `/ws/live`") == ["the-live-websocket-wslive"]
+    assert anchors("# [Linked](x.md) **bold** ![img](i.png) <b>tag</b>") == ["linked-bold--tag"]
     unique = Slugger()
     assert [unique(t) for t in ("echo", "echo", "echo 1", "echo-1", "echo")] == [
         "echo",
@@ -399,8 +395,13 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     assert module_problem("executive.session.no_such_function") is not None
     assert module_problem("executive.nowhere.thing") is not None
     # links inside code are not links; a multi-line image is one link
-    sample = tmp_path / "sample.md"
-    sample.write_text(
-        "# T\n\n```sh\n[x](nowhere.md)\n```\n\n`[y](nowhere.md)`\n\n![a long\nalt](img.png)\n"
+    sample = parse(
+        tmp_path / "sample.md",
+        "# T\n\n```sh\n[x](nowhere.md)\n```\n\n`[y](nowhere.md)`\n\n"
+        "![a long\nalt](img.png) [ref][r]\n\n| a | [in a table](t.md#x) |\n|---|---|\n\n"
+        '<a id="here"></a>\n\n[r]: r.md\n',
     )
-    assert [t for _, t in links(read_page(sample))] == ["img.png"]
+    assert [t for _, t in sample.links] == ["img.png", "r.md", "t.md#x"]
+    assert [line for line, _ in sample.links] == [9, 10, 12]
+    assert "here" in sample.anchors and "t" in sample.anchors
+    assert (4, "nowhere.md") in sample.code and (7, "[y](nowhere.md)") in sample.code
