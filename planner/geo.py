@@ -82,6 +82,16 @@ class LocalFrame:
         lon, lat = self._forward.transform(x, y, direction="INVERSE")
         return float(lat), float(lon)
 
+    def to_geo_many(self, x: Any, y: Any) -> tuple[Any, Any]:
+        """Arrays of x, y (km) -> arrays of (lat, lon) in degrees, of the same shape."""
+        lon, lat = self._forward.transform(x, y, direction="INVERSE")
+        return lat, lon
+
+    def to_local_many(self, lat: Any, lon: Any) -> tuple[Any, Any]:
+        """Arrays of lat, lon (degrees) -> arrays of x, y (km), of the same shape."""
+        x, y = self._forward.transform(lon, lat)
+        return x, y
+
 
 def local_frame(origin: GeoOrigin) -> LocalFrame:
     """The frame around ``origin`` (built once per origin: a PROJ transformer costs ~10 ms)."""
