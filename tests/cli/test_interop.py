@@ -46,7 +46,7 @@ def test_export_qgc_then_import_gives_a_mission_that_plans(demo_path, tmp_path):
     scenario = tmp_path / "imported.json"
     done = run("import", "qgc", *map(str, files), "--out", str(scenario))
     assert done.returncode == 0, done.stderr
-    assert "imported 3 plan(s): 3 airports" in done.stderr and "2 SAMs, 3 drones" in done.stderr
+    assert "imported 3 file(s): 3 airports" in done.stderr and "2 SAMs, 3 drones" in done.stderr
     data = json.loads(scenario.read_text())
     assert data["geo"] and all("lat" in a for a in data["environment"]["airports"])
     done = run("plan", str(scenario), "--json", "--iterations", "500")
@@ -98,7 +98,11 @@ def test_a_geographic_mission_reports_lat_lon_and_exports_geojson_and_mavlink(tm
     assert done.returncode == 0, done.stderr
     assert "Latitude" in done.stdout and "47.500000" in done.stdout  # the table's lat/lon
     text = (tmp_path / "m-D1.waypoints").read_text()
-    assert text.startswith("QGC WPL 110\n") and "# target T1" in text
+    assert text.startswith("QGC WPL 110\n") and "#" not in text  # QGC refuses comment lines
+    labels = (tmp_path / "m-D1.waypoints.csv").read_text().splitlines()
+    assert labels[0] == "seq,command,kind,node,latitude,longitude,altitude_m"
+    assert any(",target,T1,47.50000000,8.60000000," in row for row in labels)
+    assert len(labels) == len(text.splitlines())  # a row per item, as the header is one line
 
 
 def test_lat_lon_without_origin_and_bad_plan_files_are_named(tmp_path):
