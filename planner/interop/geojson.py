@@ -121,7 +121,7 @@ def _polygon(ring: list[list[float]], centre_lat: float) -> tuple[str, Any]:
     the pieces either side of the antimeridian. The ring is unwrapped into continuous
     longitudes, closed along the pole's latitude if it winds round a pole, and clipped to
     [-180, 180] in three shifts."""
-    from shapely import box
+    from shapely import box, unary_union
     from shapely.geometry import Polygon
     from shapely.geometry.polygon import orient
 
@@ -130,17 +130,22 @@ def _polygon(ring: list[list[float]], centre_lat: float) -> tuple[str, Any]:
     lat = [p[1] for p in ring]
     coords = list(zip(lon.tolist(), lat))
     winding = lon[-1] - lon[0] + _wrap(float(ring[0][0] - ring[-1][0]))
-    if abs(winding) > 180.0:  # round a pole: close along its latitude
+    if abs(winding) > 180.0:  # round a pole: once round, then close along its latitude
         pole = 90.0 if centre_lat > 0 else -90.0
-        coords += [(float(lon[-1]), pole), (float(lon[0]), pole)]
+        end = float(lon[0]) + math.copysign(360.0, winding)
+        coords += [(end, lat[0]), (end, pole), (float(lon[0]), pole)]
     shape = Polygon(coords)
     world = box(-180.0, -90.0, 180.0, 90.0)
-    pieces = []
-    for shift in (0.0, 360.0, -360.0):
-        clipped = world.intersection(Polygon([(x + shift, y) for x, y in shape.exterior.coords]))
-        for part in getattr(clipped, "geoms", [clipped]):
-            if isinstance(part, Polygon) and part.area > 0.0:
-                pieces.append(_ring(orient(part, 1.0)))
+    clipped = [
+        world.intersection(Polygon([(x + shift, y) for x, y in shape.exterior.coords]))
+        for shift in (0.0, 360.0, -360.0)
+    ]
+    merged = unary_union(clipped)  # a pole's cap: the pieces either side of its seam rejoin
+    pieces = [
+        _ring(orient(part, 1.0))
+        for part in getattr(merged, "geoms", [merged])
+        if isinstance(part, Polygon) and part.area > 0.0
+    ]
     if len(pieces) == 1:
         return "Polygon", [pieces[0]]
     return "MultiPolygon", [[piece] for piece in pieces]
