@@ -44,7 +44,7 @@ def _rings(geometry: dict) -> list[list[list[float]]]:
 
 
 def test_routes_and_sams_are_cut_at_the_antimeridian():
-    data, features = _features("antimeridian")
+    _, features = _features("antimeridian")
     for feature in features:
         for lon, lat in _all_positions(feature["geometry"]):
             assert -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0
