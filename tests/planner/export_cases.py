@@ -28,7 +28,7 @@ PLACES = {
     "quito": (-0.1807, -78.4678),
 }
 
-# A geographic mission 6,000 km across: SAMs near the frame's edge, routes grazing them.
+# A geographic mission 6,000 km across: SAMs up to 2,800 km out, every route going round one.
 WIDE_MISSION = {
     "geo": {"lat0": 40.0, "lon0": -100.0},
     "environment": {
@@ -46,14 +46,15 @@ WIDE_MISSION = {
         "sams": [
             {"id": "S1", "pos": [-2800, 20], "range": 60},
             {"id": "S2", "pos": [2700, 200], "range": 40},
-            {"id": "S3", "pos": [100, 2800], "range": 80},
-            {"id": "S4", "pos": [-1000, -2600], "range": 30},
+            {"id": "S3", "pos": [200, 1500], "range": 80},
+            {"id": "S4", "pos": [-1100, -2580], "range": 30},
         ],
     },
     "drone_configs": {
         "1": {"fuelBudget": 2500, "home_airport": "A1"},
         "2": {"fuelBudget": 2500, "home_airport": "A2"},
-        "3": {"fuelBudget": 9000, "home_airport": "A3"},
+        "3": {"fuelBudget": 9500, "home_airport": "A3"},
+        "4": {"fuelBudget": 4000, "home_airport": "A3"},
     },
 }
 
