@@ -262,30 +262,15 @@ def import_qgc(
 
 
 def _read_mission_file(path: Path) -> Any:
-    """One mission file, read as what its first line says it is: a text mission
-    (``QGC WPL``) or a QGroundControl plan (JSON); exit 2 naming every problem."""
-    from planner.interop.qgc import QgcPlanError, plan_source, read_qgc_plan
-    from planner.interop.wpl import is_wpl, read_wpl
-    from planner.scenario_io import ScenarioError, parse_json, read_json_file
+    """One mission file (``importer.read_mission_file``); exit 2 naming every problem."""
+    from planner.interop.importer import read_mission_file
+    from planner.interop.qgc import QgcPlanError
+    from planner.scenario_io import ScenarioError, read_json_file
 
-    name = shown(path)
     try:
-        data = read_json_file(path)  # at most MAX_SCENARIO_BYTES, or a named problem
-        text = _text(data)
-        if text is not None and is_wpl(text):
-            return read_wpl(text, name)
-        return plan_source(name, read_qgc_plan(parse_json(data, name), name))
+        return read_mission_file(read_json_file(path), shown(path))
     except (ScenarioError, QgcPlanError) as exc:
         raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
-
-
-def _text(data: str | bytes) -> str | None:
-    if isinstance(data, str):
-        return data
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None  # not UTF-8: the JSON reader names it
 
 
 def print_positions(scenario: Scenario, solution: Solution) -> None:

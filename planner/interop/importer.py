@@ -52,7 +52,7 @@ from planner.limits import (
     MIN_SAM_RANGE_KM,
 )
 
-__all__ = ["FUEL_RESERVE", "SAME_PLACE_M", "QgcImport", "scenario_from_qgc"]
+__all__ = ["FUEL_RESERVE", "SAME_PLACE_M", "QgcImport", "read_mission_file", "scenario_from_qgc"]
 
 # Two points closer than this (m) are one place when importing (a home on a rally point).
 SAME_PLACE_M: Final = 1.0
@@ -101,21 +101,56 @@ class _Zones:
     """The no-fly zones (exclusion polygons, km) and the disks that cover them."""
 
     shapes: list[Any] = field(default_factory=list)  # shapely Polygons
-    names: list[str] = field(default_factory=list)  # NFZ1, NFZ2...
-    disks: list[tuple[float, float, float, str]] = field(default_factory=list)  # x, y, r, zone
+    names: list[str] = field(default_factory=list)  # "NFZ1 ($.geoFence.polygons[1])"
+    radii: list[float] = field(default_factory=list)
+    disks: list[tuple[float, float, float, int]] = field(default_factory=list)  # x, y, r, zone
 
     def holding(self, x: float, y: float) -> str | None:
-        """The zone whose polygon or covering disks hold (x, y), by name."""
+        """Which zone holds (x, y), in the zone itself or in the ring of disks covering its
+        boundary, said in words; None when no zone does."""
         from shapely import Point
 
         point = Point(x, y)
         for name, shape in zip(self.names, self.shapes):
             if shape.covers(point):
-                return name
-        for cx, cy, r, name in self.disks:
+                return f"no-fly zone {name}"
+        for cx, cy, r, k in self.disks:
             if math.hypot(x - cx, y - cy) < r:
-                return name
+                gap = self.shapes[k].exterior.distance(point) * 1000.0
+                return (
+                    f"no-fly zone {self.names[k]}'s cover: {gap:.0f} m from the zone, within"
+                    f" the {self.radii[k] * 1000:.0f} m disks that ring it"
+                )
         return None
+
+
+def read_mission_file(data: str | bytes, source: str) -> PlanSource:
+    """A mission file's contents read as what its first line says it is: a text mission
+    (``QGC WPL``, ``interop.wpl``) or a QGroundControl plan (JSON, read strictly:
+    ``scenario_io.parse_json``). QgcPlanError or ScenarioError name every problem."""
+    from planner.interop.qgc import read_qgc_plan
+    from planner.interop.wpl import is_wpl, read_wpl
+    from planner.scenario_io import parse_json
+
+    text: str | None = data if isinstance(data, str) else None
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = None  # not UTF-8 text: the JSON reader names what it is
+    if text is not None and is_wpl(text):
+        return read_wpl(text, source)
+    start = text.lstrip("\ufeff \t\r\n")[:20] if text is not None else None
+    if start is not None and not start.startswith(("{", "[")):
+        what = "the file is empty" if not start else f"it starts with {start!r}"
+        raise QgcPlanError(
+            source,
+            [
+                f"$: neither a QGroundControl plan (JSON) nor a text mission (first line"
+                f' "QGC WPL 110"): {what}'
+            ],
+        )
+    return plan_source(source, read_qgc_plan(parse_json(data, source), source))
 
 
 def scenario_from_qgc(
@@ -157,9 +192,7 @@ def scenario_from_qgc(
         for k, point in enumerate(f.plan.rallyPoints.points):
             zone = zones.holding(*frame.to_local(point[0], point[1]))
             if zone is not None:
-                notes.append(
-                    f"{f.source}: $.rallyPoints.points[{k}]: inside no-fly zone {zone}: not imported"
-                )
+                notes.append(f"{f.source}: $.rallyPoints.points[{k}]: in {zone}: not imported")
             else:
                 airports.add(point[0], point[1])
     drones: dict[str, Any] = {}
@@ -337,9 +370,10 @@ def _no_fly_zones(
         for j, (x, y) in enumerate(cover.centres, start=1):
             lat, lon = frame.to_geo(x, y)
             sams.append({"id": f"{name}.{j}", "lat": lat, "lon": lon, "range": cover.radius})
-            zones.disks.append((x, y, cover.radius, name))
+            zones.disks.append((x, y, cover.radius, len(zones.shapes)))
         zones.shapes.append(shape)
-        zones.names.append(name)
+        zones.names.append(f"{name} ({f.source}: $.geoFence.polygons[{i}])")
+        zones.radii.append(cover.radius)
         notes.append(
             f"{f.source}: $.geoFence.polygons[{i}]: exclusion polygon imported as no-fly zone"
             f" {name}: a ring of {len(cover.centres)} SAM disks of {cover.radius:.3f} km radius"
@@ -365,7 +399,7 @@ def _drone(
     home_km = frame.to_local(*home)
     zone = zones.holding(*home_km)
     if zone is not None:
-        problems.append(f"{f.home_at}: the home lies in no-fly zone {zone}")
+        problems.append(f"{f.home_at}: the home is in {zone}: no drone could take off from it")
     home_id = airports.add(*home)
     end_id = home_id
     track: list[tuple[float, float]] = [home_km]
@@ -388,12 +422,12 @@ def _drone(
         zone = zones.holding(*here)
         if item.command == MAV_CMD_NAV_LAND:
             if zone is not None:
-                problems.append(f"{f.item_at[i]}: the landing point lies in no-fly zone {zone}")
+                problems.append(f"{f.item_at[i]}: the landing point is in {zone}")
             end_id = airports.add(*place)
         elif item.command == MAV_CMD_NAV_TAKEOFF:
             continue  # the take-off climbs out of the home: part of the route
         elif i in chosen and zone is not None:
-            notes.append(f"{where}: waypoint inside no-fly zone {zone}: not imported as a target")
+            notes.append(f"{where}: a waypoint in {zone}: not imported as a target")
         elif i in chosen:
             known = targets.find(*place)
             if known is not None:
