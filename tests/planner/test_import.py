@@ -268,7 +268,7 @@ def test_an_exclusion_polygon_is_a_no_fly_zone_no_plan_crosses():
 
 
 def test_a_home_inside_a_zone_and_too_many_zones_are_refused():
-    plan, zone = _zone_mission()
+    plan, _ = _zone_mission()
     inside = copy.deepcopy(plan)
     inside["mission"]["plannedHomePosition"] = [47.40, 8.66, 0]
     problems = _problems(inside)
