@@ -123,3 +123,71 @@ def test_lat_lon_without_origin_and_bad_plan_files_are_named(tmp_path):
     done = run("import", "qgc", str(bad))
     assert done.returncode == 2
     assert f"{bad}: $.mission.items[3].autoContinue: Input should be a valid boolean" in done.stderr
+
+
+def test_every_repeated_export_is_written_and_two_on_one_file_are_refused(demo_path, tmp_path):
+    done = run(
+        "plan", str(demo_path), "--iterations", "300", "--origin", "47.397742,8.545594",
+        "--export", "qgc", str(tmp_path / "p.plan"),
+        "--export", "geojson", str(tmp_path / "p.geojson"),
+        "--export", "mavlink", str(tmp_path / "m.waypoints"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(
+        ["p.geojson"]
+        + [f"p-D{n}.plan" for n in (1, 2, 3)]
+        + [f"m-D{n}.waypoints" for n in (1, 2, 3)]
+        + [f"m-D{n}.waypoints.csv" for n in (1, 2, 3)]
+    )
+    assert done.stderr.count("wrote ") == 10
+    again = tmp_path / "again"
+    again.mkdir()
+    done = run(
+        "plan", str(demo_path), "--origin", "47.4,8.5",
+        "--export", "qgc", str(again / "p.plan"), "--export", "qgc", str(again / "." / "p.plan"),
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "--export qgc already writes" in done.stderr
+        and "give each export its own file" in done.stderr
+    )
+    assert list(again.iterdir()) == []  # refused before planning: nothing written
+
+
+def test_import_reads_text_missions_and_names_every_bad_file(tmp_path):
+    waypoints = ROOT / "tests/data/qgc/MissionPlanner.waypoints"  # both near Redmond, WA
+    plan = ROOT / "tests/data/qgc/SectionTest.plan"
+    out = tmp_path / "both.json"
+    done = run("import", "qgc", str(waypoints), str(plan), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "imported 2 file(s)" in done.stderr
+    assert f"note: {plan}: $.mission.items[3]: command 205 not imported" in done.stderr
+    assert set(json.loads(out.read_text())["drone_configs"]) == {"1", "2"}
+    data = json.loads(plan.read_text())
+    data["mission"]["items"][1]["coordinate"][0] = 100
+    bad = tmp_path / "lat100.plan"
+    bad.write_text(json.dumps(data))
+    text = tmp_path / "short.waypoints"
+    text.write_text("QGC WPL 110\n0\t1\t0\t16\t0\t0\t0\t0\t47\t8\t0\t1\n1\t0\t3\t16\t0\t0\n")
+    for path, expected in [
+        (bad, f"{bad}: $.mission.items[1].coordinate[0]: Input should be less than or equal to 90"),
+        (text, f"{text}: line 3: 6 fields; an item has 12"),
+    ]:
+        done = run("import", "qgc", str(path))
+        assert done.returncode == 2, done.stderr
+        assert expected in done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+def test_validate_refuses_a_mission_wider_than_its_frame(tmp_path):
+    data = json.loads(json.dumps(GEO_SCENARIO))
+    data["environment"]["targets"].append(
+        {"id": "T3", "lat": 20.0, "lon": 40.0, "priority": 1, "type": "A"}
+    )
+    scenario = tmp_path / "wide.json"
+    scenario.write_text(json.dumps(data))
+    done = run("validate", str(scenario))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "$.environment.targets[2]: it is 4," in done.stderr
+    assert "a geographic mission reaches at most 3,400 km from its origin" in done.stderr
