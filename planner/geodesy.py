@@ -61,8 +61,8 @@ MAX_GEO_EXTENT_KM: Final = 3_400.0  # from the geo origin: the frame's scale is 
 MAX_LEG_KM: Final = 25.0  # an exported leg; its geodesic stays within 5 m of the frame's line
 
 _RING = 32  # samples round a circle when bounding the frame's scale over a disk
-_SAMPLES = 17  # along a leg before refining its closest approach to a SAM
-_GOLDEN_STEPS = 40  # shrink the bracket 1e-8-fold: sub-millimetre on a 25 km leg
+_SAMPLES = 5  # along a leg, to bracket its closest approach to a SAM (it has one minimum)
+_GOLDEN_STEPS = 32  # shrink the bracket 2e-7-fold: a few mm on a 25 km leg
 _GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -189,7 +189,7 @@ def polyline_geodesic_clearance(
     the Earth ("frame leg", what the simulation flies) and over the geodesic between each
     two consecutive points ("geodesic leg", what an autopilot flies between waypoints).
     Each leg's closest approach is found by sampling it and refining by golden-section
-    search to well under a millimetre; legs farther than a SAM's cover are skipped (they
+    search to a few millimetres; legs farther than a SAM's cover are skipped (they
     cannot reach its disk)."""
     pts = np.asarray(polyline, dtype=float).reshape(-1, 2)
     disks = list(sams)

@@ -34,8 +34,8 @@ __all__ = [
 
 # A reported figure may differ from the recomputed one by rounding, not more.
 _REPORT_TOLERANCE = 1e-6
-# What the geodesic measure may be off by (km): its search resolves well under a millimetre.
-_GEODESIC_TOLERANCE = 1e-6
+# What the geodesic measure may be off by (km): its search resolves a few millimetres.
+_GEODESIC_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ SAMs as Polygon circles, with their ids, priorities, types and plan figures as p
 Coordinates are [longitude, latitude], as the RFC orders them, longitudes within
 [-180, 180].
 
-A geometry that crosses the antimeridian is cut there (RFC 7946 §3.1.9): a route becomes a
+A drone that takes off and lands where it is, with no target, has a Point as its route. A
+geometry that crosses the antimeridian is cut there (RFC 7946 §3.1.9): a route becomes a
 MultiLineString whose parts meet at longitude 180 / -180, a SAM's circle a MultiPolygon
 (clipped with shapely). A circle round a pole is closed along the pole's latitude, so that
 it stays one valid polygon and not a band round the globe."""
@@ -100,7 +101,10 @@ def _wrap(lon: float) -> float:
 def _line(points: list[list[float]]) -> tuple[str, Any]:
     """A LineString, or a MultiLineString cut at each antimeridian crossing (a leg whose
     longitudes differ by more than 180 degrees goes the short way, across it); the cut's
-    latitude is interpolated along the leg."""
+    latitude is interpolated along the leg. A route that never leaves its airport (take
+    off, land) is the airport's Point: a line needs two distinct positions."""
+    if all(p == points[0] for p in points):
+        return "Point", points[0]
     parts = [[points[0]]]
     for (lon0, lat0), (lon1, lat1) in zip(points, points[1:]):
         if abs(lon1 - lon0) > 180.0:
