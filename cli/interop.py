@@ -237,7 +237,9 @@ def import_qgc(
     try:
         result = scenario_from_qgc(sources, priority=priority, target_type=target_type, fuel=fuel)
         text = json.dumps(result.scenario, indent=2) + "\n"
-        scenario = parse_scenario(text, source="the imported scenario")
+        scenario = parse_scenario(
+            text, source=f"the scenario imported from {', '.join(shown(f) for f in files)}"
+        )
     except (ScenarioError, QgcPlanError) as exc:
         raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
     except PlannerError as exc:
