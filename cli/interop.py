@@ -38,6 +38,7 @@ __all__ = [
     "export_frame",
     "import_app",
     "parse_origin",
+    "placed",
     "write_export",
 ]
 
@@ -115,6 +116,26 @@ def check_exports(
             )
         checked.append(Export(fmt, path, place, altitude))
     return checked
+
+
+def placed(scenario: Scenario, exports: list[Export], source: Path) -> Scenario:
+    """A km mission an ``--origin`` places on the Earth, planned as the geographic mission
+    it becomes (``planner.geodesy``: SAM covers, the geodesic check, the extent limit), so
+    that its exported waypoints keep clear of the SAMs' true disks; exit 2 naming what the
+    frame cannot hold. Any other scenario as it is."""
+    from planner.geodesy import geo_problems
+
+    origin = exports[0].origin if exports else None
+    if scenario.geo is not None or origin is None:
+        return scenario
+    geographic = scenario.model_copy(update={"geo": origin})
+    problems = geo_problems(geographic)
+    if problems:
+        raise fail(
+            f"{shown(source)} placed at --origin {origin.lat0:g},{origin.lon0:g}: {p}"
+            for p in problems
+        )
+    return geographic
 
 
 def export_frame(scenario: Scenario, exports: list[Export], source: Path) -> LocalFrame | None:

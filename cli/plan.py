@@ -117,7 +117,7 @@ def plan(
     ] = 100.0,
 ) -> None:
     """Plan a mission and print the routes (or the Solution JSON)."""
-    from cli.interop import check_exports, export_frame, print_positions, report_written
+    from cli.interop import check_exports, export_frame, placed, print_positions, report_written
     from cli.interop import write_export as write_plan_export
     from planner.interop import geo_solution
     from planner.mission import compile_mission
@@ -129,7 +129,7 @@ def plan(
     check_writable(out, "--out", (".json",))
     check_writable(plot, "--plot", (".png", ".svg", ".pdf"))
     exporting = check_exports(export, origin, altitude)
-    scenario = load(file)
+    scenario = placed(load(file), exporting, file)
     frame = export_frame(scenario, exporting, file)
     warn_plannability(file, scenario)  # the plan goes around what cannot be planned
     try:

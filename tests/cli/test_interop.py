@@ -191,3 +191,26 @@ def test_validate_refuses_a_mission_wider_than_its_frame(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "$.environment.targets[2]: it is 4," in done.stderr
     assert "a geographic mission reaches at most 3,400 km from its origin" in done.stderr
+
+
+def test_a_km_mission_placed_by_origin_is_planned_as_geographic(tmp_path):
+    """--origin makes the km mission geographic for its plan too: SAM covers and the
+    geodesic check apply, and one wider than the frame holds is refused before planning."""
+    wide = {
+        "environment": {
+            "airports": [{"id": "A1", "x": 0, "y": 0}],
+            "targets": [{"id": "T1", "x": 4000, "y": 0, "priority": 5, "type": "A"}],
+        },
+        "drone_configs": {"1": {"fuelBudget": 9000, "home_airport": "A1"}},
+    }
+    scenario = tmp_path / "wide.json"
+    scenario.write_text(json.dumps(wide))
+    out = tmp_path / "p.plan"
+    done = run("plan", str(scenario), "--origin", "10,20", "--export", "qgc", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        f"{scenario} placed at --origin 10,20: $.environment.targets[0]: it is 4,000 km"
+        in done.stderr
+    )
+    assert list(tmp_path.glob("*.plan")) == []
+    assert run("plan", str(scenario), "--iterations", "50").returncode == 0  # flat km: fine
