@@ -30,7 +30,7 @@ from executive.loop import Policy
 from executive.session import build_executive
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 NAMES = ("popup_sam.json", "lost_drone.json", "new_target.json")
 # Where only a replan can do better (a lost drone's targets, a new target): strictly better.

@@ -43,7 +43,7 @@ from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 
 class SlowEngine:
@@ -90,7 +90,7 @@ def large_scenario(seed: int = 0):
     whole budget (about 0.5 s a round)."""
     import numpy as np
 
-    from planner.scenario_io import parse_scenario
+    from planner.scenario import parse_scenario
 
     rng = np.random.default_rng(seed)
     sams = []

@@ -49,7 +49,7 @@ from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.engine import open_store
 from executive.traces.replay import resimulate
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 SIZE = 150.0
 TOKEN = "bench"

@@ -55,7 +55,7 @@ from executive.traces.sinks import ListSink
 from planner.mission import compile_mission
 from planner.model import Scenario
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 MODES = ("auto", "review-none", "review-30s", "failing", "no-replan", "oracle")
 SIZE = 100.0

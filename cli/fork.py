@@ -47,7 +47,7 @@ from executive.loop import Policy, RunReport
 from executive.traces import TraceReader
 from executive.traces.analysis import compare
 from planner.model import Scenario
-from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
+from planner.scenario import ScenarioError, parse_json, parse_scenario, read_json_file
 
 __all__ = ["fork", "parse_moment"]
 

@@ -187,7 +187,7 @@ def import_qgc(
     rally points and homes airports, each file a drone; the geo origin is the first
     file's planned home position."""
     from planner.interop.qgc import QgcPlanError, read_qgc_plan, scenario_from_qgc
-    from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
+    from planner.scenario import ScenarioError, parse_json, parse_scenario, read_json_file
 
     check_writable(out, "--out", (".json",))
     if fuel is not None and not (0 < fuel <= 10_000):

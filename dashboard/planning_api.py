@@ -3,7 +3,7 @@
 The routes are in ``dashboard.routes.planning``: ``POST /api/agent_solve``,
 ``/api/insert_missed_optimize``, ``/api/trajectory_swap_optimize``,
 ``/api/crossing_removal_optimize``. Each takes the seed's ``environment`` and
-``drone_configs`` (Appendix B, parsed by ``planner.scenario_io``) and answers the seed's
+``drone_configs`` (Appendix B, parsed by ``planner.scenario.io``) and answers the seed's
 Solution JSON (B.3) plus what was done. They never touch the live mission, so they are open,
 but bounded: the request body is capped by the app, the mission by ``Limits``, and at most
 one planning job runs at a time, in a worker thread (``PlanningJobs``: the event loop, and
@@ -44,7 +44,7 @@ from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import DEFAULT_STRATEGY, STRATEGIES
 from planner.postopt import Change, PostOptResult
-from planner.scenario_io import json_path, parse_scenario
+from planner.scenario import json_path, parse_scenario
 from planner.solution import build_solution
 from planner.validation import validate_solution
 

@@ -15,7 +15,7 @@ Three kinds of checks live here:
   field from them, so the bounds hold at every door: files, the dashboard, the bus.
 * **Sizes** (``size_problems``) on the parsed JSON before it is validated, so a file with
   a million targets is refused by counting, not by building a million objects. They apply
-  to what comes in through a door (``planner.scenario_io``); the executive's own rebuilt
+  to what comes in through a door (``planner.scenario.io``); the executive's own rebuilt
   scenarios are not re-counted.
 * **Relations** (``motion_problems``) between fields of a valid scenario: one tick's step,
   the longest flight and every stamp within ``MAX_MISSION_TICKS``.

@@ -195,7 +195,7 @@ class DroneConfig(_Model):
 
     def end_options(self, airport_ids: list[str]) -> list[str]:
         """The airports this drone may end at, by its mode (none for a drone without a home,
-        which :func:`planner.scenario_io.scenario_problems` reports)."""
+        which :func:`planner.scenario.io.scenario_problems` reports)."""
         if self.mode == "best_end":
             return list(self.allowed_ends) if self.allowed_ends else list(airport_ids)
         end = (self.end_airport or self.home) if self.mode == "end" else self.home

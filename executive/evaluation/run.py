@@ -9,7 +9,7 @@ from typing import Any
 
 from executive.evaluation.policies import EvalTask, accept_after, config_for
 from executive.session import run_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 __all__ = ["run_one"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from executive.errors import ExecutiveError
 from executive.traces.codec import input_from_json
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from sim import Sim
 
 __all__ = ["ReplayResult", "replay", "resimulate"]

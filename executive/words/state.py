@@ -40,7 +40,7 @@ from executive.errors import ExecutiveError
 from executive.traces.replay import resimulate
 from executive.words.troubles import PlanningLog, live_log, stored_log
 from planner.model import Environment, Scenario, Solution, drone_label
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from sim import TargetCollected, World
 
 __all__ = ["DroneState", "MissionState", "from_executive", "from_trace", "replay_trace"]

@@ -27,7 +27,7 @@ from planner.interop._flight import Flight, flights
 from planner.interop.qgc_format import ComplexItemIn, PlanIn, SimpleItemIn
 from planner.limits import MAX_DRONE_SPEED, MAX_FUEL_KM, MIN_DRONE_SPEED, MIN_SAM_RANGE_KM
 from planner.model import Scenario, Solution
-from planner.scenario_io import json_path
+from planner.scenario import json_path
 
 __all__ = [
     "MAV_CMD_NAV_LAND",

@@ -19,7 +19,7 @@ from executive.config import RunConfig
 from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.replay import replay
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

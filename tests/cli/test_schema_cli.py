@@ -262,7 +262,7 @@ def test_the_executive_records_the_drone_left_out_of_the_first_plan(tmp_path, or
     from executive.planning.algorithmic import AlgorithmicPlanner
     from executive.session import build_executive
     from executive.traces.sinks import ListSink
-    from planner.scenario_io import load_scenario
+    from planner.scenario import load_scenario
 
     sink = ListSink()
     executive = build_executive(
@@ -282,7 +282,7 @@ def test_the_executives_plain_planner_goes_around_too(tmp_path):
     drone left out is named, the plan is valid on the mission it hands over."""
     from executive.contracts import PlanRequest
     from executive.planning.algorithmic import AlgorithmicPlanner
-    from planner.scenario_io import load_scenario
+    from planner.scenario import load_scenario
     from planner.validation import validate_solution
 
     scenario = load_scenario(_stuck(tmp_path))

@@ -33,7 +33,7 @@ from executive.loop import Executive
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import TeeSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import ROOT, SCENARIOS
 
 TOKEN = "test-token-0123"

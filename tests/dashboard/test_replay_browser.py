@@ -33,7 +33,7 @@ from executive.bus import InProcessBus
 from executive.config import RunConfig
 from executive.session import run_mission
 from executive.traces import TraceReader
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 

@@ -23,7 +23,7 @@ from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import from_executive
 from planner.model import Scenario
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 SCENARIO = load_scenario(SCENARIOS / "new_target.json")  # D1 senses A, B; D2 B, C; D3 all

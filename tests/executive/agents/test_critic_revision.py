@@ -15,7 +15,7 @@ from executive.engines.anthropic_engine import AnthropicEngine
 from executive.planning.round import AgentPlanner
 from executive.traces.sinks import ListSink
 from planner.mission import compile_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from planner.solution import build_solution
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS

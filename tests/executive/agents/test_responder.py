@@ -21,7 +21,7 @@ from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import MissionState, from_executive
 from planner.model import drone_label
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.flown import flown
 from tests.messages_api import Status, Text, ToolUse

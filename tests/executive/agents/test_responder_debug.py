@@ -24,7 +24,7 @@ from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import from_executive
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, Status
 

@@ -24,7 +24,7 @@ from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import ROOT
 
 SCENARIO = ROOT / "scenarios" / "new_target.json"
@@ -231,7 +231,7 @@ from executive.bus.mqtt import MqttBus
 from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 async def main(url, run_id, scenario):
     executive = Executive(load_scenario(scenario), planner=AlgorithmicPlanner(iterations=300),

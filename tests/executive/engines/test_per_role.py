@@ -26,7 +26,7 @@ from executive.engines.spec import EngineSpec, parse_agent_engine
 from executive.loop import Policy
 from executive.session import run_mission
 from executive.traces import TraceReader
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, Status, ToolCall
 

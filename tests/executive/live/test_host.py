@@ -9,7 +9,7 @@ from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import NullSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -22,7 +22,7 @@ from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
 from planner.edits import AddSam, SetFuel
 from planner.model import Solution
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 

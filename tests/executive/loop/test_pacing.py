@@ -12,7 +12,7 @@ from executive.errors import ExecutiveError
 from executive.loop import Executive, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 DEMO = SCENARIOS / "demo.json"

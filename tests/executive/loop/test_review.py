@@ -17,7 +17,7 @@ from executive.planning.round import AgentPlanner
 from executive.traces.audit import lost_to_known_sams, unapproved_commits
 from executive.traces.sinks import ListSink
 from planner.edits import parse_edit
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 HZ = 20

@@ -25,7 +25,7 @@ from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
 from planner.edits import parse_edit
 from planner.model import Scenario
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 SAM_AHEAD = {"t": 30, "op": "add_sam", "id": "S1", "pos": [30.0, 0.0], "range": 3.0}
 

@@ -18,7 +18,7 @@ from executive.loop import Executive
 from executive.loop.policy import TRIGGERS, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from tests.conftest import SCENARIOS
 
 AT_S = 150  # mission seconds: every drone is in the air, far from its end

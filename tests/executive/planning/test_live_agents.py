@@ -18,7 +18,7 @@ from executive.planning.round import AgentPlanner
 from executive.traces import TraceReader, TraceWriter
 from planner.mission import compile_mission
 from planner.model import Solution
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS
 from tests.messages_api import MessagesAPIServer, Status, Text, ToolUse

@@ -10,7 +10,7 @@ from executive.agents.roles import AllocatorOutput, allocator_rules
 from executive.planning.proposals import clamp_assignments, evaluate_proposal
 from planner.allocation import allocate
 from planner.mission import compile_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS
 

@@ -19,7 +19,7 @@ from planner.errors import PlannerError
 from planner.mission import compile_mission
 from planner.model import Scenario
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.team_search import warmup
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS

@@ -15,7 +15,7 @@ from executive.session import run_mission
 from executive.traces import TraceReader, TraceWriter
 from executive.traces.reader import STALE_S, effective_status
 from executive.traces.sinks import ListSink, TeeSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -14,7 +14,7 @@ from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.replay import resimulate
 from executive.traces.timeline import state_at
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -29,7 +29,7 @@ from executive.words.lessons import (
     lesson_of,
     mission_key,
 )
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, ToolCall
 

@@ -17,7 +17,7 @@ from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.memory import MEMORY_KINDS, MemoryStore
 from executive.words.state import from_executive
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.flown import flown
 from tests.messages_api import ToolUse

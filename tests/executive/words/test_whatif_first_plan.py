@@ -22,7 +22,7 @@ from executive.traces.sinks import ListSink
 from executive.words.ask import answer
 from executive.words.state import from_executive, replay_trace
 from planner.model import Solution
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 # popup_sam.json: a hidden SAM on a planned path is detected in flight, so the run replans

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from planner.model import ALL_SENSORS
-from planner.scenario_io import ScenarioError, json_path, load_scenario, parse_scenario
+from planner.scenario import ScenarioError, json_path, load_scenario, parse_scenario
 
 SEED_ENVIRONMENT = {  # seed 000, Appendix B.1, verbatim
     "airports": [{"id": "A1", "x": 10.0, "y": 20.0, "label": "Base Alpha"}],

@@ -7,10 +7,10 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from planner.generator import DISRUPTIONS, SuiteSpec, generate_mission
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
+from planner.scenario.generator import DISRUPTIONS, SuiteSpec, generate_mission
 
 
 def _first_plan(spec, made):

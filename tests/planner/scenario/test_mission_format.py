@@ -11,8 +11,15 @@ import pytest
 from planner.feasibility import feasibility_warnings
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import ScenarioError, json_path, parse_scenario
-from planner.template import MAX_NEW_DRONES, MAX_NEW_SAMS, MAX_NEW_TARGETS, starter_scenario
+from planner.scenario import (
+    MAX_NEW_DRONES,
+    MAX_NEW_SAMS,
+    MAX_NEW_TARGETS,
+    ScenarioError,
+    json_path,
+    parse_scenario,
+    starter_scenario,
+)
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS
 

@@ -1,7 +1,7 @@
 """The scenario file's JSON Schema, generated from the model so that it cannot drift.
 
 ``Scenario.model_json_schema()`` describes the model's own form; a file may say a little
-more (``planner.scenario_forms``), and the published schema says it too, so that an editor
+more (``planner.scenario.forms``), and the published schema says it too, so that an editor
 validating as you type accepts every file the loader accepts:
 
 * ``"$schema"`` at the top and ``"$comment"`` (a string) in any object;
@@ -26,7 +26,7 @@ from pydantic_core import core_schema
 
 from planner import limits
 from planner.model import Scenario
-from planner.scenario_forms import COMMENT_KEY, SCHEMA_KEY
+from planner.scenario.forms import COMMENT_KEY, SCHEMA_KEY
 
 __all__ = ["SCHEMA_DIALECT", "scenario_json_schema"]
 

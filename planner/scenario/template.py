@@ -1,7 +1,7 @@
 """A starting point for a new mission file, explained in place (``isr scenario new``).
 
 JSON has no comments, so the notes are ``"$comment"`` fields, which the loader and the
-published schema accept in any object (``planner.scenario_forms``). The layout is plain and
+published schema accept in any object (``planner.scenario.forms``). The layout is plain and
 always valid: two bases on the south edge of a 100 km square, the targets on a ring round
 its middle, the SAMs inside the ring (they cover no base and no target), and fuel enough for
 every drone to reach its targets and come home. A pop-up target on the timeline shows how a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
-from planner.scenario_forms import COMMENT_KEY, SCHEMA_KEY
+from planner.scenario.forms import COMMENT_KEY, SCHEMA_KEY
 
 __all__ = ["MAX_NEW_DRONES", "MAX_NEW_SAMS", "MAX_NEW_TARGETS", "starter_scenario"]
 

@@ -46,7 +46,7 @@ from planner.limits import (
     size_problems,
 )
 from planner.model import DroneConfig, Scenario, Target
-from planner.scenario_check import check_scenario_data
+from planner.scenario.check import check_scenario_data
 
 __all__ = [
     "ScenarioError",
@@ -126,7 +126,7 @@ def parse_scenario(text: str | bytes | dict[str, Any], source: str = "<scenario>
     if problems:
         raise ScenarioError(source, problems)
     try:
-        # the form, the schema and the references, all named at once (planner.scenario_check)
+        # the form, the schema and the references, all named at once (planner.scenario.check)
         scenario, problems = check_scenario_data(data)
     except RecursionError:  # already-parsed data nested past what the validator can walk
         raise ScenarioError(source, [f"$: nested deeper than {MAX_JSON_DEPTH} levels"]) from None

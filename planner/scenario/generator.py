@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario.io import parse_scenario
 
 __all__ = ["DISRUPTIONS", "Disruption", "Generated", "SuiteSpec", "generate_mission"]
 
