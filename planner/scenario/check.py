@@ -4,7 +4,7 @@ A schema error must not hide the other checks: a file with a negative fuel budge
 unknown airport names both in one run. When the schema refuses the file, the broken parts
 are set aside on a copy (a broken target, SAM, airport or timeline edit is left out, a
 broken drone field falls back to its default, a broken fuel budget to 0) until the rest
-validates, and the cross-reference checks (``io.scenario_problems``) run on that.
+validates, and the cross-reference checks (``references.scenario_problems``) run on that.
 What they say about a part set aside is dropped (it is already named by the schema): a
 problem at or under a repaired drone field, one mentioning an id that was left out, and "no
 eligible target" once a target was left out. Paths keep the file's own indices.
@@ -23,6 +23,8 @@ from pydantic import ValidationError
 
 from planner.model import Scenario
 from planner.scenario.forms import normal_form
+from planner.scenario.paths import json_path, schema_loc, schema_problems
+from planner.scenario.references import scenario_problems
 
 __all__ = ["check_scenario_data"]
 
@@ -34,8 +36,6 @@ _FUEL_KEYS = ("fuelBudget", "fuel_budget")
 def check_scenario_data(data: dict[str, Any]) -> tuple[Scenario | None, list[str]]:
     """(the scenario, []) when ``data`` is usable, else (None or the scenario, every
     problem: form, schema and references, one line ``<JSON path>: <what>`` each)."""
-    from planner.scenario.io import scenario_problems, schema_problems
-
     data, problems, quiet = normal_form(data)
     try:
         scenario = Scenario.model_validate(data)
@@ -84,8 +84,6 @@ class _Salvage:
 def _salvaged(data: dict[str, Any], exc: ValidationError) -> list[str]:
     """The reference problems of what is left once the schema's errors are set aside
     (none when the file's frame, its environment or drones, is itself broken)."""
-    from planner.scenario.io import json_path, scenario_problems, schema_loc
-
     salvage = _Salvage(copy.deepcopy(data))
     for _ in range(_ROUNDS):
         prunes: dict[str, set[int]] = {}
