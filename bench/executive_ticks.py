@@ -35,12 +35,12 @@ if str(ROOT) not in sys.path:
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from executive.config import RunConfig
+from agents.engines.base import AgentCall, EngineReply
 from executive.contracts import EventRecord, HumanCommand
-from executive.engines.base import AgentCall, EngineReply
 from executive.loop import Executive
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
@@ -145,7 +145,7 @@ def large_scenario(seed: int = 0):
 
 def make_planner(engine, sink, plan_seconds: float):
     try:
-        from executive.planning.round import AgentPlanner
+        from agents.planning.round import AgentPlanner
     except ImportError:  # the agent round is optional for this figure
         from executive.planning.algorithmic import AlgorithmicPlanner
 

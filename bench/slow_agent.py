@@ -39,14 +39,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.engines.anthropic_engine import AnthropicEngine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
-from executive.engines import make_engine
-from executive.engines.anthropic_engine import AnthropicEngine
 from executive.loop import Executive, Policy
-from executive.planning.round import AgentPlanner
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from tests.factory import random_scenario

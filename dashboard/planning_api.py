@@ -32,11 +32,11 @@ from typing import Any, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from agents.engines.base import Engine
+from agents.engines.per_role import aclose_engine, role_engines
+from agents.engines.rules import RulesEngine
+from agents.engines.spec import AGENT_ROLES, EngineSpec
 from dashboard.errors import ApiError
-from executive.engines.base import Engine
-from executive.engines.per_role import aclose_engine, role_engines
-from executive.engines.rules import RulesEngine
-from executive.engines.spec import AGENT_ROLES, EngineSpec
 from executive.errors import ExecutiveError
 from planner.errors import PlannerError
 from planner.feasibility import Plannable, plannable

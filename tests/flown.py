@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from executive.config import RunConfig
 from executive.contracts import TraceSink
 from executive.loop import Executive, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 

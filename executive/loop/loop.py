@@ -85,7 +85,7 @@ from sim.outcome import mission_outcome
 from sim.pacing import check_speed
 
 if TYPE_CHECKING:
-    from executive.config import RunConfig
+    from mission.config import RunConfig
 
 __all__ = ["Executive", "Replan", "RunReport"]
 
@@ -135,7 +135,7 @@ class Executive:
         fork: ForkPoint | None = None,
     ) -> None:
         if config is None:
-            from executive.config import RunConfig  # config imports the loop's policy
+            from mission.config import RunConfig  # config imports the loop's policy
 
             config = RunConfig()
         self.scenario = scenario
@@ -175,8 +175,8 @@ class Executive:
         self.last: TickResult | None = None
 
     def _default_coordinator(self) -> Callable[[str], dict[str, Any]]:
-        from executive.agents.coordinator import fleet_from_state, make_coordinate
-        from executive.words.state import from_executive
+        from agents.coordinator import fleet_from_state, make_coordinate
+        from agents.words.state import from_executive
 
         # the fleet now (sensors, fuel left, where each drone is): an impossible command is
         # refused at the tick it is read, never applied
@@ -525,7 +525,7 @@ class Executive:
         """The operator's words into the constraints in force; False (and the reasons on a
         COMMAND_IGNORED event) when the coordinator refuses them: an unknown id, a drone
         that cannot sense the target, a target inside a SAM, not enough fuel."""
-        from executive.agents.coordinator import planner_constraints
+        from agents.coordinator import planner_constraints
 
         decision = self._coordinate(text)
         if decision.get("errors"):

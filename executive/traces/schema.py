@@ -133,7 +133,7 @@ memories = Table(
 )
 
 # Outcome lessons (seed 003's learner): one per run that ended, computed from its report
-# (executive.words.lessons); the most relevant recent ones go into agent prompts.
+# (agents.words.lessons); the most relevant recent ones go into agent prompts.
 lessons = Table(
     "lessons",
     METADATA,

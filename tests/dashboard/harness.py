@@ -27,12 +27,12 @@ import websockets
 
 from dashboard.server import DashboardServer, start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.live.host import BusSink, MissionHost
 from executive.loop import Executive
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import TeeSink
+from mission.config import RunConfig
+from mission.live.host import BusSink, MissionHost
 from planner.scenario import load_scenario
 from tests.conftest import ROOT, SCENARIOS
 
@@ -44,8 +44,8 @@ TIMEOUT = 60.0  # generous: the machine is shared and has two cores
 def make_asker(sink):
     """The coordinator + responder when they are built; else a tiny real asker."""
     try:
-        from executive.engines import make_engine
-        from executive.words.ask import make_asker as words_asker
+        from agents.engines import make_engine
+        from agents.words.ask import make_asker as words_asker
     except ImportError:  # pragma: no cover - before the coordinator existed
 
         async def ask(text, host):

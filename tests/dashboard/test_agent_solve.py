@@ -13,9 +13,9 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from agents.engines.anthropic_engine import AnthropicEngine
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.engines.anthropic_engine import AnthropicEngine
 from planner.mission import compile_mission
 from planner.model import Solution
 from planner.scenario import parse_scenario

@@ -20,10 +20,10 @@ from executive.bus import Bus, Message, Subscription
 from executive.bus.mqtt import MqttBus
 from executive.bus.topics import OUT_TOPICS, RETAINED
 from executive.errors import ExecutiveError
-from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
+from mission.live.host import MissionHost
 from planner.scenario import load_scenario
 from tests.conftest import ROOT
 
@@ -228,7 +228,7 @@ _PUBLISHER = """
 import asyncio, sys
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.bus.mqtt import MqttBus
-from executive.live.host import MissionHost
+from mission.live.host import MissionHost
 from executive.loop import Executive
 from executive.traces.sinks import ListSink
 from planner.scenario import load_scenario

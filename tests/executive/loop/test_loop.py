@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.contracts import (
     EventRecord,
     HumanCommand,
@@ -20,6 +19,7 @@ from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.edits import AddSam, SetFuel
 from planner.model import Solution
 from planner.scenario import load_scenario

@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Executive, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand, PlanVersionRecord
-from executive.engines import make_engine
 from executive.loop import Executive, Policy
 from executive.loop.review import remainder_diff
-from executive.planning.round import AgentPlanner
 from executive.traces.audit import lost_to_known_sams, unapproved_commits
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.edits import parse_edit
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS

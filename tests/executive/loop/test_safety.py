@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand, InputRecord, PlanOutcome, PlanRequest
-from executive.engines import make_engine
 from executive.loop import Executive, Policy
-from executive.planning.round import AgentPlanner
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.edits import parse_edit
 from planner.model import Scenario
 from planner.scenario import parse_scenario

@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from executive.config import RunConfig
 from executive.contracts import EventRecord
 from executive.loop import Executive
 from executive.loop.policy import TRIGGERS, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
 from planner.scenario import parse_scenario
 from tests.conftest import SCENARIOS
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import time
 
-from executive.config import RunConfig
 from executive.loop import Executive, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
-from executive.session import run_mission
 from executive.traces import TraceReader, TraceWriter
 from executive.traces.reader import STALE_S, effective_status
 from executive.traces.sinks import ListSink, TeeSink
+from mission.config import RunConfig
+from mission.session import run_mission
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
