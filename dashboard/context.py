@@ -29,7 +29,7 @@ from typing import Any
 from agents.engines.health import EngineMonitor
 from agents.engines.spec import EngineSpec
 from dashboard.live_view import LiveView
-from dashboard.planning_api import PlanningJobs
+from dashboard.planning_jobs import PlanningJobs
 from dashboard.settings import DashboardSettings
 from dashboard.streams import LiveStreams
 from dashboard.trace_store import TraceStore
