@@ -102,10 +102,10 @@ async def bench(args) -> int:
     from dashboard.server import start_dashboard
     from executive.bus import InProcessBus
     from executive.loop import Executive
+    from executive.loop.options import LoopOptions
     from executive.loop.policy import Policy
     from executive.traces import TraceWriter
     from executive.traces.sinks import TeeSink
-    from mission.config import RunConfig
     from mission.live.host import BusSink, MissionHost
     from planner.team_search import warmup
 
@@ -144,7 +144,7 @@ async def bench(args) -> int:
         scenario,
         planner=AgentPlanner(RulesEngine(), sink),
         sink=sink,
-        config=RunConfig(policy=policy),
+        options=LoopOptions(policy=policy),
     )
     bus.run_id = executive.run_id  # the MQTT last will names the run: known before start
     ticking.append(executive)

@@ -38,9 +38,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from agents.engines.base import AgentCall, EngineReply
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
@@ -168,7 +168,7 @@ async def bench(args) -> None:
     recording.append(planner)
     kind += ", the allocator answering a long search's allocation" if args.good_model else ""
     policy = Policy(planning_deadline_s=args.plan_seconds, telemetry_every=1)
-    executive = Executive(scenario, planner=planner, sink=sink, config=RunConfig(policy=policy))
+    executive = Executive(scenario, planner=planner, sink=sink, options=LoopOptions(policy=policy))
     ticks_total = int(args.seconds * scenario.sim.tick_hz)
     console = Console()
     console.print(

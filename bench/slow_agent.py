@@ -44,9 +44,9 @@ from agents.engines.anthropic_engine import AnthropicEngine
 from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from tests.factory import random_scenario
@@ -112,7 +112,7 @@ async def fly(scenario, planner, paced_s: float) -> tuple[object, ListSink]:
     sink = ListSink()
     inner = planner(sink)
     executive = Executive(
-        scenario, planner=inner, sink=sink, config=RunConfig(policy=Policy(batch_iterations=1))
+        scenario, planner=inner, sink=sink, options=LoopOptions(policy=Policy(batch_iterations=1))
     )
     hz = scenario.sim.tick_hz
     replan, fast = int(REPLAN_AT_S * hz), int(paced_s * hz)

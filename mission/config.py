@@ -1,8 +1,9 @@
 """One typed run configuration: everything that decides how a mission is run.
 
 The CLI, the dashboard and the benches build a ``RunConfig``; ``mission.session`` runs a
-mission from it, and the run's trace record stores it as it was (secrets masked), so what
-a stored run says it did is what it did.
+mission from it (the executive's loop receives only its own part, ``loop_options()``), and
+the run's trace record stores it as it was (secrets masked), so what a stored run says it
+did is what it did.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from agents.engines.spec import AGENT_ROLES, AgentRole, EngineSpec, check_base_url
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
@@ -181,3 +183,8 @@ class RunConfig(BaseModel):
     def recorded(self) -> dict[str, object]:
         """The configuration as the trace store keeps it (tokens and passwords masked)."""
         return self.model_dump(mode="json")
+
+    def loop_options(self) -> LoopOptions:
+        """What the executive's loop takes of this configuration: the policy, the seed, and
+        the whole configuration as the run's record keeps it (``recorded``)."""
+        return LoopOptions(policy=self.policy, seed=self.seed, recorded=self.recorded())

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from agents.engines.per_role import planner_engine, responder_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import make_asker
+from agents.words.command import coordinate_live
 from agents.words.lessons import Lesson, LessonStore, lesson_of, prompt_lines
 from executive.bus import Bus, InProcessBus
 from executive.bus.exits import close_status
@@ -93,7 +94,7 @@ def build_planner(
     next to the algorithmic baseline, or (agents off) the same round without the chain, so
     operator constraints still hold. ``records`` are the stored answers the replay engine
     gives."""
-    engine = planner_engine(config, records=records)
+    engine = planner_engine(config.engine_table(), records=records)
     return AgentPlanner(
         engine,
         sink,
@@ -116,7 +117,7 @@ def build_executive(
     fork: ForkPoint | None = None,
 ) -> Executive:
     """An executive for ``scenario`` as ``config`` says (the oracle's plan made first; a
-    fork begins at ``fork``)."""
+    fork begins at ``fork``), with the coordinator that reads the operator's words."""
     if planner is None:
         planner = build_planner(config, sink, memories=memories, records=records)
     initial = initial_mission = None
@@ -129,7 +130,8 @@ def build_executive(
         scenario,
         planner=planner,
         sink=sink,
-        config=config,
+        options=config.loop_options(),
+        coordinate=coordinate_live,
         initial_plan=initial,
         initial_mission=initial_mission,
         snapshot=scene,  # kept in the traces, so a replay can seek anywhere
@@ -256,7 +258,7 @@ async def _run_on_bus(
     Returns the report (None: stopped before the end) and, for a stop, the final status it
     published (``close_status``), for the trace store to say the same."""
     # The question box: coordinator + responder (a replayed run answers with the rules).
-    engine = responder_engine(config)
+    engine = responder_engine(config.engine_table())
     host = MissionHost(executive, bus, ask=make_asker(engine, sink, memories))
     bus.run_id = executive.run_id
     await bus.start()

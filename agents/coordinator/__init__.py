@@ -54,8 +54,9 @@ environment, fleet, in_force, preferences) -> dict``
 
     Ids are matched case-insensitively ("d2", "drone 2", "target 5", "sam 2"); a drone id
     is returned in the scenario's spelling ("2" for "D2"). An id that is not known is an
-    error naming it; it is never dropped silently. ``make_coordinate`` wraps this as the
-    ``Executive(coordinate=...)`` hook, which applies nothing when there is an error.
+    error naming it; it is never dropped silently. ``verdict_of`` turns a decision into the
+    ``CoordinatorVerdict`` the executive applies, which applies nothing when there is an
+    error (``agents.words.command.coordinate_live`` is the executive's ``Coordinate``).
 
 Modules, one idea each: ``schema`` (the decision's pydantic model), ``fleet`` (what is
 known of each drone, and the checks that refuse an impossible command), ``ids`` (finding target, drone and SAM ids in words), ``regions``
@@ -63,7 +64,7 @@ known of each drone, and the checks that refuse an impossible command), ``ids`` 
 clause), ``decision`` (the decision being read), ``constraints`` (a command clause into
 moves, forbidden and required targets), ``what_if`` (a what-if clause into changes),
 ``memory`` (what to remember), ``decide`` (``coordinate``: the decision dict), ``hook``
-(over an environment, a scenario or a mission state, and the executive's hook).
+(over an environment, a scenario or a mission state, and the verdict the executive applies).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ from agents.coordinator.hook import (
     coordinate_environment,
     coordinate_scenario,
     coordinate_state,
-    make_coordinate,
+    verdict_of,
 )
 from agents.coordinator.intent import Intent, classify
 from agents.coordinator.regions import REGIONS, region_box, region_targets
@@ -96,8 +97,8 @@ __all__ = [
     "coordinate_state",
     "fleet_from_scenario",
     "fleet_from_state",
-    "make_coordinate",
     "planner_constraints",
     "region_box",
     "region_targets",
+    "verdict_of",
 ]

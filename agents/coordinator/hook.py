@@ -1,40 +1,39 @@
 """The coordinator over what the mission knows: an environment, a scenario, a mission state,
-and the executive's hook.
+and the verdict the executive applies.
 
 ``coordinate_environment(text, environment, drone_ids, collected, *, fleet, in_force,
 preferences)`` reads the words against an environment (and, with ``fleet``, refuses the
 impossible commands); ``coordinate_scenario`` against a scenario before take-off;
 ``coordinate_state`` against a ``MissionState`` (the fleet now, the constraints in force).
-``make_coordinate(environment, drone_ids, collected, fleet=..., in_force=...)`` is the
-``Executive(coordinate=...)`` hook: each call reads the environment known at that moment (a
-SAM detected since is a known id), the targets collected so far and, when given, the fleet and
-the constraints in force. A decision with errors carries no constraints, so a command with an
-unknown id, or one that is refused, is not half-applied.
+``verdict_of(decision)`` is a decision as the executive's loop applies it, an
+``executive.contracts.CoordinatorVerdict``: a decision with errors carries no constraints, so
+a command with an unknown id, or one that is refused, is not half-applied
+(``agents.words.command.coordinate_live`` is the loop's ``Coordinate``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import logging
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from pydantic import ValidationError
 
 from agents.coordinator.decide import coordinate
 from agents.coordinator.fleet import DroneFacts, fleet_from_scenario, fleet_from_state
+from agents.coordinator.schema import planner_constraints
+from executive.contracts import CoordinatorVerdict, Refusal, Replacement
+from planner.constraints import OperatorConstraints, parse_constraints
 from planner.model import Environment, Scenario
 
 __all__ = [
     "coordinate_environment",
     "coordinate_scenario",
     "coordinate_state",
-    "make_coordinate",
+    "verdict_of",
 ]
 
-_EMPTY: dict[str, Any] = {
-    "moves": [],
-    "forbidden": {},
-    "required_targets": [],
-    "forbidden_targets": [],
-    "fixed_endpoints": {},
-}
+log = logging.getLogger(__name__)
 
 
 def coordinate_environment(
@@ -101,29 +100,20 @@ def coordinate_state(text: str, state: Any) -> dict[str, Any]:
     )
 
 
-def make_coordinate(
-    environment: Callable[[], Environment],
-    drone_ids: Iterable[str],
-    collected: Callable[[], Iterable[str] | Mapping[str, str]] = lambda: (),
-    *,
-    fleet: Callable[[], Mapping[str, DroneFacts]] | None = None,
-    in_force: Callable[[], Mapping[str, Any]] | None = None,
-) -> Callable[[str], dict[str, Any]]:
-    """The ``Executive(coordinate=...)`` hook: words -> decision over the environment known
-    at call time. A decision with errors carries no constraints (nothing half-applied)."""
-    drones = [str(d) for d in drone_ids]
-
-    def hook(text: str) -> dict[str, Any]:
-        decision = coordinate_environment(
-            text,
-            environment(),
-            drones,
-            collected(),
-            fleet=fleet() if fleet is not None else None,
-            in_force=in_force() if in_force is not None else None,
-        )
-        if decision["errors"]:
-            decision["constraints"] = dict(_EMPTY)
-        return decision
-
-    return hook
+def verdict_of(decision: Mapping[str, Any]) -> CoordinatorVerdict:
+    """``decision`` (``coordinate``'s) as the executive's loop applies it: with errors, no
+    constraints (nothing half-applied), the errors and the refusals; else the constraints
+    the planner takes (``planner_constraints``) and the earlier orders replaced."""
+    errors = tuple(str(e) for e in decision.get("errors") or ())
+    constraints = OperatorConstraints()
+    if not errors:
+        try:
+            constraints = parse_constraints(planner_constraints(decision))
+        except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
+            log.warning("coordinator constraints ignored: %s", exc)
+    return CoordinatorVerdict(
+        constraints=constraints,
+        errors=errors,
+        refused=tuple(Refusal.model_validate(r) for r in decision.get("refused") or ()),
+        replaced=tuple(Replacement.model_validate(r) for r in decision.get("replaced") or ()),
+    )

@@ -14,7 +14,9 @@ executive's hook, the words layer and ``POST /api/agent_solve`` all see one shap
   ``forbidden_targets`` (for every drone), ``fixed_endpoints`` (drone -> its one end).
   ``planner_constraints(decision)`` is the part the planner's ``OperatorConstraints`` takes.
 * ``refused``: each command that cannot be carried out and why (also in ``errors``);
-  ``replaced``: each earlier order a command replaces (also in ``warnings``).
+  ``replaced``: each earlier order a command replaces (also in ``warnings``). Both are the
+  real-time core's models (``executive.contracts``), which the loop's
+  ``CoordinatorVerdict`` carries.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from executive.contracts import Refusal, Replacement
 
 __all__ = [
     "STRATEGIES",
@@ -101,24 +105,6 @@ class Constraints(_Model):
     required_targets: list[str] = Field(default_factory=list)
     forbidden_targets: list[str] = Field(default_factory=list)  # for every drone
     fixed_endpoints: dict[str, str] = Field(default_factory=dict)  # drone -> end airport
-
-
-class Refusal(_Model):
-    """A command that cannot be carried out, refused before anything is acknowledged."""
-
-    command: str  # "move T5 to D1", "require T9"
-    target: str
-    drone: str | None = None
-    reason: str  # sensor | excluded | fuel | collected | unavailable | no_sensor
-    detail: str  # the reason in words, with the numbers
-
-
-class Replacement(_Model):
-    """An order in force that a new command replaces (the last word wins)."""
-
-    target: str
-    before: str  # "move T5 to D2"
-    after: str  # "move T5 to D1"
 
 
 class TraceEvent(_Model):

@@ -7,20 +7,18 @@ not all share one, a ``RoleEngines`` that hands each call to the engine of ``cal
 ``engine_for(engine, agent)`` is the engine that really answers ``agent`` (the router's
 pick, or the engine itself), which is what a trace records for that call.
 
-``planner_engine(config)`` and ``responder_engine(config)`` are the run's engines for the
-planning round (strategist, allocator, critic) and for the question box (responder).
+``planner_engine(table)`` and ``responder_engine(table)`` are the run's engines for the
+planning round (strategist, allocator, critic) and for the question box (responder), from
+the engine of each role that asks one (``mission.config.RunConfig.engine_table()``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.engines.base import AgentCall, Engine, EngineReply
 from agents.engines.spec import AgentRole, EngineSpec
-
-if TYPE_CHECKING:
-    from mission.config import RunConfig
 
 __all__ = [
     "PLANNING_ROLES",
@@ -112,14 +110,18 @@ def role_engines(
     return RoleEngines(by_agent, default=next(iter(by_agent.values())))
 
 
-def planner_engine(config: RunConfig, *, records: Iterable[Any] | None = None) -> Engine:
-    """The planning round's engine: each of strategist, allocator and critic on its own
-    (the rules with the agents off: the round then asks none)."""
-    if not config.agents:
+def planner_engine(
+    table: Mapping[AgentRole, EngineSpec], *, records: Iterable[Any] | None = None
+) -> Engine:
+    """The planning round's engine: each of strategist, allocator and critic on its own, as
+    ``table`` (role -> spec) gives them; the rules when it gives none of them (the agents
+    off: the round then asks none)."""
+    planning: dict[str, EngineSpec] = {r: table[r] for r in PLANNING_ROLES if r in table}
+    if not planning:
         return engine_from_spec(EngineSpec())
-    return role_engines({role: config.engine_for(role) for role in PLANNING_ROLES}, records=records)
+    return role_engines(planning, records=records)
 
 
-def responder_engine(config: RunConfig) -> Engine:
-    """The question box's engine: the responder's."""
-    return engine_from_spec(config.engine_for("responder"))
+def responder_engine(table: Mapping[AgentRole, EngineSpec]) -> Engine:
+    """The question box's engine: the responder's in ``table`` (the rules if none)."""
+    return engine_from_spec(table.get("responder", EngineSpec()))

@@ -12,18 +12,20 @@ from agents.coordinator import (
     classify,
     coordinate,
     coordinate_environment,
-    make_coordinate,
+    coordinate_scenario,
     planner_constraints,
+    verdict_of,
 )
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import answer
+from agents.words.command import coordinate_live
 from agents.words.state import from_executive
 from executive.contracts import AgentRunRecord, EventRecord
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.constraints import parse_constraints
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
@@ -232,15 +234,28 @@ def test_a_clause_that_orders_nothing_is_reported_not_dropped():
     assert d["warnings"] == ["not understood, ignored: 'D2'"]
 
 
-def test_the_executive_hook_applies_nothing_when_the_words_have_an_error():
-    hook = make_coordinate(lambda: ENV, DRONES)
-    assert hook("move T5 to D1")["constraints"]["moves"] == [{"target": "T5", "to_drone": "1"}]
-    bad = hook("move T5 and T42 to D1")
-    assert bad["errors"] and planner_constraints(bad) == {
-        "moves": [],
-        "forbidden": {},
-        "required_targets": [],
-    }
+def test_the_executive_verdict_applies_nothing_when_the_words_have_an_error():
+    good = verdict_of(coordinate_environment("move T5 to D1", ENV, DRONES))
+    assert not good.errors
+    assert [m.model_dump() for m in good.constraints.moves] == [{"target": "T5", "to_drone": "1"}]
+    bad = verdict_of(coordinate_environment("move T5 and T42 to D1", ENV, DRONES))
+    assert bad.errors and any("T42" in e for e in bad.errors)
+    assert bad.constraints.empty  # nothing half-applied: T5's move is dropped with T42
+
+
+def test_the_executive_verdict_carries_the_refusals_and_the_replaced_orders_typed():
+    """What the loop puts on COMMAND_IGNORED and CONSTRAINTS events comes typed, the same
+    dicts the decision holds."""
+    refused = coordinate_scenario("move T5 to D1", SCENARIO)  # D1 cannot sense T5
+    in_force = {"moves": [{"target": "T5", "to_drone": "2"}], "forbidden": {}}
+    replacing = coordinate_environment("move T5 to D3", ENV, DRONES, in_force=in_force)
+    for decision in (refused, replacing):
+        verdict = verdict_of(decision)
+        assert [r.model_dump(mode="json") for r in verdict.refused] == decision["refused"]
+        assert [r.model_dump(mode="json") for r in verdict.replaced] == decision["replaced"]
+    assert verdict_of(refused).refused[0].reason == "sensor"
+    assert verdict_of(refused).constraints.empty
+    assert verdict_of(replacing).replaced  # the move to D2 in force is replaced
 
 
 def test_bare_ids_work_without_positions_but_a_region_then_is_an_error():
@@ -328,7 +343,13 @@ def test_a_command_in_words_becomes_the_next_replans_constraints():
     plan honours the constraints."""
     sink = ListSink()
     planner = AgentPlanner(make_engine("rules"), sink, iterations=2000, use_agents=False)
-    executive = Executive(SCENARIO, planner=planner, sink=sink, config=RunConfig(policy=Policy()))
+    executive = Executive(
+        SCENARIO,
+        planner=planner,
+        sink=sink,
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,
+    )
 
     async def go():
         await executive.start()

@@ -16,12 +16,13 @@ from agents.coordinator import (
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import answer
+from agents.words.command import coordinate_live
 from agents.words.state import from_executive
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.model import Scenario
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
@@ -185,7 +186,13 @@ def test_live_a_refused_command_is_never_acknowledged_and_the_last_word_wins():
     answer says it replaces the earlier one; each CONSTRAINTS event keeps what it was."""
     sink = ListSink()
     planner = AgentPlanner(make_engine("rules"), sink, iterations=500, use_agents=False)
-    executive = Executive(SCENARIO, planner=planner, sink=sink, config=RunConfig(policy=Policy()))
+    executive = Executive(
+        SCENARIO,
+        planner=planner,
+        sink=sink,
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,
+    )
     rules = make_engine("rules")
 
     async def ask(text: str) -> dict:

@@ -16,10 +16,10 @@ from agents.words.ask import answer
 from agents.words.state import MissionState, from_executive
 from executive.contracts import AgentRunRecord
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.model import drone_label
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
@@ -284,7 +284,7 @@ def test_the_live_host_answers_an_ask_message_through_make_asker():
         load_scenario(SCENARIOS / "new_target.json"),
         planner=AlgorithmicPlanner(iterations=500),
         sink=ListSink(),
-        config=RunConfig(policy=Policy()),
+        options=LoopOptions(policy=Policy()),
     )
 
     async def go():

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from agents.engines import make_engine
 from agents.engines.spec import EngineSpec
 from agents.words.ask import answer
+from agents.words.command import coordinate_live
 from agents.words.state import from_executive
 from cli.main import build_app
 from executive.contracts import AgentRunRecord, EventRecord, HumanCommand
@@ -65,7 +66,8 @@ def test_live_the_answer_counts_the_agent_failures_and_the_refused_order():
             load_scenario(SCENARIOS / "popup_sam.json"),
             planner=build_planner(config, sink),
             sink=sink,
-            config=config,
+            options=config.loop_options(),
+            coordinate=coordinate_live,
         )
 
         async def go():

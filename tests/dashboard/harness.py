@@ -25,13 +25,14 @@ from typing import Any
 
 import websockets
 
+from agents.words.command import coordinate_live
 from dashboard.server import DashboardServer, start_dashboard
 from executive.bus import InProcessBus
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import TeeSink
-from mission.config import RunConfig
 from mission.live.host import BusSink, MissionHost
 from planner.scenario import load_scenario
 from tests.conftest import ROOT, SCENARIOS
@@ -94,7 +95,8 @@ async def live_mission(
         scenario,
         planner=AlgorithmicPlanner(seed=0),
         sink=sink,
-        config=RunConfig(policy=policy or Policy()),
+        options=LoopOptions(policy=policy or Policy()),
+        coordinate=coordinate_live,  # the console sends words, as session-built runs read them
     )
     host = MissionHost(executive, bus, ask=make_asker(sink) if ask else None)
     server = await start_dashboard(

@@ -145,9 +145,18 @@ def test_the_recorded_configuration_masks_every_key():
 
 
 def test_one_engine_for_all_roles_is_that_engine():
-    engine = planner_engine(RunConfig())
+    engine = planner_engine(RunConfig().engine_table())
     assert isinstance(engine, RulesEngine)
     assert engine_for(engine, "critic") is engine
+
+
+def test_the_agents_off_the_planning_round_gets_the_rules_whatever_the_responder_runs_on():
+    spec = EngineSpec(engine="openai", model="m", base_url="http://127.0.0.1:9")
+    table = RunConfig(agents=False, agent_engines={"responder": spec}).engine_table()
+    assert isinstance(planner_engine(table), RulesEngine)
+    asker = responder_engine(table)
+    assert isinstance(asker, OpenAIEngine)
+    asyncio.run(asker.aclose())
 
 
 def test_mixed_roles_route_each_call_to_its_own_engine(chat_api):
@@ -158,7 +167,7 @@ def test_mixed_roles_route_each_call_to_its_own_engine(chat_api):
         }
     )
     chat_api.responder = lambda request: ToolCall({"from": "model"})
-    engine = planner_engine(config)
+    engine = planner_engine(config.engine_table())
     assert isinstance(engine, RoleEngines) and engine.name == "per_role"
     assert isinstance(engine_for(engine, "critic"), OpenAIEngine)
     assert isinstance(engine_for(engine, "allocator"), RulesEngine)
@@ -170,7 +179,7 @@ def test_mixed_roles_route_each_call_to_its_own_engine(chat_api):
             allocator = await engine.complete(_call("allocator"), timeout_s=5)
         finally:
             await engine.aclose()
-        asker = responder_engine(config)
+        asker = responder_engine(config.engine_table())
         try:
             return critic, allocator, await asker.complete(_call("responder"), timeout_s=5)
         finally:

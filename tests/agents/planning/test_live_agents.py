@@ -13,9 +13,9 @@ import pytest
 from agents.engines.anthropic_engine import AnthropicEngine
 from agents.planning.round import AgentPlanner
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces import TraceReader, TraceWriter
-from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.model import Solution
 from planner.scenario import load_scenario
@@ -103,7 +103,7 @@ def test_every_answer_ends_in_a_valid_plan_and_a_traced_reason(mode, tmp_path):
                 scenario,
                 planner=planner,
                 sink=writer,
-                config=RunConfig(policy=Policy(batch_iterations=400)),
+                options=LoopOptions(policy=Policy(batch_iterations=400)),
             )
             report = asyncio.run(executive.run(None))
             assert writer.flush(20)

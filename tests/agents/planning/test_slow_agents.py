@@ -14,9 +14,9 @@ from agents.engines.anthropic_engine import AnthropicEngine
 from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from tests.agents.planning.test_live_agents import CRITIC, STRATEGIST
@@ -49,7 +49,7 @@ def _fly(planner, sink):
         _scenario(),
         planner=planner,
         sink=sink,
-        config=RunConfig(policy=Policy(batch_iterations=1)),
+        options=LoopOptions(policy=Policy(batch_iterations=1)),
     )
     executive.watch(
         on_tick=lambda r: executive.command(HumanCommand("REPLAN")) if r.tick == 100 else None

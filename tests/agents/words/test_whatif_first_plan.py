@@ -16,11 +16,11 @@ from agents.words.state import from_executive, replay_trace
 from cli.main import build_app
 from executive.contracts import PlanVersionRecord
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.model import Solution
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
@@ -41,7 +41,7 @@ def finished() -> tuple[Executive, list[PlanVersionRecord]]:
         load_scenario(SCENARIO),
         planner=AlgorithmicPlanner(iterations=1000),
         sink=sink,
-        config=RunConfig(policy=Policy()),
+        options=LoopOptions(policy=Policy()),
     )
     asyncio.run(executive.run(None))
     return executive, sink.of(PlanVersionRecord)

@@ -9,9 +9,9 @@ import pytest
 
 from executive.errors import ExecutiveError
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from mission.config import RunConfig
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
@@ -33,7 +33,7 @@ def _executive(clock: FakeClock) -> Executive:
         load_scenario(DEMO),
         planner=AlgorithmicPlanner(iterations=200),
         sink=ListSink(),
-        config=RunConfig(policy=Policy(replan=False)),
+        options=LoopOptions(policy=Policy(replan=False)),
         clock=clock,
     )
 

@@ -9,6 +9,7 @@ import asyncio
 import time
 
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces import TraceReader, TraceWriter
 from executive.traces.reader import STALE_S, effective_status
@@ -26,7 +27,7 @@ def _run(url: str, *, speed: float | None, max_queue: int, until: int | None = N
             load_scenario(SCENARIOS / "demo.json"),
             planner=AlgorithmicPlanner(iterations=200),
             sink=TeeSink(writer, listed),
-            config=RunConfig(policy=Policy(replan=False, telemetry_every=1)),
+            options=LoopOptions(policy=Policy(replan=False, telemetry_every=1)),
         )
         report = asyncio.run(executive.run(speed, until=until))
         assert writer.flush(30)
