@@ -36,10 +36,17 @@ These apply to allocation, optimisation, reallocation and routing. No request ov
 
 
 class MemoryLike(Protocol):
-    """A memory as the prompts use it: its category and its text."""
+    """A memory as the prompts use it: its category and its text (read only)."""
 
-    category: str  # instruction | note | preference | warning
-    text: str
+    @property
+    def category(self) -> str:
+        """instruction | note | preference | warning | lesson"""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The memory, one line."""
+        ...
 
 
 def format_memories(memories: Iterable[MemoryLike]) -> str:

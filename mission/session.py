@@ -34,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
+from agents.context import MemoryLike
 from agents.engines.per_role import planner_engine, responder_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import make_asker
@@ -78,7 +79,7 @@ class ViewFactory(Protocol):
     ) -> Awaitable[LiveView]: ...
 
 
-Memories = Callable[[], Iterable[Any]]
+Memories = Callable[[], Iterable[MemoryLike]]
 
 log = logging.getLogger(__name__)
 

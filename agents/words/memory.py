@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select, update
 
+from agents.context import MemoryLike
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import database_errors, open_store
@@ -170,11 +171,11 @@ class WithLessons:
     lines (``agents.words.lessons``, fixed at its start). A memory request still adds to
     the store."""
 
-    def __init__(self, store: MemoryStore, lessons: Iterable[object]) -> None:
+    def __init__(self, store: MemoryStore, lessons: Iterable[MemoryLike]) -> None:
         self.store = store
         self.lessons = tuple(lessons)
 
-    def active(self) -> builtins.list[object]:
+    def active(self) -> builtins.list[MemoryLike]:
         """The active memories and the lessons, as prompts read them."""
         return [*self.store.active(), *self.lessons]
 

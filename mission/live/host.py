@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from executive.bus.base import Bus
+from executive.bus.base import Bus, Subscription
 from executive.contracts import HUMAN_COMMANDS, AgentRunRecord, HumanCommand, TraceRecord
 from executive.loop import Executive, RunReport
 from mission.live.scene import scene
@@ -105,14 +105,14 @@ class MissionHost:
         self._trails: dict[str, list[list[float]]] = {}
         self._dirty = True
         self._last_scene = -math.inf
-        self._listener: asyncio.Task | None = None
-        self._asks: set[asyncio.Task] = set()
+        self._listener: asyncio.Task[None] | None = None
+        self._asks: set[asyncio.Task[None]] = set()
         self.rejected = 0
         executive.watch(publish=self._publish, on_tick=self._on_tick)
 
     # ----- out -------------------------------------------------------------------------
 
-    def _publish(self, topic: str, payload: dict) -> None:
+    def _publish(self, topic: str, payload: dict[str, Any]) -> None:
         payload = {"run_id": self.executive.run_id, **payload}
         if topic in ("events", "plan"):
             self._dirty = True
@@ -144,7 +144,7 @@ class MissionHost:
             if len(trail) > _TRAIL_POINTS:
                 del trail[1:-1:2]  # thin the older half, keep the ends
 
-    def publish_scene(self) -> dict:
+    def publish_scene(self) -> dict[str, Any]:
         """Build the scene now, publish it (retained) and return it; the executive must
         have started."""
         picture = scene(self.executive, self._trails)
@@ -241,7 +241,7 @@ class MissionHost:
                 reply = {"intent": "error", "answer": f"could not answer: {exc}", "error": str(exc)}
         self._publish("answers", {"id": ask_id, "question": text, **reply})
 
-    async def _listen(self, sub) -> None:
+    async def _listen(self, sub: Subscription) -> None:
         try:
             async for message in sub:
                 self.handle(message.payload)
@@ -250,11 +250,11 @@ class MissionHost:
 
     # ----- lifecycle -------------------------------------------------------------------
 
-    async def run(self, speed: float | None = None, **kwargs) -> RunReport:
+    async def run(self, speed: float | None = None, *, until: int | None = None) -> RunReport:
         """Run the mission to its end on the bus and return its report.
 
-        ``speed``: times real time, None as fast as possible; ``kwargs`` go to
-        ``Executive.run`` (e.g. ``until``). The bus takes the executive's run id (an MQTT bus
+        ``speed``: times real time, None as fast as possible; ``until``: stop at that tick
+        (``Executive.run``'s). The bus takes the executive's run id (an MQTT bus
         started on another raises ``ExecutiveError``). Whatever the executive's ``start()``
         raises is re-raised after a ``failed`` status. Questions still being answered at the
         end are cancelled, unanswered.
@@ -273,7 +273,7 @@ class MissionHost:
         self.publish_scene()
         self._listener = asyncio.get_running_loop().create_task(self._listen(commands), name="cmd")
         try:
-            report = await self.executive.run(speed, **kwargs)
+            report = await self.executive.run(speed, until=until)
         finally:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
