@@ -189,9 +189,11 @@ Run_contra = TypeVar("Run_contra", contravariant=True)
 
 
 class Coordinate(Protocol[Run_contra]):
-    """Reads an operator's words against the live run (``executive.loop.Executive``), at
-    the tick boundary the command is read (between ticks: the run is still), and never
-    changes it. Deterministic: the same words on the same run give the same verdict."""
+    """Reads an operator's words against the live run (``executive.loop.Executive``) when
+    the loop reads the command, at a tick boundary, and never changes the run. It runs
+    inside the tick, so it must not block or wait on anything (no LLM call: the
+    deterministic coordinator takes well under a millisecond), and the same words on the
+    same run give the same verdict."""
 
     def __call__(self, text: str, run: Run_contra, /) -> CoordinatorVerdict:
         """The verdict on ``text`` (see ``CoordinatorVerdict``)."""

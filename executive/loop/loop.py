@@ -135,7 +135,7 @@ class Executive:
         snapshot: Callable[[Executive], dict[str, Any]] | None = None,
         fork: ForkPoint | None = None,
     ) -> None:
-        options = options or LoopOptions()
+        options = options if options is not None else LoopOptions()
         self.scenario = scenario
         self.planner = planner
         self.sink = sink
