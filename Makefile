@@ -3,7 +3,7 @@
 #   make test   the checks, then the test suite (same set-up, plus the browser and broker
 #               the tests use)
 # and one for the checks alone:
-#   make check  ruff (lint and format), mypy, the import contract (the house's layers)
+#   make check  ruff (lint and format), mypy, the import contracts (the house's layers)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

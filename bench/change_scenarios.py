@@ -25,12 +25,12 @@ if str(ROOT) not in sys.path:
 from rich.console import Console
 from rich.table import Table
 
-from executive.config import RunConfig
 from executive.loop import Policy
-from executive.session import build_executive
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from mission.config import RunConfig
+from mission.session import build_executive
+from planner.scenario import load_scenario
 
 NAMES = ("popup_sam.json", "lost_drone.json", "new_target.json")
 # Where only a replan can do better (a lost drone's targets, a new target): strictly better.

@@ -97,16 +97,16 @@ async def bench(args) -> int:
     import httpx
     from executive_ticks import large_scenario
 
+    from agents.engines.rules import RulesEngine
+    from agents.planning.round import AgentPlanner
     from dashboard.server import start_dashboard
     from executive.bus import InProcessBus
-    from executive.config import RunConfig
-    from executive.engines.rules import RulesEngine
-    from executive.live.host import BusSink, MissionHost
     from executive.loop import Executive
+    from executive.loop.options import LoopOptions
     from executive.loop.policy import Policy
-    from executive.planning.round import AgentPlanner
     from executive.traces import TraceWriter
     from executive.traces.sinks import TeeSink
+    from mission.live.host import BusSink, MissionHost
     from planner.team_search import warmup
 
     console = Console(width=150)
@@ -144,7 +144,7 @@ async def bench(args) -> int:
         scenario,
         planner=AgentPlanner(RulesEngine(), sink),
         sink=sink,
-        config=RunConfig(policy=policy),
+        options=LoopOptions(policy=policy),
     )
     bus.run_id = executive.run_id  # the MQTT last will names the run: known before start
     ticking.append(executive)

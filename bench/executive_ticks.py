@@ -35,15 +35,15 @@ if str(ROOT) not in sys.path:
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from executive.config import RunConfig
+from agents.engines.base import AgentCall, EngineReply
 from executive.contracts import EventRecord, HumanCommand
-from executive.engines.base import AgentCall, EngineReply
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 
 class SlowEngine:
@@ -90,7 +90,7 @@ def large_scenario(seed: int = 0):
     whole budget (about 0.5 s a round)."""
     import numpy as np
 
-    from planner.scenario_io import parse_scenario
+    from planner.scenario import parse_scenario
 
     rng = np.random.default_rng(seed)
     sams = []
@@ -145,7 +145,7 @@ def large_scenario(seed: int = 0):
 
 def make_planner(engine, sink, plan_seconds: float):
     try:
-        from executive.planning.round import AgentPlanner
+        from agents.planning.round import AgentPlanner
     except ImportError:  # the agent round is optional for this figure
         from executive.planning.algorithmic import AlgorithmicPlanner
 
@@ -168,7 +168,7 @@ async def bench(args) -> None:
     recording.append(planner)
     kind += ", the allocator answering a long search's allocation" if args.good_model else ""
     policy = Policy(planning_deadline_s=args.plan_seconds, telemetry_every=1)
-    executive = Executive(scenario, planner=planner, sink=sink, config=RunConfig(policy=policy))
+    executive = Executive(scenario, planner=planner, sink=sink, options=LoopOptions(policy=policy))
     ticks_total = int(args.seconds * scenario.sim.tick_hz)
     console = Console()
     console.print(

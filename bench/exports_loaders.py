@@ -49,7 +49,7 @@ from planner.interop.qgc import QgcPlanError, qgc_plans
 from planner.interop.qgc_format import PlanFile
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import ScenarioError, load_scenario, parse_scenario
+from planner.scenario import ScenarioError, load_scenario, parse_scenario
 from tests.planner.export_cases import ExportCase, export_cases
 from tests.planner.qgc_loaders import QgcLoadError, qgc_load_plan, qgc_load_text_mission
 

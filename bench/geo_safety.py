@@ -47,7 +47,7 @@ from planner.geo import GeoOrigin, local_frame
 from planner.geodesy import MAX_GEO_EXTENT_KM, densify, frame_distortion
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.validation import validate_solution
 
 GEOD = Geod(ellps="WGS84")

@@ -6,7 +6,7 @@ Each row is a generated mission (airports, targets, SAMs and drones spread unifo
 square, targets and airports outside every SAM, every drone with all the fuel the limits
 allow), measured in a fresh subprocess so that its peak memory (``ru_maxrss``) is its own:
 
-* **validate**: the file's text through ``planner.scenario_io.parse_scenario`` (JSON, sizes,
+* **validate**: the file's text through ``planner.scenario.io.parse_scenario`` (JSON, sizes,
   types, bounds, relations: what ``isr validate`` does);
 * **compile**: ``compile_mission`` (the SAM-aware distance matrix between every pair of
   nodes: what every plan needs first);
@@ -137,7 +137,7 @@ def _child(spec: dict[str, Any]) -> None:
     row stopped at the bound still says how far it got)."""
     from planner.mission import compile_mission
     from planner.planning import plan_mission
-    from planner.scenario_io import parse_scenario
+    from planner.scenario import parse_scenario
 
     text = json.dumps(
         mission(

@@ -47,11 +47,11 @@ from rich.table import Table
 from executive.bus.mqtt import MqttBus
 from executive.bus.signing import Signer
 from executive.bus.topics import OUT_TOPICS
-from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from mission.live.host import MissionHost
+from planner.scenario import load_scenario
 from tests.executive.bus.broker import Mosquitto
 
 __all__ = ["TARGET_RETURN_S", "main", "probe_broker", "table_row"]

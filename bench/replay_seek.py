@@ -44,12 +44,12 @@ from sqlalchemy import text
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.engine import open_store
 from executive.traces.replay import resimulate
-from planner.scenario_io import parse_scenario
+from mission.config import RunConfig
+from mission.session import run_mission
+from planner.scenario import parse_scenario
 
 SIZE = 150.0
 TOKEN = "bench"

@@ -36,15 +36,15 @@ if str(ROOT) not in sys.path:
 
 from typer.testing import CliRunner
 
+from agents.engines import make_engine
+from agents.responder import responder_rules
+from agents.responder.numbers import number_problems, supported
+from agents.responder.role import ResponderOutput
+from agents.words.ask import answer
+from agents.words.state import MissionState, replay_trace
 from cli.main import build_app
-from executive.agents.responder import responder_rules
-from executive.agents.responder.numbers import number_problems, supported
-from executive.agents.responder.role import ResponderOutput
-from executive.engines import make_engine
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
-from executive.words.ask import answer
-from executive.words.state import MissionState, replay_trace
 
 SCENARIOS = ("demo", "new_target", "lost_drone", "popup_sam")
 SEED_PROMPTS = (

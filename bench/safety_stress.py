@@ -42,20 +42,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from executive.config import RunConfig
 from executive.contracts import (
     PlanOutcome,
     PlanRequest,
 )
-from executive.evaluation.policies import accept_after
 from executive.loop import Policy
-from executive.session import build_executive, build_planner
 from executive.traces.audit import lost_to_known_sams, unapproved_commits
 from executive.traces.sinks import ListSink
+from mission.config import RunConfig
+from mission.evaluation.policies import accept_after
+from mission.session import build_executive, build_planner
 from planner.mission import compile_mission
 from planner.model import Scenario
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 MODES = ("auto", "review-none", "review-30s", "failing", "no-replan", "oracle")
 SIZE = 100.0

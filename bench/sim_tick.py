@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from planner.mission import compile_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from sim import Hold, ResumeFlight, Sim, run_paced
 
 SIZES = (10, 100, 1000)

@@ -39,12 +39,12 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.engines.anthropic_engine import AnthropicEngine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
-from executive.engines import make_engine
-from executive.engines.anthropic_engine import AnthropicEngine
 from executive.loop import Executive, Policy
-from executive.planning.round import AgentPlanner
+from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.sinks import ListSink
 from planner.mission import compile_mission
@@ -112,7 +112,7 @@ async def fly(scenario, planner, paced_s: float) -> tuple[object, ListSink]:
     sink = ListSink()
     inner = planner(sink)
     executive = Executive(
-        scenario, planner=inner, sink=sink, config=RunConfig(policy=Policy(batch_iterations=1))
+        scenario, planner=inner, sink=sink, options=LoopOptions(policy=Policy(batch_iterations=1))
     )
     hz = scenario.sim.tick_hz
     replan, fast = int(REPLAN_AT_S * hz), int(paced_s * hz)

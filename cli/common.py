@@ -30,7 +30,7 @@ from rich.text import Text
 from executive.bus.exits import TERMINATED
 from executive.traces import default_url
 from planner.model import Scenario
-from planner.scenario_io import ScenarioError, load_scenario
+from planner.scenario import ScenarioError, load_scenario
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = [

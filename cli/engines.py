@@ -30,9 +30,9 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from agents.engines.spec import AgentRole, EngineSpec, check_base_url, parse_agent_engine
 from cli.common import fail
-from executive.config import ENGINES, EngineName
-from executive.engines.spec import AgentRole, EngineSpec, check_base_url, parse_agent_engine
+from mission.config import ENGINES, EngineName
 
 __all__ = [
     "AgentEngineOption",

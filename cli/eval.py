@@ -37,10 +37,10 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
-from executive.evaluation import POLICIES, EvalTask, run_one
-from executive.evaluation.figures import done_keys, run_rows, summary
-from executive.evaluation.policies import config_for
 from executive.traces import TraceReader
+from mission.evaluation import POLICIES, EvalTask, run_one
+from mission.evaluation.figures import done_keys, run_rows, summary
+from mission.evaluation.policies import config_for
 
 __all__ = ["eval_app"]
 
@@ -107,7 +107,7 @@ def _client(workers: int, scheduler: str | None) -> Any:
 
 def _warm(client: Any, err: Console) -> None:
     """Every worker, now and any that joins later, loads the kernels once."""
-    from executive.evaluation.warm import WarmKernels  # Dask only when a batch runs
+    from mission.evaluation.warm import WarmKernels  # Dask only when a batch runs
 
     client.register_plugin(WarmKernels(), name="isr-warm-kernels")
     seconds = client.run(WarmKernels.seconds)
@@ -306,7 +306,7 @@ def _write_report(
     failed: list[dict[str, str]],
     err: Console,
 ) -> None:
-    from executive.evaluation.report import eval_report  # matplotlib only when asked
+    from mission.evaluation.report import eval_report  # matplotlib only when asked
 
     files = eval_report(rows, out, suite=suite, dashboard=dashboard, failed=failed)
     for path, data in files.items():

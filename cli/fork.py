@@ -41,13 +41,13 @@ from cli.common import (
 )
 from cli.engines import recorded_agent_engines
 from cli.run import LIVE_SPEED, fly, print_outcome
-from executive.config import ENGINES, DashboardConfig, ForkConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from executive.traces import TraceReader
 from executive.traces.analysis import compare
+from mission.config import ENGINES, DashboardConfig, ForkConfig, RunConfig
 from planner.model import Scenario
-from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
+from planner.scenario import ScenarioError, parse_json, parse_scenario, read_json_file
 
 __all__ = ["fork", "parse_moment"]
 

@@ -249,7 +249,7 @@ def import_qgc(
     file a drone; the geo origin is the first file's home. What is left out is noted."""
     from planner.interop.importer import scenario_from_qgc
     from planner.interop.qgc import QgcPlanError
-    from planner.scenario_io import ScenarioError, parse_scenario
+    from planner.scenario import ScenarioError, parse_scenario
 
     check_writable(out, "--out", (".json",))
     if fuel is not None and not (0 < fuel <= 10_000):
@@ -288,7 +288,7 @@ def _read_mission_file(path: Path) -> Any:
     """One mission file (``importer.read_mission_file``); exit 2 naming every problem."""
     from planner.interop.importer import read_mission_file
     from planner.interop.qgc import QgcPlanError
-    from planner.scenario_io import ScenarioError, read_json_file
+    from planner.scenario import ScenarioError, read_json_file
 
     try:
         return read_mission_file(read_json_file(path), shown(path))

@@ -1,7 +1,7 @@
 """``isr run``: fly a mission end to end with live replanning, traced to a database.
 
 Builds the run's ``RunConfig`` from the options and hands it to
-``executive.session.run_mission``; this module is where the dashboard is passed in as the
+``mission.session.run_mission``; this module is where the dashboard is passed in as the
 live view (the executive never imports it). Same conventions as every ``isr`` command: bad
 input is one line per problem on stderr, exit code 2, never a traceback. Prints the outcome
 (points, per-drone fuel and status, losses, replans with their trigger and latency, the run
@@ -47,10 +47,10 @@ from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, e
 from cli.launch import SubprocessForks
 from cli.plan import warn_plannability
 from dashboard.server import start_dashboard
-from executive.config import DashboardConfig, RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
-from executive.session import ViewFactory, run_mission
+from mission.config import DashboardConfig, RunConfig
+from mission.session import ViewFactory, run_mission
 from planner.model import Scenario, drone_label
 
 __all__ = ["LIVE_SPEED", "fly", "live_view", "print_outcome", "run"]

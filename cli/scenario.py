@@ -3,7 +3,7 @@ disruptions where they matter.
 
     isr scenario new [--drones N] [--targets N] [--sams N] [--out FILE]
 
-Writes a valid mission explained by ``"$comment"`` fields (``planner.template``), linked to
+Writes a valid mission explained by ``"$comment"`` fields (``planner.scenario.template``), linked to
 the published JSON Schema by ``"$schema"`` so that an editor checks it as you type; it
 loads, validates and plans as it is. Without ``--out`` it is printed.
 
@@ -13,7 +13,7 @@ loads, validates and plans as it is. Without ``--out`` it is printed.
 
 Writes ``DIR/NAME-0000.json`` ... (each a valid scenario) and ``DIR/suite.json`` (the spec
 and, per mission, its file, the disruption placed, its edits and the first plan's points).
-A suite file (YAML or JSON) holds the same fields as the options (``planner.generator.
+A suite file (YAML or JSON) holds the same fields as the options (``planner.scenario.generator.
 SuiteSpec``); an option given on the command line wins over the file. Seeded: the same spec
 gives the same missions. Bad input: one line per problem naming the field, exit 2; files are
 written whole or not at all.
@@ -33,9 +33,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from cli.common import EXIT_FAILED, check_writable, fail, write_atomically
-from planner.generator import DISRUPTIONS, SuiteSpec, generate_mission
-from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
-from planner.template import MAX_NEW_DRONES, MAX_NEW_SAMS, MAX_NEW_TARGETS, starter_scenario
+from planner.scenario import (
+    MAX_NEW_DRONES,
+    MAX_NEW_SAMS,
+    MAX_NEW_TARGETS,
+    ScenarioError,
+    parse_json,
+    parse_scenario,
+    read_json_file,
+    starter_scenario,
+)
+from planner.scenario.generator import DISRUPTIONS, SuiteSpec, generate_mission
 
 __all__ = ["scenario_app"]
 

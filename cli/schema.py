@@ -2,7 +2,7 @@
 
     isr schema [--out FILE]
 
-Prints the schema (``planner.scenario_schema``) on stdout, or writes it whole to ``FILE``.
+Prints the schema (``planner.scenario.schema``) on stdout, or writes it whole to ``FILE``.
 The repository keeps a copy in ``scenarios/scenario.schema.json`` (a test checks that it is
 what this prints); a scenario that names it in ``"$schema"`` is validated as you type by
 editors that read JSON Schema (VS Code, JetBrains, and yaml/json language servers).
@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from cli.common import EXIT_FAILED, check_writable, fail, shown, write_atomically
-from planner.scenario_schema import scenario_json_schema
+from planner.scenario import scenario_json_schema
 
 __all__ = ["schema", "schema_text"]
 

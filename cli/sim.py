@@ -34,7 +34,7 @@ from cli.plan import MAX_SEARCH_SECONDS, warn_plannability
 from planner.errors import InfeasibleError, PlannerError
 from planner.limits import MAX_TIME_S
 from planner.model import Solution, drone_label
-from planner.scenario_io import ScenarioError, json_path, parse_json, read_json_file
+from planner.scenario import ScenarioError, json_path, parse_json, read_json_file
 
 __all__ = ["sim"]
 

@@ -5,7 +5,7 @@ unknown run, a bad memory kind or id, an unknown id in the words, an unusable tr
 is one line on stderr and exit code 2, never a traceback. Stored text (answers, memories,
 agent runs) is printed as text: control characters as their escapes.
 
-``isr ask`` answers from a stored run's state (``executive.words.state.replay_trace``: the
+``isr ask`` answers from a stored run's state (``agents.words.state.replay_trace``: the
 run re-executed from its inputs to its last telemetry row) through the coordinator and the
 responder, and stores the agent runs behind the answer in the trace store under that run.
 ``--trace`` prints their tree (agent, engine, model, duration, tokens, applied, error),
@@ -141,11 +141,11 @@ async def _ask(
     *,
     base_url: str | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from executive.engines import make_engine
+    from agents.engines import make_engine
+    from agents.words.ask import answer
+    from agents.words.memory import MemoryStore
+    from agents.words.state import replay_trace
     from executive.traces import TraceReader, TraceWriter
-    from executive.words.ask import answer
-    from executive.words.memory import MemoryStore
-    from executive.words.state import replay_trace
 
     reader = TraceReader(url)
     try:
@@ -224,8 +224,8 @@ def memory_add(
     db: DbOption = None,
 ) -> None:
     """Store a memory; every agent prompt receives it from now on."""
+    from agents.words.memory import MemoryStore, check_kind
     from executive.errors import ExecutiveError
-    from executive.words.memory import MemoryStore, check_kind
 
     try:
         check_kind(kind)  # before touching the database
@@ -246,8 +246,8 @@ def memory_list(
     as_json: Annotated[bool, typer.Option("--json", help="print a JSON array")] = False,
 ) -> None:
     """List the memories (active ones unless --all); the lessons are counted."""
+    from agents.words.memory import MemoryStore
     from executive.errors import ExecutiveError
-    from executive.words.memory import MemoryStore
 
     try:
         url = _url(db, must_exist=False)
@@ -299,7 +299,7 @@ def memory_lessons(
 
 
 def _lessons(url: str, limit: int | None) -> list[Any]:
-    from executive.words.lessons import LessonStore
+    from agents.words.lessons import LessonStore
 
     store = LessonStore(url)
     try:
@@ -316,8 +316,8 @@ def memory_rm(
     db: DbOption = None,
 ) -> None:
     """Remove a memory (it stops being injected; the row is kept for the record)."""
+    from agents.words.memory import MemoryStore
     from executive.errors import ExecutiveError
-    from executive.words.memory import MemoryStore
 
     try:
         store = MemoryStore(_url(db, must_exist=False))

@@ -16,7 +16,7 @@ Produces
     ``left_out`` and ``rerouted``: the drones that cannot fly as posted, and why (the plan
     is made for the rest of the fleet, and a warning names each).
 Behaviour, by the coordinator's intent
-    plan / replan / reallocate -> the agent chain (``executive.planning.round.AgentPlanner``:
+    plan / replan / reallocate -> the agent chain (``agents.planning.round.AgentPlanner``:
     the algorithmic baseline under the words' constraints, strategist -> allocator -> critic,
     a proposal kept only if valid and better) plans the mission; a reallocation's moves are
     honoured or the answer says which were not and why. A command the coordinator refuses
@@ -24,7 +24,7 @@ Behaviour, by the coordinator's intent
     nothing: ``success`` false and the reason. question / explain / debug -> nothing is
     replanned: the responder answers about the existing solution (or, without one, about a
     plan computed now, with a warning). what_if -> planned on a copy
-    (``executive.words.whatif``); the plan answered is the one the question is about.
+    (``agents.words.whatif``); the plan answered is the one the question is about.
     A memory cannot be stored by this stateless endpoint: ``success`` false, and why.
 Lifecycle
     One call per request, on the event loop; the planning runs in worker threads.
@@ -39,6 +39,15 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from agents.coordinator import coordinate_scenario, planner_constraints
+from agents.engines.base import Engine, canonical_json
+from agents.engines.base import input_hash as hash_parts
+from agents.engines.per_role import engine_for
+from agents.planning.round import AgentPlanner, PlanningFailed
+from agents.responder import respond
+from agents.words.state import DroneState, MissionState
+from agents.words.troubles import PlanningLog, stored_log
+from agents.words.whatif import WhatIfError, what_if
 from dashboard.errors import ApiError
 from dashboard.planning_api import (
     Limits,
@@ -50,17 +59,8 @@ from dashboard.planning_api import (
     without_left_out,
 )
 from dashboard.planning_api import summary as plan_summary
-from executive.agents.coordinator import coordinate_scenario, planner_constraints
-from executive.agents.responder import respond
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
-from executive.engines.base import Engine, canonical_json
-from executive.engines.base import input_hash as hash_parts
-from executive.engines.per_role import engine_for
-from executive.planning.round import AgentPlanner, PlanningFailed
 from executive.traces.sinks import ListSink
-from executive.words.state import DroneState, MissionState
-from executive.words.troubles import PlanningLog, stored_log
-from executive.words.whatif import WhatIfError, what_if
 from planner.constraints import OperatorConstraints, constraint_violations, parse_constraints
 from planner.feasibility import Plannable, plannable
 from planner.mission import Mission, compile_mission

@@ -42,6 +42,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
+from agents.engines.spec import EngineSpec
 from dashboard.body_limit import BodyLimit
 from dashboard.context import DashboardContext, ForkLauncher
 from dashboard.errors import install_error_handlers
@@ -51,7 +52,6 @@ from dashboard.routes import engines as engine_health
 from dashboard.security import SecurityHeaders
 from dashboard.settings import DashboardSettings
 from executive.bus import Bus
-from executive.engines.spec import EngineSpec
 
 __all__ = ["create_app"]
 

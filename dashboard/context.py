@@ -26,14 +26,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.engines.health import EngineMonitor
+from agents.engines.spec import EngineSpec
 from dashboard.live_view import LiveView
-from dashboard.planning_api import PlanningJobs
+from dashboard.planning_jobs import PlanningJobs
 from dashboard.settings import DashboardSettings
 from dashboard.streams import LiveStreams
 from dashboard.trace_store import TraceStore
 from executive.bus import Bus
-from executive.engines.health import EngineMonitor
-from executive.engines.spec import EngineSpec
 
 __all__ = ["DashboardContext", "ForkLauncher"]
 

@@ -18,7 +18,7 @@ from starlette.requests import HTTPConnection
 from dashboard.context import DashboardContext
 from dashboard.errors import Unauthorized
 from dashboard.live_view import LiveView
-from dashboard.planning_api import PlanningJobs
+from dashboard.planning_jobs import PlanningJobs
 from dashboard.security import bearer_token, token_matches
 from dashboard.settings import DashboardSettings
 from dashboard.streams import LiveStreams

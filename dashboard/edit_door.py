@@ -117,7 +117,7 @@ class EditDoor:
 
 
 def world_of_scene(scene: dict[str, Any]) -> IdWorld:
-    """The ids of a ``scene`` payload (``executive.live.scene``) as an ``IdWorld``."""
+    """The ids of a ``scene`` payload (``mission.live.scene``) as an ``IdWorld``."""
 
     def ids(key: str) -> list[dict[str, Any]]:
         items = scene.get(key)

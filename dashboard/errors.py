@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from dashboard.live_view import AskRejected
 from executive.errors import ExecutiveError
 from planner.errors import PlannerError
-from planner.scenario_io import ScenarioError, json_path
+from planner.scenario import ScenarioError, json_path
 
 __all__ = [
     "WS_GOING_AWAY",

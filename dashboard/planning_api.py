@@ -3,11 +3,11 @@
 The routes are in ``dashboard.routes.planning``: ``POST /api/agent_solve``,
 ``/api/insert_missed_optimize``, ``/api/trajectory_swap_optimize``,
 ``/api/crossing_removal_optimize``. Each takes the seed's ``environment`` and
-``drone_configs`` (Appendix B, parsed by ``planner.scenario_io``) and answers the seed's
+``drone_configs`` (Appendix B, parsed by ``planner.scenario.io``) and answers the seed's
 Solution JSON (B.3) plus what was done. They never touch the live mission, so they are open,
 but bounded: the request body is capped by the app, the mission by ``Limits``, and at most
-one planning job runs at a time, in a worker thread (``PlanningJobs``: the event loop, and
-so the live tick, is never blocked by it).
+one planning job runs at a time, in a worker thread (``dashboard.planning_jobs``: the event
+loop, and so the live tick, is never blocked by it).
 
 ``agent_solve`` (``dashboard.agent_solve``) reads ``user_message`` with the coordinator and
 answers it with the agent chain on the posted mission: a plan or a reallocation is planned
@@ -25,33 +25,26 @@ out of every plan, its posted route ignored, and the answer names it with the re
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from dashboard.errors import ApiError
-from executive.engines.base import Engine
-from executive.engines.per_role import aclose_engine, role_engines
-from executive.engines.rules import RulesEngine
-from executive.engines.spec import AGENT_ROLES, EngineSpec
-from executive.errors import ExecutiveError
 from planner.errors import PlannerError
 from planner.feasibility import Plannable, plannable
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import DEFAULT_STRATEGY, STRATEGIES
 from planner.postopt import Change, PostOptResult
-from planner.scenario_io import json_path, parse_scenario
+from planner.scenario import json_path, parse_scenario
 from planner.solution import build_solution
 from planner.validation import validate_solution
 
 __all__ = [
     "Limits",
     "OptimizeRequest",
-    "PlanningJobs",
     "PostOptTool",
     "Preferences",
     "RouteIn",
@@ -62,12 +55,9 @@ __all__ = [
     "mission_scenario",
     "optimize",
     "posted_routes",
-    "solve_engine",
     "summary",
     "without_left_out",
 ]
-
-_T = TypeVar("_T")
 
 PostOptTool = Callable[[Mission, dict[str, list[int]]], PostOptResult]
 """A post-optimisation of ``planner.postopt``: mission and node routes in, result out."""
@@ -340,75 +330,3 @@ def optimize(tool: PostOptTool, body: OptimizeRequest, limits: Limits) -> dict[s
         "left_out": dict(fleet.left_out),
         "rerouted": dict(fleet.rerouted),
     }
-
-
-# ----- the jobs (event loop) -----------------------------------------------------------
-
-
-def solve_engine(specs: Mapping[str, EngineSpec] | None) -> Engine:
-    """The engine agent_solve's agents ask: each role on the engine the dashboard's run gives
-    it (``RunConfig.engine_table()``), a role the run gives none (its agents are off) on the
-    rules, and a ``replay`` role on the rules too (a posted mission has no recorded answers).
-    No run (``None``): the rules for every role."""
-    if not specs:
-        return RulesEngine()
-    rules = EngineSpec()
-    chosen = {role: specs.get(role, rules) for role in AGENT_ROLES}
-    return role_engines(
-        {role: rules if spec.engine == "replay" else spec for role, spec in chosen.items()}
-    )
-
-
-class PlanningJobs:
-    """The planning endpoints' worker: one job at a time (two cores, and a live tick), in
-    worker threads, within ``limits``. agent_solve's agents are answered by ``engine`` when
-    given, else by the engines of the dashboard's run (``engines``: each role's spec, built
-    on the first request, on the serving loop: ``solve_engine``), else by the offline
-    ``rules`` engine."""
-
-    def __init__(
-        self,
-        limits: Limits,
-        engine: Engine | None = None,
-        *,
-        engines: Mapping[str, EngineSpec] | None = None,
-    ) -> None:
-        self.limits = limits
-        self._engine: Engine | None = engine
-        self._specs = dict(engines) if engines else None
-        self._gate = asyncio.Semaphore(1)
-
-    @property
-    def engine(self) -> Engine:
-        """The engine agent_solve's agents ask (built from the run's specs when first read;
-        503 naming the reason when the run's engines cannot be built here, e.g. no key)."""
-        if self._engine is None:
-            try:
-                self._engine = solve_engine(self._specs)
-            except ExecutiveError as exc:
-                raise ApiError(503, f"the run's agent engines cannot be used here: {exc}") from None
-        return self._engine
-
-    @engine.setter
-    def engine(self, engine: Engine) -> None:
-        self._engine = engine
-
-    async def aclose(self) -> None:
-        """Close the engine's connections (the SDK engines hold some)."""
-        if self._engine is not None:
-            await aclose_engine(self._engine)
-
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        async with self._gate:
-            return await asyncio.to_thread(fn, *args)
-
-    async def solve(self, body: SolveRequest) -> dict[str, Any]:
-        """``agent_solve`` of ``body`` when the worker is free."""
-        from dashboard.agent_solve import agent_solve  # it builds on this module's helpers
-
-        async with self._gate:
-            return await agent_solve(body, self.limits, self.engine)
-
-    async def optimize(self, tool: PostOptTool, body: OptimizeRequest) -> dict[str, Any]:
-        """``optimize(tool, body)`` when the worker is free."""
-        return await self._run(optimize, tool, body, self.limits)

@@ -1,5 +1,5 @@
-"""The mission executive, in rooms: ``loop`` (observe-decide-act and its lifecycle),
-``planning`` (rounds, the fast planner and the agent chain), ``agents`` (roles, coordinator,
-responder), ``engines`` (rules, anthropic, replay), ``words`` (questions, what-ifs,
-memories), ``bus`` (in-process and MQTT), ``live`` (the host that wires a run to a bus) and
-``traces`` (the store, its sinks, replay). ``contracts`` holds the messages between them."""
+"""The real-time core of the mission executive, in rooms: ``loop`` (observe-decide-act and
+the plan lifecycle), ``planning`` (the algorithmic planner, the fast tier), ``bus``
+(in-process and MQTT) and ``traces`` (the store, its sinks, replay). ``contracts`` holds the
+messages and plug points between them and the layers above (``agents``: the dialogue stack;
+``mission``: run composition), which the core never imports."""

@@ -1,10 +1,16 @@
-"""The contracts between the executive's parts: the loop, the planning round, the traces.
+"""The contracts between the executive's parts (the loop, the planning round, the traces)
+and the plug points the layers above fill in.
 
-The loop (``executive/loop.py``) asks a ``MissionPlanner`` for a plan with a ``PlanRequest``
-and receives a ``PlanOutcome``; it never awaits one inside a tick. Every part reports what
-happened as trace records through a ``TraceSink``, whose ``emit`` never blocks (the real sink
-queues rows to a writer thread). Records are plain frozen dataclasses so any part can build
-them without the database.
+The loop (``executive/loop/loop.py``) asks a ``MissionPlanner`` for a plan with a
+``PlanRequest`` and receives a ``PlanOutcome``; it never awaits one inside a tick. Every
+part reports what happened as trace records through a ``TraceSink``, whose ``emit`` never
+blocks (the real sink queues rows to a writer thread). Records are plain frozen dataclasses
+so any part can build them without the database.
+
+An operator's words in a CUT or REPLAN are read by a ``Coordinate`` (the dialogue stack,
+``agents``, builds one; ``mission.session`` passes it in), which returns a typed
+``CoordinatorVerdict``: the constraints to add, or the errors that refuse the command. The
+core never imports the dialogue stack.
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from planner.constraints import OperatorConstraints
 from planner.mission import Mission
@@ -24,6 +32,8 @@ __all__ = [
     "HUMAN_COMMANDS",
     "AgentProposal",
     "AgentRunRecord",
+    "Coordinate",
+    "CoordinatorVerdict",
     "EventRecord",
     "HumanCommand",
     "InputRecord",
@@ -31,6 +41,8 @@ __all__ = [
     "PlanOutcome",
     "PlanRequest",
     "PlanVersionRecord",
+    "Refusal",
+    "Replacement",
     "RunEndRecord",
     "RunRecord",
     "SnapshotRecord",
@@ -130,6 +142,61 @@ class MissionPlanner(Protocol):
 
     async def plan(self, request: PlanRequest) -> PlanOutcome:
         """Plan the request, off the tick (the loop never awaits it inside one)."""
+        ...
+
+
+# --- an operator's words: what a coordinator makes of them ------------------------------
+
+
+class _Words(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Refusal(_Words):
+    """A command that cannot be carried out, refused before anything is acknowledged."""
+
+    command: str  # "move T5 to D1", "require T9"
+    target: str
+    drone: str | None = None
+    reason: str  # sensor | excluded | fuel | collected | unavailable | no_sensor
+    detail: str  # the reason in words, with the numbers
+
+
+class Replacement(_Words):
+    """An order in force that a new command replaces (the last word wins)."""
+
+    target: str
+    before: str  # "move T5 to D2"
+    after: str  # "move T5 to D1"
+
+
+class CoordinatorVerdict(_Words):
+    """What an operator's words in a CUT or REPLAN come to, as the loop applies them.
+
+    With ``errors`` the whole command is refused (a COMMAND_IGNORED event with the errors
+    and ``refused``; nothing is replanned) and ``constraints`` is empty: nothing is ever
+    half-applied. Without, ``constraints`` are added to those in force (the last word wins
+    over an earlier move of the same target) and ``replaced`` names the earlier orders the
+    words replace."""
+
+    constraints: OperatorConstraints = Field(default_factory=OperatorConstraints)
+    errors: tuple[str, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    replaced: tuple[Replacement, ...] = ()
+
+
+Run_contra = TypeVar("Run_contra", contravariant=True)
+
+
+class Coordinate(Protocol[Run_contra]):
+    """Reads an operator's words against the live run (``executive.loop.Executive``) when
+    the loop reads the command, at a tick boundary, and never changes the run. It runs
+    inside the tick, so it must not block or wait on anything (no LLM call: the
+    deterministic coordinator takes well under a millisecond), and the same words on the
+    same run give the same verdict."""
+
+    def __call__(self, text: str, run: Run_contra, /) -> CoordinatorVerdict:
+        """The verdict on ``text`` (see ``CoordinatorVerdict``)."""
         ...
 
 

@@ -3,7 +3,7 @@
 Where things are:
 
 - the mission model -- ``model`` (scenario, drones, solution: pydantic, the seed's JSON),
-  ``edits`` (the timeline's stamped changes), ``scenario_io`` (reading and checking a file),
+  ``edits`` (the timeline's stamped changes), ``scenario`` (reading and checking a file),
   ``mission`` (a scenario compiled for the solvers: node indices, SAM-aware distances);
 - geometry -- ``geometry`` (exact SAM-avoiding paths: margins, pieces, paths, the SAM field,
   distance tables), ``path_codec`` (paths to JSON and back);

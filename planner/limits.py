@@ -7,18 +7,14 @@ largest mission these limits accept plans and flies in bounded time and memory
 out of bounds is one problem naming its JSON path and the bound, e.g.
 ``$.environment.targets[3].x: must be from -10000 to 10000 km, got 1e+308``.
 
-Three kinds of checks live here:
-
-* **Field types** (``Coordinate``, ``SamRange``, ``Priority``, ``Fuel``, ``DroneSpeed``...):
-  pydantic types in strict mode (no ``"25"`` -> 25, no ``true`` -> 1; an int is a valid
-  float) with the bound as a validator. ``planner.model`` and ``planner.edits`` build every
-  field from them, so the bounds hold at every door: files, the dashboard, the bus.
-* **Sizes** (``size_problems``) on the parsed JSON before it is validated, so a file with
-  a million targets is refused by counting, not by building a million objects. They apply
-  to what comes in through a door (``planner.scenario_io``); the executive's own rebuilt
-  scenarios are not re-counted.
-* **Relations** (``motion_problems``) between fields of a valid scenario: one tick's step,
-  the longest flight and every stamp within ``MAX_MISSION_TICKS``.
+The **field types** (``Coordinate``, ``SamRange``, ``Priority``, ``Fuel``, ``DroneSpeed``...)
+live here: pydantic types in strict mode (no ``"25"`` -> 25, no ``true`` -> 1; an int is a
+valid float) with the bound as a validator. ``planner.model`` and ``planner.edits`` build
+every field from them, so the bounds hold at every door: files, the dashboard, the bus. The
+checks of a whole scenario against these bounds (its sizes, on the parsed JSON; the
+relations between its fields: one tick's step, the longest flight, every stamp within
+``MAX_MISSION_TICKS``) are ``planner.scenario.limits``'. This module imports nothing of the
+planner: the model is built on it.
 
 Why the step bound: the simulation moves a drone ``speed / tick_hz`` km along its path per
 tick and checks the straight chord from where it was to where it is against every SAM
@@ -37,17 +33,11 @@ round it more than once.
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, Field, Strict
 from pydantic_core import PydanticCustomError
-
-if TYPE_CHECKING:
-    from planner.model import Scenario
 
 __all__ = [
     "ID_CHARACTERS",
@@ -100,8 +90,6 @@ __all__ = [
     "StartCoordinate",
     "Tick",
     "TickHz",
-    "motion_problems",
-    "size_problems",
 ]
 
 # ----- sizes -----------------------------------------------------------------------------
@@ -220,103 +208,3 @@ SensorType = Annotated[
     str, Strict(), Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_printable)
 ]
 Label = Annotated[str, Strict(), Field(max_length=MAX_LABEL_LENGTH), AfterValidator(_printable)]
-
-
-# ----- sizes, on the parsed JSON ---------------------------------------------------------
-
-
-def _counted(data: Any) -> Iterator[tuple[str, Any, int, str]]:
-    """(JSON path, container, limit, what) for every sized container present in ``data``."""
-    if not isinstance(data, Mapping):
-        return
-    env = data.get("environment")
-    if isinstance(env, Mapping):
-        yield "$.environment.airports", env.get("airports"), MAX_AIRPORTS, "airports"
-        yield "$.environment.targets", env.get("targets"), MAX_TARGETS, "targets"
-        yield "$.environment.sams", env.get("sams"), MAX_SAMS, "SAMs"
-        yield (
-            "$.environment.synthetic_starts",
-            env.get("synthetic_starts"),
-            MAX_SYNTHETIC_STARTS,
-            "synthetic starts",
-        )
-    drones = data.get("drone_configs")
-    yield "$.drone_configs", drones, MAX_DRONES, "drones"
-    if isinstance(drones, Mapping) and len(drones) <= MAX_DRONES:
-        for drone_id, drone in drones.items():
-            if isinstance(drone, Mapping):
-                at = f"$.drone_configs[{json.dumps(str(drone_id))}]"
-                types = drone.get("accessibleTargets", drone.get("accessible_targets"))
-                yield f"{at}.accessibleTargets", types, MAX_SENSOR_TYPES, "sensor types"
-                yield f"{at}.allowed_ends", drone.get("allowed_ends"), MAX_AIRPORTS, "airports"
-                yield (
-                    f"{at}.frozen_segments",
-                    drone.get("frozen_segments"),
-                    MAX_FROZEN_SEGMENTS,
-                    "segments",
-                )
-    sim = data.get("sim")
-    if isinstance(sim, Mapping):
-        yield "$.sim.drone_speeds", sim.get("drone_speeds"), MAX_DRONES, "drones"
-    yield "$.timeline", data.get("timeline"), MAX_TIMELINE, "edits"
-
-
-def size_problems(data: Any) -> list[str]:
-    """The containers of a parsed scenario that hold more than their limit, one line each
-    (``$.environment.targets: 10000 targets, at most 500``). Run before validation."""
-    return [
-        f"{path}: {len(items)} {what}, at most {limit}"
-        for path, items, limit, what in _counted(data)
-        if isinstance(items, list | Mapping) and len(items) > limit
-    ]
-
-
-# ----- relations between fields of a valid scenario --------------------------------------
-
-
-def motion_problems(scenario: Scenario) -> list[str]:
-    """One tick's step, each drone's longest flight and the timeline's stamps against the
-    bounds above; one line each, naming the JSON path. Empty when all fit."""
-    from planner.edits import SetFuel  # planner.edits builds its fields from this module
-
-    sim = scenario.sim
-    hz = sim.tick_hz
-    problems: list[str] = []
-    speeds = [("$.sim.speed", sim.speed)] + [
-        (f"$.sim.drone_speeds[{json.dumps(d)}]", v) for d, v in sim.drone_speeds.items()
-    ]
-    for path, speed in speeds:
-        step = speed / hz
-        if step > MAX_TICK_STEP_KM:
-            problems.append(
-                f"{path}: one tick's step (speed / tick_hz) is {step:g} km, at most"
-                f" {MAX_TICK_STEP_KM:g} km so that no tick jumps over a SAM or past the sensor"
-                f" range: lower the speed or raise sim.tick_hz to at least"
-                f" {math.ceil(speed / MAX_TICK_STEP_KM):g}"
-            )
-    fuel: dict[str, tuple[float, str]] = {}
-    for drone_id, drone in scenario.drone_configs.items():
-        fuel[drone_id] = (drone.fuel_budget, f"$.drone_configs[{json.dumps(drone_id)}].fuelBudget")
-    for i, edit in enumerate(scenario.timeline):
-        if isinstance(edit, SetFuel) and edit.drone in fuel and edit.fuel > fuel[edit.drone][0]:
-            fuel[edit.drone] = (edit.fuel, f"$.timeline[{i}].fuel")
-    for drone_id, (km, path) in fuel.items():
-        ticks = km / sim.speed_of(drone_id) * hz
-        if ticks > MAX_MISSION_TICKS:
-            problems.append(
-                f"{path}: {km:g} km of fuel at {sim.speed_of(drone_id):g} km/s keeps the drone"
-                f" up for {ticks:,.0f} ticks at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
-            )
-    for i, edit in enumerate(scenario.timeline):
-        tick = edit.tick_at(hz)
-        if tick is not None and tick > MAX_MISSION_TICKS:
-            problems.append(
-                f"$.timeline[{i}].t: t={edit.t:g} s is tick {tick:,} at {hz:g} Hz,"
-                f" at most {MAX_MISSION_TICKS:,}"
-            )
-    if sim.max_duration is not None and sim.max_duration * hz > MAX_MISSION_TICKS:
-        problems.append(
-            f"$.sim.max_duration: {sim.max_duration:g} s is {sim.max_duration * hz:,.0f} ticks"
-            f" at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
-        )
-    return problems

@@ -195,7 +195,7 @@ class DroneConfig(_Model):
 
     def end_options(self, airport_ids: list[str]) -> list[str]:
         """The airports this drone may end at, by its mode (none for a drone without a home,
-        which :func:`planner.scenario_io.scenario_problems` reports)."""
+        which :func:`planner.scenario.references.scenario_problems` reports)."""
         if self.mode == "best_end":
             return list(self.allowed_ends) if self.allowed_ends else list(airport_ids)
         end = (self.end_airport or self.home) if self.mode == "end" else self.home
@@ -276,7 +276,7 @@ class SimConfig(_Model):
     tick_hz: TickHz = 20.0
     seed: Seed = 0
     # One tick's step, speed / tick_hz, is at most limits.MAX_TICK_STEP_KM (checked with the
-    # scenario, limits.motion_problems): no tick jumps over a SAM or past the sensor range.
+    # scenario, planner.scenario.limits): no tick jumps over a SAM or past the sensor range.
     speed: DroneSpeed = 0.1
     # Per drone id, overriding ``speed``.
     drone_speeds: dict[Identifier, DroneSpeed] = Field(default_factory=dict)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from planner.model import Scenario
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 TYPES = ("A", "B", "C")
 

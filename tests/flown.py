@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
-from executive.config import RunConfig
+from agents.words.command import coordinate_live
 from executive.contracts import TraceSink
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 
@@ -22,7 +23,8 @@ def flown(
         load_scenario(SCENARIOS / name),
         planner=AlgorithmicPlanner(iterations=iterations),
         sink=sink if sink is not None else ListSink(),
-        config=RunConfig(policy=Policy()),
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,  # the words tests apply words to the live run
     )
 
     async def go() -> None:

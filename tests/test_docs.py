@@ -4,7 +4,7 @@ Each page is parsed as CommonMark with GitHub's tables (markdown-it-py). Every r
 (inline, reference-style, images, ``href``/``src`` in HTML) must name a file or folder of the
 repository, and an anchor a heading of the page it names, slugged as GitHub slugs headings.
 Every source path and every module named in code (``planner/edits.py``,
-``executive.session.run_mission``), in code spans and code blocks alike, must exist too.
+``mission.session.run_mission``), in code spans and code blocks alike, must exist too.
 When a package moves, these tests name each page and line that still points at the old place.
 
 The README stays short (the manual lives in docs/), every page of docs/ is reachable from
@@ -394,10 +394,10 @@ def test_the_checks_catch_what_they_are_for(tmp_path: Path) -> None:
     assert path_problem("planner/edits.py") is None
     assert path_problem("planner/scenario_nowhere.py") is not None
     assert path_problem("bench/results/top_*.json") is None
-    assert module_problem("executive.session.run_mission") is None
+    assert module_problem("mission.session.run_mission") is None
     assert module_problem("planner.team_search") is None
-    assert module_problem("executive.engines.make_engine") is None
-    assert module_problem("executive.session.no_such_function") is not None
+    assert module_problem("agents.engines.make_engine") is None
+    assert module_problem("mission.session.no_such_function") is not None
     assert module_problem("executive.nowhere.thing") is not None
     # links inside code are not links; a multi-line image is one link
     sample = parse(

@@ -2,7 +2,7 @@
 
 Each distinct engine of the run (the roles that share one are listed together) is asked its
 cheapest question, a list of its server's models, at most once per ``EngineMonitor.ttl_s``
-whoever asks (``executive.engines.health``): its latency in ms, ok or the reason it is not.
+whoever asks (``agents.engines.health``): its latency in ms, ok or the reason it is not.
 No key is ever shown. A dashboard that serves no run of its own (``isr dashboard``) knows no
 engines and says so (``configured: false``).
 """
@@ -14,8 +14,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
+from agents.engines.health import EngineHealth, EngineMonitor
 from dashboard.deps import ContextDep
-from executive.engines.health import EngineHealth, EngineMonitor
 
 __all__ = ["EnginesAnswer", "router"]
 

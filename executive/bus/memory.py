@@ -41,7 +41,7 @@ class InProcessBus:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
     def publish(self, topic: str, payload: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ topic           QoS   retained  payload
                                 ``duration_ms``, tokens, ``validated_output``,
                                 ``applied``, ``error``, ``clamp_actions``)
 ``scene``       1     yes       the whole picture a newly joined view needs (see
-                                ``executive.live.scene``): airports, targets with status,
+                                ``mission.live.scene``): airports, targets with status,
                                 SAMs (known / hidden), each drone's flown, frozen and
                                 planned path, the draft under review; on every change
 ``answers``     1     no        ``{"run_id", "id", "question", "intent", "answer",

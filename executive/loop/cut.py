@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from planner.model import Scenario, synthetic_start_id
+from planner.model import Environment, Scenario, synthetic_start_id
 from sim.world import World
 
 __all__ = ["Checkpoint", "ReplanProblem", "build_replan"]
@@ -106,7 +106,7 @@ def build_replan(
     return ReplanProblem(tick, remainder, checkpoints, left_out)
 
 
-def _checkpoint(world: World, drone_id: str, tick: int, known) -> Checkpoint:
+def _checkpoint(world: World, drone_id: str, tick: int, known: Environment) -> Checkpoint:
     status = world.status(drone_id)
     fuel_now = world.fuel(drone_id)
     if status in ("flying", "holding"):
@@ -131,7 +131,7 @@ def _checkpoint(world: World, drone_id: str, tick: int, known) -> Checkpoint:
     return Checkpoint(drone_id, tick, x, y, heading, 0.0, fuel_now, False, at, ())
 
 
-def _airport_at(environment, x: float, y: float) -> str | None:
+def _airport_at(environment: Environment, x: float, y: float) -> str | None:
     for airport in environment.airports:
         if math.hypot(airport.x - x, airport.y - y) <= _AT_AIRPORT:
             return airport.id

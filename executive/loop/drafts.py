@@ -19,6 +19,7 @@ from planner.constraints import OperatorConstraints
 from planner.intent import Intent
 from planner.mission import Mission
 from planner.model import Solution
+from planner.validation import Violation
 from sim import FlyPath, Sim
 
 __all__ = [
@@ -95,7 +96,7 @@ class Planned:
 
     outcome: PlanOutcome
     mission: Mission
-    violations: list[Any]
+    violations: list[Violation]
     commands: list[FlyPath]
 
 
@@ -134,7 +135,7 @@ class Rebased:
     mission: Mission
     solution: Solution
     commands: list[FlyPath]
-    violations: list[Any]
+    violations: list[Violation]
     intent: Intent
     ends: dict[str, str]
     dropped: dict[str, str]

@@ -57,7 +57,7 @@ async def start_forked(executive: Executive, fork: ForkPoint) -> Solution | None
             run_id,
             executive.scenario.model_dump(mode="json", by_alias=True),
             executive.seed,
-            executive.config.recorded(),
+            executive.options.record(),
             parent_run_id=fork.parent_id,
         )
     )

@@ -3,17 +3,21 @@
 Contract
 --------
 Options
-    ``Executive(scenario, planner=..., sink=..., config=RunConfig(), run_id=None,
+    ``Executive(scenario, planner=..., sink=..., options=LoopOptions(), run_id=None,
     publish=None, coordinate=None)``. ``planner`` is a ``MissionPlanner`` (async; it plans
     in worker threads and races its agents against the deadline); ``sink`` a ``TraceSink``
-    (``emit`` never blocks); ``publish(topic, payload)`` an optional non-blocking bus hook
-    (topics ``telemetry``, ``events``, ``plan``, ``agents``, ``status``); ``coordinate(text)``
-    turns an operator's words into constraints (default: the deterministic coordinator); ``on_tick(result)`` is
-    called after every tick (the live host publishes its scene from it; it must not block).
+    (``emit`` never blocks); ``options`` the loop's own (policy, seed, the configuration the
+    run record keeps); ``publish(topic, payload)`` an optional non-blocking bus hook
+    (topics ``telemetry``, ``events``, ``plan``, ``agents``, ``status``);
+    ``coordinate(text, executive)`` (a ``Coordinate``: the dialogue stack's, passed in by
+    ``mission.session``) turns an operator's words into a typed verdict, the constraints to
+    add or the errors that refuse them; ``on_tick(result)`` is called after every tick (the
+    live host publishes its scene from it; it must not block).
 Consumes
     ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
     for the coordinator: words it refuses, e.g. a move the drone cannot sense, are a
-    COMMAND_IGNORED event with the reasons and replan nothing); ``edit(Edit)``: an
+    COMMAND_IGNORED event with the reasons and replan nothing; without a coordinator, words
+    are refused the same way, with that reason); ``edit(Edit)``: an
     operator's environment edit. Both are queued and take effect at the next tick boundary
     (edits are stamped for the next tick).
 Produces
@@ -43,11 +47,10 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from pydantic import ValidationError
+from typing import Any
 
 from executive.contracts import (
+    Coordinate,
     HumanCommand,
     MissionPlanner,
     PlanRequest,
@@ -59,13 +62,14 @@ from executive.errors import ExecutiveError
 from executive.loop.cleared import KnownSams, freed_by
 from executive.loop.cut import Checkpoint
 from executive.loop.fork import start_forked
+from executive.loop.options import LoopOptions
 from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
 from executive.traces.fork import ForkPoint
 from executive.traces.sinks import backlog, drain, dropped_by
-from planner.constraints import OperatorConstraints, merge_constraints, parse_constraints
+from planner.constraints import OperatorConstraints, merge_constraints
 from planner.edits import Edit
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
@@ -83,9 +87,6 @@ from sim import (
 )
 from sim.outcome import mission_outcome
 from sim.pacing import check_speed
-
-if TYPE_CHECKING:
-    from executive.config import RunConfig
 
 __all__ = ["Executive", "Replan", "RunReport"]
 
@@ -123,10 +124,10 @@ class Executive:
         *,
         planner: MissionPlanner,
         sink: TraceSink,
-        config: RunConfig | None = None,
+        options: LoopOptions | None = None,
         run_id: str | None = None,
         publish: Publish | None = None,
-        coordinate: Callable[[str], dict[str, Any]] | None = None,
+        coordinate: Coordinate[Executive] | None = None,
         initial_plan: Solution | None = None,
         initial_mission: Mission | None = None,
         on_tick: Callable[[TickResult], None] | None = None,
@@ -134,24 +135,21 @@ class Executive:
         snapshot: Callable[[Executive], dict[str, Any]] | None = None,
         fork: ForkPoint | None = None,
     ) -> None:
-        if config is None:
-            from executive.config import RunConfig  # config imports the loop's policy
-
-            config = RunConfig()
+        options = options if options is not None else LoopOptions()
         self.scenario = scenario
         self.planner = planner
         self.sink = sink
-        self.config = config
-        self.policy = config.policy
-        self.seed = config.seed
+        self.options = options
+        self.policy = options.policy
+        self.seed = options.seed
         self.run_id = run_id or new_id()
         self.recorder = Recorder(self.run_id, sink, publish)
         self.rounds = Rounds(self)
         self.safety = Safety(self)
         self._sams_before = KnownSams()  # the known SAMs before the tick (sam_cleared)
-        # Operator words in CUT / REPLAN -> constraints; the deterministic coordinator over
-        # what is known when the words arrive, unless the caller brings its own.
-        self._coordinate = coordinate or self._default_coordinator()
+        # Operator words in CUT / REPLAN -> constraints, read over what is known when the
+        # words arrive; None: words are refused (the core reads no words itself).
+        self._coordinate = coordinate
         self._initial_plan = initial_plan
         self._initial_mission = initial_mission  # what the initial plan was made on
         self._on_tick = on_tick  # a watcher (the live host): after each tick, never blocks
@@ -173,20 +171,6 @@ class Executive:
         self._last_snapshot = -(10**9)
         self._initial_points = 0.0
         self.last: TickResult | None = None
-
-    def _default_coordinator(self) -> Callable[[str], dict[str, Any]]:
-        from executive.agents.coordinator import fleet_from_state, make_coordinate
-        from executive.words.state import from_executive
-
-        # the fleet now (sensors, fuel left, where each drone is): an impossible command is
-        # refused at the tick it is read, never applied
-        return make_coordinate(
-            lambda: self.sim.world.known_environment,
-            self.scenario.drone_configs,
-            lambda: self.sim.world.collected(),
-            fleet=lambda: fleet_from_state(from_executive(self)),
-            in_force=lambda: self.constraints.model_dump(mode="json"),
-        )
 
     # ----- inputs (any coroutine or thread of the event loop) ------------------------
 
@@ -318,7 +302,7 @@ class Executive:
                 self.run_id,
                 self.scenario.model_dump(mode="json", by_alias=True),
                 self.seed,
-                self.config.recorded(),
+                self.options.record(),
             )
         )
         # Load every numba kernel now: a first load in a worker thread mid-run holds the GIL
@@ -524,12 +508,22 @@ class Executive:
     def _apply_words(self, text: str, kind: str = "REPLAN") -> bool:
         """The operator's words into the constraints in force; False (and the reasons on a
         COMMAND_IGNORED event) when the coordinator refuses them: an unknown id, a drone
-        that cannot sense the target, a target inside a SAM, not enough fuel."""
-        from executive.agents.coordinator import planner_constraints
-
-        decision = self._coordinate(text)
-        if decision.get("errors"):
-            errors = list(decision["errors"])
+        that cannot sense the target, a target inside a SAM, not enough fuel; or when this
+        run has no coordinator to read them."""
+        if self._coordinate is None:
+            self.recorder.event(
+                self.sim.tick,
+                "COMMAND_IGNORED",
+                {
+                    "command": kind,
+                    "reason": "refused: no coordinator reads words in this run",
+                    "text": text,
+                },
+            )
+            return False
+        verdict = self._coordinate(text, self)
+        if verdict.errors:
+            errors = list(verdict.errors)
             self.recorder.event(
                 self.sim.tick,
                 "COMMAND_IGNORED",
@@ -538,15 +532,11 @@ class Executive:
                     "reason": "refused: " + "; ".join(errors),
                     "text": text,
                     "errors": errors,
-                    "refused": copy.deepcopy(decision.get("refused") or []),
+                    "refused": [r.model_dump(mode="json") for r in verdict.refused],
                 },
             )
             return False
-        try:
-            added = parse_constraints(planner_constraints(decision))
-        except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
-            log.warning("coordinator constraints ignored: %s", exc)
-            added = OperatorConstraints()
+        added = verdict.constraints
         # the last word wins: a target moved again, or now forbidden to the drone it was
         # moved to, loses its earlier move (never both T5->2 and T5->1 in force)
         moved = {m.target for m in added.moves}
@@ -575,7 +565,7 @@ class Executive:
                     "text": text,
                     "added": added.model_dump(mode="json"),
                     "constraints": self.constraints.model_dump(mode="json"),
-                    "replaced": decision.get("replaced") or [],
+                    "replaced": [r.model_dump(mode="json") for r in verdict.replaced],
                 }
             ),
         )

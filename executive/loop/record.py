@@ -26,8 +26,9 @@ from executive.contracts import (
     TraceSink,
 )
 from executive.traces.codec import input_to_json
+from planner.edits import Edit
 from planner.model import Solution
-from sim import Sim
+from sim import Command, Sim
 
 __all__ = ["Publish", "Recorder"]
 
@@ -48,7 +49,7 @@ class Recorder:
         # on a finished run compares against it
         self.first_plan: Solution | None = None
 
-    def submit(self, item: Any, source: str) -> Any:
+    def submit(self, item: Edit | Command, source: str) -> Edit | Command:
         """Stamp an edit or a command into the sim and record it as an input (replays
         need nothing else); returns the stamped copy."""
         assert self.sim is not None, "the run has not started"

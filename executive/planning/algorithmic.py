@@ -3,8 +3,8 @@ thread, no agents, no trace records.
 
 The simplest ``MissionPlanner``, for tests and embedding. It plans the request's scenario
 only: ``request.constraints`` (the operator's moves and forbidden targets) are not applied.
-A run built by ``executive.session`` does not use it: with agents off it uses
-``executive.planning.round.AgentPlanner`` without the chain, so constraints still hold.
+A run built by ``mission.session`` does not use it: with agents off it uses
+``agents.planning.round.AgentPlanner`` without the chain, so constraints still hold.
 """
 
 from __future__ import annotations

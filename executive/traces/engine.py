@@ -9,7 +9,9 @@ from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from executive.errors import ExecutiveError
 from executive.traces.schema import METADATA
@@ -47,7 +49,7 @@ def open_store(url: str) -> Engine:
         if parsed.get_backend_name() == "sqlite":
 
             @event.listens_for(engine, "connect")
-            def _pragmas(dbapi_connection, _record):
+            def _pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")

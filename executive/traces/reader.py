@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Select, Table, select
 
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
@@ -26,15 +27,22 @@ __all__ = [
     "RUN_ID_CHARACTERS",
     "RUN_ID_MAX_LENGTH",
     "STALE_S",
+    "Row",
     "TraceReader",
     "effective_status",
     "run_id_problem",
 ]
 
+Row = dict[str, Any]
+"""A stored row: one key per column, the JSON columns decoded (a run's config, a plan's
+solution, an event's payload)."""
+
 RUN_ID_MAX_LENGTH = 64  # ids are 16 hex digits (executive.contracts.new_id); names fit too
 RUN_ID_CHARACTERS = "letters, digits, '_', '-', '.' and ':'"
 _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]+")
 MIN_PREFIX = 4  # characters of a prefix, so that a short one is not a lottery
+
+_Columns = tuple[Table | ColumnElement[Any], ...]  # what a ranged query selects
 
 
 def run_id_problem(run_id: object) -> str | None:
@@ -53,7 +61,7 @@ def run_id_problem(run_id: object) -> str | None:
 STALE_S = 30.0
 
 
-def effective_status(row: dict, now: float | None = None) -> str:
+def effective_status(row: Row, now: float | None = None) -> str:
     """A run's status as stored, except that a run still "running" whose heartbeat stopped
     more than ``STALE_S`` ago is "crashed" (killed, or its machine lost)."""
     status = str(row.get("status") or "running")
@@ -71,11 +79,11 @@ class TraceReader:
         self.url = url
         self._engine = open_store(url)
 
-    def _rows(self, query) -> list[dict]:
+    def _rows(self, query: Select[Any]) -> list[Row]:
         with self._engine.connect() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
 
-    def runs(self, limit: int = 50) -> list[dict]:
+    def runs(self, limit: int = 50) -> list[Row]:
         """The newest ``limit`` runs first: id, start / end (Unix seconds), status, config
         and ``total_points`` (None until the run has ended)."""
         q = (
@@ -108,7 +116,7 @@ class TraceReader:
         offset: int = 0,
         status: str | None = None,
         scenario: str | None = None,
-    ) -> list[dict]:
+    ) -> list[Row]:
         """Runs newest first, summarised: id, scenario name, started (Unix s), duration
         (mission s), status (ended, interrupted, crashed, running), points, drones lost,
         replans, engine (each role's own after the run's, when roles are mixed: "rules;
@@ -136,7 +144,7 @@ class TraceReader:
             out.append(summary)
         return out[offset : offset + limit]
 
-    def run(self, run_id: str, *, prefix: bool = True) -> dict:
+    def run(self, run_id: str, *, prefix: bool = True) -> Row:
         """The run's whole row (scenario, seed, config, outcome ...), by its id, or with
         ``prefix`` by a unique prefix of it (an exact id wins over longer ids it begins).
 
@@ -163,19 +171,19 @@ class TraceReader:
             raise ExecutiveError(f"run id {run_id!r} is ambiguous in {self.url}: give more of it")
         return {**rows[0], "status": effective_status(rows[0])}
 
-    def inputs(self, run_id: str) -> list[dict]:
+    def inputs(self, run_id: str) -> list[Row]:
         """The stamped edits and commands, in the order they were submitted (what a replay
         resubmits)."""
         return self._rows(
             select(S.inputs).where(S.inputs.c.run_id == run_id).order_by(S.inputs.c.id)
         )
 
-    def events(self, run_id: str, since_tick: int | None = None) -> list[dict]:
+    def events(self, run_id: str, since_tick: int | None = None) -> list[Row]:
         """The events in the order they were recorded; from tick ``since_tick`` on
         (inclusive) when given."""
         return self.events_range(run_id, since_tick or 0)
 
-    def plan_versions(self, run_id: str) -> list[dict]:
+    def plan_versions(self, run_id: str) -> list[Row]:
         """Every plan version (committed, draft, superseded ...), by the tick it was made."""
         return self._rows(
             select(S.plan_versions)
@@ -192,22 +200,24 @@ class TraceReader:
         )
         return {r["tick"]: r["hash"] for r in rows}
 
-    def last_telemetry(self, run_id: str) -> dict | None:
+    def last_telemetry(self, run_id: str) -> Row | None:
         """The latest telemetry row, or None when none was recorded."""
         return self._latest(S.telemetry, (S.telemetry,), run_id, 2**62)
 
-    def agent_runs(self, run_id: str) -> list[dict]:
+    def agent_runs(self, run_id: str) -> list[Row]:
         """The agent runs recorded under this mission run, in no guaranteed order."""
         return self._rows(select(S.agent_runs).where(S.agent_runs.c.mission_run_id == run_id))
 
     # ----- ranges, for a replay that seeks and plays ---------------------------------------
 
-    def _ranged(self, table, columns, run_id: str, start: int, end: int | None):
+    def _ranged(
+        self, table: Table, columns: _Columns, run_id: str, start: int, end: int | None
+    ) -> Select[Any]:
         """A query of ``columns`` of ``table``'s rows of ``run_id`` with start <= tick <= end."""
         q = select(*columns).where(table.c.run_id == run_id, table.c.tick >= start)
         return q if end is None else q.where(table.c.tick <= end)
 
-    def _latest(self, table, columns, run_id: str, tick: int) -> dict | None:
+    def _latest(self, table: Table, columns: _Columns, run_id: str, tick: int) -> Row | None:
         """``columns`` of ``table``'s last row of ``run_id`` at or before ``tick``."""
         rows = self._rows(
             self._ranged(table, columns, run_id, 0, tick).order_by(table.c.tick.desc()).limit(1)
@@ -216,7 +226,7 @@ class TraceReader:
 
     def telemetry_range(
         self, run_id: str, start: int = 0, end: int | None = None, every: int = 1
-    ) -> list[dict]:
+    ) -> list[Row]:
         """Telemetry rows with ``start <= tick <= end``, in tick order; with ``every`` > 1
         only the rows on ticks that are multiples of it (thinned in the database)."""
         t = S.telemetry
@@ -225,20 +235,20 @@ class TraceReader:
             q = q.where(t.c.tick % every == 0)
         return self._rows(q.order_by(t.c.tick))
 
-    def telemetry_at(self, run_id: str, tick: int) -> dict | None:
+    def telemetry_at(self, run_id: str, tick: int) -> Row | None:
         """The last telemetry row (tick, drones) at or before ``tick``."""
         return self._latest(S.telemetry, (S.telemetry.c.tick, S.telemetry.c.drones), run_id, tick)
 
-    def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
+    def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """Events with ``start <= tick <= end``, in the order they were recorded."""
         q = self._ranged(S.events, (S.events,), run_id, start, end)
         return self._rows(q.order_by(S.events.c.id))
 
-    def snapshot_at(self, run_id: str, tick: int) -> dict | None:
+    def snapshot_at(self, run_id: str, tick: int) -> Row | None:
         """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
         return self._latest(S.snapshots, (S.snapshots.c.tick, S.snapshots.c.scene), run_id, tick)
 
-    def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[dict]:
+    def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
         c = S.snapshots.c
         q = self._ranged(S.snapshots, (c.tick, c.scene), run_id, start, end)
@@ -252,13 +262,13 @@ class TraceReader:
 _ROLES = ("strategist", "allocator", "critic", "responder")  # the roles that ask an engine
 
 
-def _label(spec: dict) -> str:
+def _label(spec: Row) -> str:
     """``engine[:model]`` of a recorded engine spec (never its server's key)."""
     engine = str(spec.get("engine") or "rules")
     return engine + (f":{spec['model']}" if spec.get("model") else "")
 
 
-def _role_engines(config: dict) -> dict[str, str]:
+def _role_engines(config: Row) -> dict[str, str]:
     """The engine of each role the recorded configuration gives its own, when it differs
     from the run's (``engine``, ``model``, ``engine_url``); with the agents off only the
     responder's counts (the planning roles ask none). The server is named only where the
@@ -287,7 +297,7 @@ def _role_engines(config: dict) -> dict[str, str]:
     return out
 
 
-def _engines_text(config: dict) -> str:
+def _engines_text(config: Row) -> str:
     """The run's engine ("none" with the agents off) and each role's own where roles are
     mixed: "rules; critic=openai:llama3.1"."""
     default = _label(config) if config.get("agents", True) else "none"
@@ -295,7 +305,7 @@ def _engines_text(config: dict) -> str:
     return "; ".join([default, *(f"{role}={label}" for role, label in own.items())])
 
 
-def _summary(row: dict) -> dict:
+def _summary(row: Row) -> Row:
     """One line of ``listing``: what a person picks a run by."""
     config = row.get("config") or {}
     outcome = row.get("outcome") or {}

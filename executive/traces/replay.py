@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from executive.errors import ExecutiveError
 from executive.traces.codec import input_from_json
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from sim import Sim
 
 __all__ = ["ReplayResult", "replay", "resimulate"]
@@ -35,7 +36,9 @@ class ReplayResult:
         return self.compared > 0 and not self.mismatches
 
 
-def resimulate(scenario: Mapping, inputs: Iterable[Mapping], *, hash_every: int = 20) -> Sim:
+def resimulate(
+    scenario: Mapping[str, Any], inputs: Iterable[Mapping[str, Any]], *, hash_every: int = 20
+) -> Sim:
     """A new simulation of the traced ``scenario`` with every recorded input submitted at
     its stamped tick (timeline edits come from the scenario itself); not stepped yet.
 
@@ -56,8 +59,8 @@ def resimulate(scenario: Mapping, inputs: Iterable[Mapping], *, hash_every: int 
 
 
 def replay(
-    scenario: Mapping,
-    inputs: Iterable[Mapping],
+    scenario: Mapping[str, Any],
+    inputs: Iterable[Mapping[str, Any]],
     recorded_hashes: Mapping[int, str],
     *,
     hash_every: int,

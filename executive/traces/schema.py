@@ -5,6 +5,8 @@ Generic types only (JSON, not JSONB), so a SQLite file and a PostgreSQL URL hold
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -35,7 +37,7 @@ __all__ = [
 METADATA = MetaData()
 
 
-def _per_tick(name: str, *columns: Column) -> Table:
+def _per_tick(name: str, *columns: Column[Any]) -> Table:
     """A table of rows stamped with a run and a tick, indexed for reading a run in order."""
     return Table(
         name,
@@ -133,7 +135,7 @@ memories = Table(
 )
 
 # Outcome lessons (seed 003's learner): one per run that ended, computed from its report
-# (executive.words.lessons); the most relevant recent ones go into agent prompts.
+# (agents.words.lessons); the most relevant recent ones go into agent prompts.
 lessons = Table(
     "lessons",
     METADATA,

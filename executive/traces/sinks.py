@@ -7,19 +7,21 @@ them from any sink, and the fan-out passes them through.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from executive.contracts import TraceRecord, TraceSink
 
 __all__ = ["ListSink", "NullSink", "TeeSink", "backlog", "drain", "dropped_by"]
 
+_R = TypeVar("_R")
 
-def dropped_by(sink: Any) -> int:
+
+def dropped_by(sink: TraceSink) -> int:
     """How many records ``sink`` has dropped so far (0 for a sink that never drops)."""
     return int(getattr(sink, "dropped", 0))
 
 
-def backlog(sink: Any) -> float:
+def backlog(sink: TraceSink) -> float:
     """How full ``sink``'s queue is, 0 to 1 (0 for a sink without one)."""
     return float(getattr(sink, "backlog", 0.0))
 
@@ -41,7 +43,7 @@ class ListSink:
         """Append ``record``; never blocks."""
         self.records.append(record)
 
-    def of(self, kind: type) -> list:
+    def of(self, kind: type[_R]) -> list[_R]:
         """The records of one type (e.g. ``EventRecord``), in order."""
         return [r for r in self.records if isinstance(r, kind)]
 
@@ -57,7 +59,7 @@ class NullSink:
 class TeeSink:
     """Hands every record to each of ``sinks``, in the order given."""
 
-    def __init__(self, *sinks) -> None:
+    def __init__(self, *sinks: TraceSink) -> None:
         self.sinks = sinks
 
     def emit(self, record: TraceRecord) -> None:

@@ -25,7 +25,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Connection, Table, update
 
 from executive import contracts as C
 from executive.traces import schema as S
@@ -64,7 +64,8 @@ class TraceWriter:
     ) -> None:
         self.url = url
         self._engine = open_store(url)
-        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        # (sequence number, record): flush() waits for a sequence number to be written
+        self._queue: queue.Queue[tuple[int, C.TraceRecord]] = queue.Queue(maxsize=max_queue)
         self._interval = flush_interval
         self._batch = batch
         self._thread: threading.Thread | None = None
@@ -83,7 +84,7 @@ class TraceWriter:
         self.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def start(self) -> None:
@@ -93,7 +94,7 @@ class TraceWriter:
             self._thread = threading.Thread(target=self._loop, name="trace-writer", daemon=True)
             self._thread.start()
 
-    def emit(self, record) -> None:
+    def emit(self, record: C.TraceRecord) -> None:
         """Queue ``record`` for the writer thread; never blocks (a full queue drops it)."""
         try:
             self._queue.put_nowait((self._seq + 1, record))
@@ -144,7 +145,7 @@ class TraceWriter:
 
     def _loop(self) -> None:
         while not (self._stop.is_set() and self._queue.empty()):
-            items = []
+            items: list[tuple[int, C.TraceRecord]] = []
             try:
                 items.append(self._queue.get(timeout=self._interval))
                 while len(items) < self._batch:
@@ -169,7 +170,7 @@ class TraceWriter:
                 self._done_seq = items[-1][0]
                 self._cond.notify_all()
 
-    def _note(self, records: list[Any]) -> list[str]:
+    def _note(self, records: list[C.TraceRecord]) -> list[str]:
         """Note the runs opened by ``records`` and the last tick of each; the runs they end."""
         ended = []
         for record in records:
@@ -202,8 +203,8 @@ class TraceWriter:
             self.errors += 1
             log.exception("trace heartbeat failed")
 
-    def _write(self, records: list) -> None:
-        rows = defaultdict(list)
+    def _write(self, records: list[C.TraceRecord]) -> None:
+        rows: defaultdict[Table, list[dict[str, Any]]] = defaultdict(list)
         with self._engine.begin() as conn:
             for record in records:
                 if isinstance(record, C.RunRecord):
@@ -243,7 +244,7 @@ class TraceWriter:
                 conn.execute(table.insert(), batch)
 
     @staticmethod
-    def _upsert_plan(conn, record) -> None:
+    def _upsert_plan(conn: Connection, record: C.PlanVersionRecord) -> None:
         exists = conn.execute(
             S.plan_versions.select().where(S.plan_versions.c.plan_id == record.plan_id)
         ).first()

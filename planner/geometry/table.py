@@ -3,7 +3,7 @@ leg's geometry rebuilt lazily from Dijkstra's predecessors when it is first aske
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -12,10 +12,15 @@ from planner.geometry._graph import Edges
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece
 
-if TYPE_CHECKING:
-    from planner.geometry.sam_field import SamField
-
 __all__ = ["PathTable"]
+
+
+class Disks(Protocol):
+    """What a table reads of the field it was built over (``SamField`` is one; naming the
+    protocol, not the class, keeps ``sam_field -> table`` the only import between them)."""
+
+    centers: np.ndarray  # (m, 2)
+    radii: np.ndarray  # (m,) the planning radii
 
 
 class PathTable:
@@ -25,7 +30,7 @@ class PathTable:
         self,
         points: np.ndarray,
         dist: np.ndarray,
-        field: SamField,
+        field: Disks,
         *,
         pred: np.ndarray | None = None,
         node_pos: np.ndarray | None = None,

@@ -127,10 +127,10 @@ class _Zones:
 def read_mission_file(data: str | bytes, source: str) -> PlanSource:
     """A mission file's contents read as what its first line says it is: a text mission
     (``QGC WPL``, ``interop.wpl``) or a QGroundControl plan (JSON, read strictly:
-    ``scenario_io.parse_json``). QgcPlanError or ScenarioError name every problem."""
+    ``planner.scenario.parse_json``). QgcPlanError or ScenarioError name every problem."""
     from planner.interop.qgc import read_qgc_plan
     from planner.interop.wpl import is_wpl, read_wpl
-    from planner.scenario_io import parse_json
+    from planner.scenario import parse_json
 
     text: str | None = data if isinstance(data, str) else None
     if isinstance(data, bytes):

@@ -21,7 +21,7 @@ from planner.geo import LocalFrame
 from planner.interop._flight import Flight, flights
 from planner.interop.qgc_format import PlanIn
 from planner.model import Scenario, Solution
-from planner.scenario_io import json_path
+from planner.scenario import json_path
 
 __all__ = [
     "MAV_CMD_NAV_LAND",

@@ -175,7 +175,7 @@ def _check_report(page: str, html_path: Path, url: str) -> None:
 
 def test_a_warm_worker_is_warmed_once(tmp_path):
     """The plugin loads the kernels once per process, however often a worker starts it."""
-    from executive.evaluation.warm import WarmKernels
+    from mission.evaluation.warm import WarmKernels
 
     plugin = WarmKernels()
     plugin.setup(worker=None)

@@ -15,11 +15,11 @@ from cli.launch import SubprocessForks
 from cli.main import build_app
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.replay import replay
-from planner.scenario_io import load_scenario
+from mission.config import RunConfig
+from mission.session import run_mission
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

@@ -66,7 +66,7 @@ def test_a_broken_scenario_names_the_json_path(tmp_path):
 def test_an_anthropic_run_replays_its_agent_answers_without_the_network(tmp_path, monkeypatch):
     """Agent answers go to the trace store; ``--engine replay --replay-run RUN`` answers every
     call from it, so the same decisions are made with the server gone."""
-    from tests.executive.planning.test_live_agents import CRITIC, STRATEGIST
+    from tests.agents.planning.test_live_agents import CRITIC, STRATEGIST
     from tests.messages_api import MessagesAPIServer, ToolUse
 
     def respond(request):

@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from cli.main import build_app
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 runner = CliRunner()
 app = build_app()

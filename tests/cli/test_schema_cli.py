@@ -258,12 +258,12 @@ def test_run_flies_the_rest_of_the_fleet(tmp_path, option):
 def test_the_executive_records_the_drone_left_out_of_the_first_plan(tmp_path, oracle):
     """A NOT_PLANNED event at tick 0 names the drone and why (the dashboard's event list
     shows it), whoever made the first plan."""
-    from executive.config import RunConfig
     from executive.contracts import EventRecord
     from executive.planning.algorithmic import AlgorithmicPlanner
-    from executive.session import build_executive
     from executive.traces.sinks import ListSink
-    from planner.scenario_io import load_scenario
+    from mission.config import RunConfig
+    from mission.session import build_executive
+    from planner.scenario import load_scenario
 
     sink = ListSink()
     executive = build_executive(
@@ -283,7 +283,7 @@ def test_the_executives_plain_planner_goes_around_too(tmp_path):
     drone left out is named, the plan is valid on the mission it hands over."""
     from executive.contracts import PlanRequest
     from executive.planning.algorithmic import AlgorithmicPlanner
-    from planner.scenario_io import load_scenario
+    from planner.scenario import load_scenario
     from planner.validation import validate_solution
 
     scenario = load_scenario(_stuck(tmp_path))

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from cli.sim import sim
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 app = typer.Typer(add_completion=False)

@@ -25,15 +25,16 @@ from typing import Any
 
 import websockets
 
+from agents.words.command import coordinate_live
 from dashboard.server import DashboardServer, start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.live.host import BusSink, MissionHost
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import TeeSink
-from planner.scenario_io import load_scenario
+from mission.live.host import BusSink, MissionHost
+from planner.scenario import load_scenario
 from tests.conftest import ROOT, SCENARIOS
 
 TOKEN = "test-token-0123"
@@ -44,8 +45,8 @@ TIMEOUT = 60.0  # generous: the machine is shared and has two cores
 def make_asker(sink):
     """The coordinator + responder when they are built; else a tiny real asker."""
     try:
-        from executive.engines import make_engine
-        from executive.words.ask import make_asker as words_asker
+        from agents.engines import make_engine
+        from agents.words.ask import make_asker as words_asker
     except ImportError:  # pragma: no cover - before the coordinator existed
 
         async def ask(text, host):
@@ -94,7 +95,8 @@ async def live_mission(
         scenario,
         planner=AlgorithmicPlanner(seed=0),
         sink=sink,
-        config=RunConfig(policy=policy or Policy()),
+        options=LoopOptions(policy=policy or Policy()),
+        coordinate=coordinate_live,  # the console sends words, as session-built runs read them
     )
     host = MissionHost(executive, bus, ask=make_asker(sink) if ask else None)
     server = await start_dashboard(

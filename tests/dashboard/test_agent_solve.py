@@ -13,12 +13,12 @@ from contextlib import asynccontextmanager
 
 import httpx
 
+from agents.engines.anthropic_engine import AnthropicEngine
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.engines.anthropic_engine import AnthropicEngine
 from planner.mission import compile_mission
 from planner.model import Solution
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.validation import validate_solution
 from tests.dashboard.harness import SCENARIOS, TIMEOUT, TOKEN
 from tests.messages_api import MessagesAPIServer, Status, ToolUse

@@ -11,9 +11,9 @@ import json
 import httpx
 from pydantic import SecretStr
 
+from agents.engines.spec import EngineSpec
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.engines.spec import EngineSpec
 from tests.dashboard.harness import SCENARIOS, TIMEOUT, TOKEN, CliProcess
 from tests.openai_api import ChatAPIServer, ToolCall
 

@@ -21,7 +21,7 @@ from dashboard.server import DashboardError, start_dashboard
 from executive.bus import InProcessBus
 from planner.mission import compile_mission
 from planner.model import Solution
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.validation import validate_solution
 from tests.dashboard.harness import (
     AUTH,

@@ -29,10 +29,10 @@ from playwright.sync_api import sync_playwright
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.session import run_mission
+from mission.config import RunConfig
+from mission.session import run_mission
 from planner.geo import GeoOrigin, local_frame
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from tests.dashboard.harness import AUTH, SCENARIOS, TOKEN, CliProcess, Frames
 from tests.dashboard.test_browser import BROWSER_ARGS, SCREEN
 from tests.dashboard.test_replay_browser import SETTLED, serving

@@ -12,9 +12,9 @@ import pytest
 from playwright.sync_api import sync_playwright
 from pydantic import SecretStr
 
+from agents.engines.spec import EngineSpec
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.engines.spec import EngineSpec
 from tests.dashboard.harness import TOKEN, CliProcess
 from tests.dashboard.test_browser import BROWSER_ARGS
 from tests.openai_api import ChatAPIServer

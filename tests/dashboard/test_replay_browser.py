@@ -30,10 +30,10 @@ from playwright.sync_api import Page, sync_playwright
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from executive.config import RunConfig
-from executive.session import run_mission
 from executive.traces import TraceReader
-from planner.scenario_io import parse_scenario
+from mission.config import RunConfig
+from mission.session import run_mission
+from planner.scenario import parse_scenario
 from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 

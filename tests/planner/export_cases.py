@@ -14,7 +14,7 @@ from planner.interop import mission_frame
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
-from planner.scenario_io import load_scenario, parse_scenario
+from planner.scenario import load_scenario, parse_scenario
 from tests.conftest import SCENARIOS
 
 __all__ = ["WIDE_MISSION", "ExportCase", "export_cases"]

@@ -15,7 +15,7 @@ from planner.errors import InfeasibleError, PlannerError
 from planner.mission import Mission, compile_mission
 from planner.orienteering import solve_orienteering
 from planner.routing import route_allocation, shortlist
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.planner.missions import (
     DEMO,
     SETTINGS,

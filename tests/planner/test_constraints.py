@@ -17,7 +17,7 @@ from planner.constraints import (
 )
 from planner.mission import compile_mission
 from planner.planning import team_problem
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from planner.solution import build_solution
 from tests.conftest import SCENARIOS
 

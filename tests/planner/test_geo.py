@@ -11,7 +11,7 @@ import pytest
 from pyproj import Geod
 
 from planner.geo import GeoOrigin, local_frame
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 
 ORIGIN = {"lat0": 47.4, "lon0": 8.5}
 

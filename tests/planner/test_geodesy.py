@@ -29,7 +29,7 @@ from planner.geodesy import (
 from planner.interop import flights, mission_frame
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from planner.validation import polyline_sam_clearance, validate_solution
 from tests.planner.export_cases import WIDE_MISSION
 from tests.planner.missions import SETTINGS

@@ -16,7 +16,7 @@ from planner.interop import mission_frame
 from planner.interop.geojson import geojson_plan
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from tests.planner.export_cases import export_cases
 
 GEOD = Geod(ellps="WGS84")

@@ -20,7 +20,7 @@ from planner.interop.importer import read_mission_file, scenario_from_qgc
 from planner.interop.qgc import QgcPlanError, qgc_plans
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from planner.validation import validate_solution
 from tests.planner.export_cases import export_cases
 

@@ -30,7 +30,7 @@ from planner.interop.qgc_format import FenceCircle, PlanFile, RallyPoints, Simpl
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
-from planner.scenario_io import load_scenario, parse_scenario
+from planner.scenario import load_scenario, parse_scenario
 from tests.conftest import SCENARIOS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "qgc"

@@ -24,7 +24,7 @@ from planner.postopt import (
     trajectory_swap,
 )
 from planner.routing import route_allocation
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from planner.solution import build_solution
 from planner.validation import validate_solution
 from tests.planner.missions import (

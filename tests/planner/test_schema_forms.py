@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from tests.conftest import SCENARIOS
 
 SCHEMA = Draft202012Validator(json.loads((SCENARIOS / "scenario.schema.json").read_text()))

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from planner.mission import compile_mission
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from planner.solution import build_solution
 from planner.validation import PlanRejected, ensure_valid, validate_solution
 from tests.factory import greedy_routes, random_scenario
@@ -51,7 +51,7 @@ def test_frozen_prefix_is_enforced():
         {"from": "A1", "to": "T8"},
         {"from": "T8", "to": "T2"},
     ]
-    from planner.scenario_io import parse_scenario
+    from planner.scenario import parse_scenario
 
     mission = compile_mission(parse_scenario(data))
     routes = greedy_routes(mission)

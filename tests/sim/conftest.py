@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planner.mission import compile_mission
-from planner.scenario_io import load_scenario, parse_scenario
+from planner.scenario import load_scenario, parse_scenario
 from tests.conftest import SCENARIOS
 
 DRONE = {"fuelBudget": 100.0, "home_airport": "A1", "accessibleTargets": "ALL"}

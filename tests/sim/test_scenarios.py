@@ -11,14 +11,14 @@ import pytest
 
 from planner.mission import compile_mission
 from planner.planning import plan_mission
-from planner.scenario_io import ScenarioError, parse_scenario
+from planner.scenario import ScenarioError, parse_scenario
 from sim import FlyPath, Sim, mission_outcome
 from sim.flight import Flight
 from tests.conftest import SCENARIOS
 
 
 def load(name):
-    from planner.scenario_io import load_scenario
+    from planner.scenario import load_scenario
 
     return load_scenario(SCENARIOS / f"{name}.json")
 

@@ -4,7 +4,7 @@
  * allowed end airport plus the policy's reserve (and the spare fuel above it), or, when its
  * path goes further than that, the point of no return: how many km along its path it can
  * still fly. Status, fuel and points come from each telemetry frame, the rest from the
- * scene (executive/live/scene.py computes them). A click on a row centres the map on the
+ * scene (mission/live/scene.py computes them). A click on a row centres the map on the
  * drone. */
 
 import { $ } from "./dom.js";

@@ -20,11 +20,11 @@ from executive.bus import Bus, Message, Subscription
 from executive.bus.mqtt import MqttBus
 from executive.bus.topics import OUT_TOPICS, RETAINED
 from executive.errors import ExecutiveError
-from executive.live.host import MissionHost
 from executive.loop import Executive
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from mission.live.host import MissionHost
+from planner.scenario import load_scenario
 from tests.conftest import ROOT
 
 SCENARIO = ROOT / "scenarios" / "new_target.json"
@@ -228,10 +228,10 @@ _PUBLISHER = """
 import asyncio, sys
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.bus.mqtt import MqttBus
-from executive.live.host import MissionHost
+from mission.live.host import MissionHost
 from executive.loop import Executive
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 
 async def main(url, run_id, scenario):
     executive = Executive(load_scenario(scenario), planner=AlgorithmicPlanner(iterations=300),

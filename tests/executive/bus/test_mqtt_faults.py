@@ -20,7 +20,7 @@ import pytest
 
 from executive.bus.mqtt import MqttBus
 from executive.bus.topics import OUT_TOPICS
-from executive.live.host import MissionHost
+from mission.live.host import MissionHost
 from tests.executive.bus.broker import Mosquitto
 from tests.executive.bus.test_mqtt import Collector, _executive
 

@@ -31,7 +31,7 @@ from dashboard.server import start_dashboard
 from executive.bus.mqtt import MqttBus
 from executive.bus.signing import Signer
 from executive.errors import ExecutiveError
-from executive.live.host import MissionHost
+from mission.live.host import MissionHost
 from tests.conftest import ROOT
 from tests.executive.bus.broker import Certificates, Mosquitto, make_certificates, password_file
 from tests.executive.bus.test_mqtt import Collector, _executive

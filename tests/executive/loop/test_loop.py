@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.contracts import (
     EventRecord,
     HumanCommand,
@@ -16,13 +15,14 @@ from executive.contracts import (
     StateHashRecord,
 )
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
 from planner.edits import AddSam, SetFuel
 from planner.model import Solution
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 
@@ -33,7 +33,7 @@ def _run(name: str, *, replan: bool = True, planner=None, policy=None, speed=Non
         scenario,
         planner=planner or AlgorithmicPlanner(iterations=2000),
         sink=sink,
-        config=RunConfig(policy=policy or Policy(replan=replan)),
+        options=LoopOptions(policy=policy or Policy(replan=replan)),
     )
 
     async def go():
@@ -163,7 +163,7 @@ def test_a_late_draft_is_rebased_never_applied_blindly():
         planner=planner,
         sink=sink,
         publish=publish,
-        config=RunConfig(policy=Policy(planning_deadline_s=0.01, lookahead_margin_s=0.0)),
+        options=LoopOptions(policy=Policy(planning_deadline_s=0.01, lookahead_margin_s=0.0)),
     )
     report = asyncio.run(executive.run(speed=400.0))
     first = report.replans[0]
@@ -214,7 +214,7 @@ def _review_run(answer: str):
         planner=AlgorithmicPlanner(iterations=1000),
         sink=sink,
         publish=publish,
-        config=RunConfig(policy=Policy(commit="review")),
+        options=LoopOptions(policy=Policy(commit="review")),
     )
     holder["ex"] = executive
     return sink, asyncio.run(executive.run(None))
@@ -272,7 +272,7 @@ def test_fuel_safety_sends_a_drone_home():
         scenario,
         planner=AlgorithmicPlanner(iterations=1000),
         sink=sink,
-        config=RunConfig(policy=Policy(triggers=("sam", "drone_lost", "target", "operator"))),
+        options=LoopOptions(policy=Policy(triggers=("sam", "drone_lost", "target", "operator"))),
     )
 
     async def go():

@@ -7,12 +7,12 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.errors import ExecutiveError
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 DEMO = SCENARIOS / "demo.json"
@@ -33,7 +33,7 @@ def _executive(clock: FakeClock) -> Executive:
         load_scenario(DEMO),
         planner=AlgorithmicPlanner(iterations=200),
         sink=ListSink(),
-        config=RunConfig(policy=Policy(replan=False)),
+        options=LoopOptions(policy=Policy(replan=False)),
         clock=clock,
     )
 

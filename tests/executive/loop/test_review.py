@@ -8,16 +8,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand, PlanVersionRecord
-from executive.engines import make_engine
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.loop.review import remainder_diff
-from executive.planning.round import AgentPlanner
 from executive.traces.audit import lost_to_known_sams, unapproved_commits
 from executive.traces.sinks import ListSink
 from planner.edits import parse_edit
-from planner.scenario_io import load_scenario
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 HZ = 20
@@ -38,7 +38,7 @@ def _run(name: str, policy: Policy, operator=None, speed: float | None = None):
         load_scenario(SCENARIOS / name),
         planner=AgentPlanner(make_engine("rules"), sink, iterations=400, use_agents=False),
         sink=sink,
-        config=RunConfig(policy=policy),
+        options=LoopOptions(policy=policy),
     )
     if operator is not None:
         executive.watch(on_tick=lambda result: operator(executive, result))
@@ -174,7 +174,7 @@ def test_the_review_panel_shows_the_draft_rebased_and_its_clock():
         load_scenario(SCENARIOS / "new_target.json"),
         planner=AgentPlanner(make_engine("rules"), sink, iterations=400, use_agents=False),
         sink=sink,
-        config=RunConfig(policy=_review(review_preview_s=0.05)),
+        options=LoopOptions(policy=_review(review_preview_s=0.05)),
         publish=lambda topic, payload: None,  # someone watches: previews are made
     )
     executive.watch(publish=lambda topic, payload: None, on_tick=lambda r: operator(executive, r))

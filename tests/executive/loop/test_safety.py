@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from executive.config import RunConfig
+from agents.engines import make_engine
+from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand, InputRecord, PlanOutcome, PlanRequest
-from executive.engines import make_engine
 from executive.loop import Executive, Policy
-from executive.planning.round import AgentPlanner
+from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.replay import replay
 from executive.traces.sinks import ListSink
 from planner.edits import parse_edit
 from planner.model import Scenario
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 
 SAM_AHEAD = {"t": 30, "op": "add_sam", "id": "S1", "pos": [30.0, 0.0], "range": 3.0}
 
@@ -105,7 +105,7 @@ def _fly(scenario, *, planner=None, policy=None, commands=(), edits=(), speed=No
         scenario,
         planner=planner or _planner(sink, engine=engine),
         sink=sink,
-        config=RunConfig(policy=policy or Policy(batch_iterations=300)),
+        options=LoopOptions(policy=policy or Policy(batch_iterations=300)),
     )
     due = sorted([*commands, *edits], key=lambda item: item[0])
 

@@ -12,13 +12,13 @@ import json
 
 import pytest
 
-from executive.config import RunConfig
 from executive.contracts import EventRecord
 from executive.loop import Executive
+from executive.loop.options import LoopOptions
 from executive.loop.policy import TRIGGERS, Policy
 from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
-from planner.scenario_io import parse_scenario
+from planner.scenario import parse_scenario
 from tests.conftest import SCENARIOS
 
 AT_S = 150  # mission seconds: every drone is in the air, far from its end
@@ -34,7 +34,7 @@ def _run(timeline: list[dict], *, sams: list[dict] | None = None, policy: Policy
         scenario,
         planner=AlgorithmicPlanner(iterations=2000),
         sink=sink,
-        config=RunConfig(policy=policy or Policy()),
+        options=LoopOptions(policy=policy or Policy()),
     )
     report = asyncio.run(executive.run(None))
     return sink, report
@@ -132,7 +132,7 @@ def _corridor(timeline: list[dict], policy: Policy | None = None):
         parse_scenario(data),
         planner=AlgorithmicPlanner(iterations=500),
         sink=sink,
-        config=RunConfig(policy=policy or Policy()),
+        options=LoopOptions(policy=policy or Policy()),
     )
     return sink, asyncio.run(executive.run(None))
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 import asyncio
 import time
 
-from executive.config import RunConfig
 from executive.loop import Executive, Policy
+from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
-from executive.session import run_mission
 from executive.traces import TraceReader, TraceWriter
 from executive.traces.reader import STALE_S, effective_status
 from executive.traces.sinks import ListSink, TeeSink
-from planner.scenario_io import load_scenario
+from mission.config import RunConfig
+from mission.session import run_mission
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 
@@ -26,7 +27,7 @@ def _run(url: str, *, speed: float | None, max_queue: int, until: int | None = N
             load_scenario(SCENARIOS / "demo.json"),
             planner=AlgorithmicPlanner(iterations=200),
             sink=TeeSink(writer, listed),
-            config=RunConfig(policy=Policy(replan=False, telemetry_every=1)),
+            options=LoopOptions(policy=Policy(replan=False, telemetry_every=1)),
         )
         report = asyncio.run(executive.run(speed, until=until))
         assert writer.flush(30)

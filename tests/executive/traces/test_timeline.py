@@ -8,13 +8,13 @@ import asyncio
 
 import pytest
 
-from executive.config import RunConfig
 from executive.loop import Policy
-from executive.session import run_mission
 from executive.traces import TraceReader
 from executive.traces.replay import resimulate
 from executive.traces.timeline import state_at
-from planner.scenario_io import load_scenario
+from mission.config import RunConfig
+from mission.session import run_mission
+from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -1,0 +1,119 @@
+"""The coordinator over what the mission knows: an environment, a scenario, a mission state,
+and the verdict the executive applies.
+
+``coordinate_environment(text, environment, drone_ids, collected, *, fleet, in_force,
+preferences)`` reads the words against an environment (and, with ``fleet``, refuses the
+impossible commands); ``coordinate_scenario`` against a scenario before take-off;
+``coordinate_state`` against a ``MissionState`` (the fleet now, the constraints in force).
+``verdict_of(decision)`` is a decision as the executive's loop applies it, an
+``executive.contracts.CoordinatorVerdict``: a decision with errors carries no constraints, so
+a command with an unknown id, or one that is refused, is not half-applied
+(``agents.words.command.coordinate_live`` is the loop's ``Coordinate``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from agents.coordinator.decide import coordinate
+from agents.coordinator.fleet import DroneFacts, fleet_from_scenario, fleet_from_state
+from agents.coordinator.schema import planner_constraints
+from executive.contracts import CoordinatorVerdict, Refusal, Replacement
+from planner.constraints import OperatorConstraints, parse_constraints
+from planner.model import Environment, Scenario
+
+__all__ = [
+    "coordinate_environment",
+    "coordinate_scenario",
+    "coordinate_state",
+    "verdict_of",
+]
+
+log = logging.getLogger(__name__)
+
+
+def coordinate_environment(
+    text: str,
+    environment: Environment,
+    drone_ids: Iterable[str],
+    collected: Iterable[str] | Mapping[str, str] = (),
+    *,
+    fleet: Mapping[str, DroneFacts] | None = None,
+    in_force: Mapping[str, Any] | None = None,
+    preferences: Mapping[str, Any] | None = None,
+    planned: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``coordinate`` over a ``planner.model.Environment`` (its targets, SAMs, airports)."""
+    return coordinate(
+        text,
+        environment.targets,
+        drone_ids,
+        known_sams=[s.id for s in environment.sams],
+        airports=environment.airports,
+        collected=collected,
+        environment=environment,
+        fleet=fleet,
+        in_force=in_force,
+        preferences=preferences,
+        planned=planned,
+    )
+
+
+def coordinate_scenario(
+    text: str,
+    scenario: Scenario,
+    preferences: Mapping[str, Any] | None = None,
+    allocation: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, Any]:
+    """The words read against a mission before take-off (every drone at its start, its
+    whole budget left): what ``POST /api/agent_solve`` asks. ``allocation`` (drone ->
+    targets) is the plan the words are about, if any."""
+    planned = None
+    if allocation is not None:
+        planned = {t: d for d, ts in allocation.items() for t in ts}
+    return coordinate_environment(
+        text,
+        scenario.environment,
+        list(scenario.drone_configs),
+        fleet=fleet_from_scenario(scenario),
+        preferences=preferences,
+        planned=planned,
+    )
+
+
+def coordinate_state(text: str, state: Any) -> dict[str, Any]:
+    """The words read against a ``MissionState``: its known environment, its drones now (a
+    command they cannot carry out is refused), the targets collected and the constraints in
+    force (a command says which earlier order it replaces)."""
+    return coordinate_environment(
+        text,
+        state.environment,
+        list(state.drones),
+        dict(state.collected),
+        fleet=fleet_from_state(state),
+        in_force=state.constraints,
+        planned=state.planned_by if state.plan is not None else None,
+    )
+
+
+def verdict_of(decision: Mapping[str, Any]) -> CoordinatorVerdict:
+    """``decision`` (``coordinate``'s) as the executive's loop applies it: with errors, no
+    constraints (nothing half-applied), the errors and the refusals; else the constraints
+    the planner takes (``planner_constraints``) and the earlier orders replaced."""
+    errors = tuple(str(e) for e in decision.get("errors") or ())
+    constraints = OperatorConstraints()
+    if not errors:
+        try:
+            constraints = parse_constraints(planner_constraints(decision))
+        except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
+            log.warning("coordinator constraints ignored: %s", exc)
+    return CoordinatorVerdict(
+        constraints=constraints,
+        errors=errors,
+        refused=tuple(Refusal.model_validate(r) for r in decision.get("refused") or ()),
+        replaced=tuple(Replacement.model_validate(r) for r in decision.get("replaced") or ()),
+    )

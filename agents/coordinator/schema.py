@@ -1,0 +1,149 @@
+"""The coordinator's decision as a typed value: seed 000 Appendix B.5, plus what the executive
+reads (regions, what-if changes, a memory, the refusals and replacements).
+
+``CoordinatorDecision.model_dump(mode="json")`` is the dict ``coordinate`` returns, so the
+executive's hook, the words layer and ``POST /api/agent_solve`` all see one shape:
+
+* ``policy``: ``allow_solver``, ``force_allocation``, ``allocation_strategy`` (efficient |
+  greedy | balanced | geographic | exclusive), ``post_opt`` (crossing_removal,
+  trajectory_swap, insert_unvisited), ``solver_mode``, ``skip_allocation``, ``skip_solver``,
+  ``use_existing_allocation``, ``allocation_modifications`` (the moves), ``drone_contracts``
+  (per drone: enabled, start, home, end, synthetic start, flexible end, sensors, fuel), and
+  the executive's ``explanation_only`` / ``apply_to_live_plan`` / ``plan_on_copy``.
+* ``constraints``: ``moves``, ``forbidden`` (drone -> targets), ``required_targets``,
+  ``forbidden_targets`` (for every drone), ``fixed_endpoints`` (drone -> its one end).
+  ``planner_constraints(decision)`` is the part the planner's ``OperatorConstraints`` takes.
+* ``refused``: each command that cannot be carried out and why (also in ``errors``);
+  ``replaced``: each earlier order a command replaces (also in ``warnings``). Both are the
+  real-time core's models (``executive.contracts``), which the loop's
+  ``CoordinatorVerdict`` carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from executive.contracts import Refusal, Replacement
+
+__all__ = [
+    "STRATEGIES",
+    "Constraints",
+    "CoordinatorDecision",
+    "DecisionPolicy",
+    "DroneContract",
+    "MoveOrder",
+    "PostOpt",
+    "Refusal",
+    "Replacement",
+    "TraceEvent",
+    "planner_constraints",
+]
+
+STRATEGIES = ("efficient", "greedy", "balanced", "geographic", "exclusive")
+Strategy = Literal["efficient", "greedy", "balanced", "geographic", "exclusive"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PostOpt(_Model):
+    """Which post-optimisations run after the solver (seed 000 §6)."""
+
+    crossing_removal: bool = True
+    trajectory_swap: bool = True
+    insert_unvisited: bool = True
+
+
+class MoveOrder(_Model):
+    """``target`` goes to ``to_drone`` (the scenario's spelling: "1")."""
+
+    target: str
+    to_drone: str
+
+
+class DroneContract(_Model):
+    """What one drone may do in the plan the decision asks for (seed B.5 ``drone_contracts``)."""
+
+    enabled: bool
+    start_id: str | None  # where its route starts: an airport, or ``D1_START`` mid-mission
+    home_airport: str | None
+    end_airport: str | None  # its one end; None when it may end at several
+    is_synthetic_start: bool = False  # starts mid-air, at a checkpoint
+    flexible_endpoint: bool = False  # best_end: any allowed airport
+    sensors: list[str] | Literal["ALL"] = "ALL"
+    fuel_budget: float
+    fuel_left: float
+
+
+class DecisionPolicy(_Model):
+    """How the downstream agents and solver behave for this request."""
+
+    allow_solver: bool
+    force_allocation: bool = False
+    allocation_strategy: Strategy = "efficient"
+    post_opt: PostOpt = Field(default_factory=PostOpt)
+    solver_mode: str | None = None
+    skip_allocation: bool = False
+    skip_solver: bool = False
+    use_existing_allocation: bool = False
+    allocation_modifications: list[MoveOrder] = Field(default_factory=list)
+    drone_contracts: dict[str, DroneContract] = Field(default_factory=dict)
+    explanation_only: bool = False
+    apply_to_live_plan: bool = False
+    plan_on_copy: bool = False
+
+
+class Constraints(_Model):
+    """What the words order (seed B.5 ``constraints``; ids in the scenario's spelling)."""
+
+    moves: list[MoveOrder] = Field(default_factory=list)
+    forbidden: dict[str, list[str]] = Field(default_factory=dict)  # drone -> targets
+    required_targets: list[str] = Field(default_factory=list)
+    forbidden_targets: list[str] = Field(default_factory=list)  # for every drone
+    fixed_endpoints: dict[str, str] = Field(default_factory=dict)  # drone -> end airport
+
+
+class TraceEvent(_Model):
+    """One step of the pre-pass, for the trace (seed B.5 ``trace_events``)."""
+
+    agent: str = "coordinator"
+    stage: str  # intent | parse | check | policy
+    event: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class CoordinatorDecision(_Model):
+    """The coordinator's decision for one request (see the module docstring)."""
+
+    intent: str  # plan|replan|reallocate|explain|what_if|debug|question|memory|unknown
+    confidence: float = Field(ge=0.0, le=1.0)
+    rules_hit: list[str]
+    policy: DecisionPolicy
+    constraints: Constraints
+    explanation_only: bool
+    warnings: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    trace_events: list[TraceEvent] = Field(default_factory=list)
+    refused: list[Refusal] = Field(default_factory=list)
+    replaced: list[Replacement] = Field(default_factory=list)
+    regions: list[dict[str, Any]] = Field(default_factory=list)
+    what_if: list[dict[str, Any]] = Field(default_factory=list)
+    memory: dict[str, str] | None = None
+    text: str = ""
+
+
+def planner_constraints(decision: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision's constraints as ``planner.constraints.OperatorConstraints`` takes them:
+    moves, forbidden per drone (a target forbidden for every drone listed per drone),
+    required targets."""
+    c = decision.get("constraints") or {}
+    forbidden = {d: list(ts) for d, ts in (c.get("forbidden") or {}).items()}
+    return {
+        "moves": [dict(m) for m in c.get("moves") or []],
+        "forbidden": forbidden,
+        "required_targets": list(c.get("required_targets") or []),
+    }

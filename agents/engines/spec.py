@@ -1,0 +1,124 @@
+"""Which engine answers which agent: the roles that call an engine and one engine's settings.
+
+``EngineSpec`` is what a run configuration (``mission.config.RunConfig``), a
+configuration file and the CLI's ``--agent-engine ROLE=ENGINE[:MODEL][@URL]`` say about one
+engine; ``agents.engines.per_role`` builds the engines from them. An API key is a
+``SecretStr``: a run's recorded configuration shows it masked.
+
+The roles are the agents that ask an engine: the strategist, the allocator and the critic
+of a planning round, and the responder of the question box. The coordinator (intent and
+policy) and the route optimizer (the algorithmic planner) are deterministic and ask none, so
+a configuration that gives them an engine is refused rather than recorded as if it did.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+__all__ = [
+    "AGENT_ROLES",
+    "DETERMINISTIC_ROLES",
+    "LIVE_ENGINES",
+    "AgentRole",
+    "EngineName",
+    "EngineSpec",
+    "LiveEngineName",
+    "check_base_url",
+    "parse_agent_engine",
+]
+
+AgentRole = Literal["strategist", "allocator", "critic", "responder"]
+AGENT_ROLES: tuple[AgentRole, ...] = get_args(AgentRole)
+DETERMINISTIC_ROLES = ("coordinator", "route_optimizer")  # they ask no engine
+EngineName = Literal["rules", "anthropic", "openai", "replay"]
+# The engines a role may be given on its own (``replay`` answers a whole run from its trace).
+LiveEngineName = Literal["rules", "anthropic", "openai"]
+LIVE_ENGINES: tuple[LiveEngineName, ...] = get_args(LiveEngineName)
+
+
+def check_base_url(url: str | None) -> str | None:
+    """``url`` if it is an http(s) server address without a password in it, else a
+    ``ValueError`` saying what to write instead; None passes."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"base_url {url!r}: expected http(s)://HOST[:PORT][/PATH], e.g. "
+            "http://localhost:11434/v1 (Ollama) or http://localhost:8000/v1 (vLLM)"
+        )
+    if parts.password is not None:
+        raise ValueError(
+            f"base_url {parts.scheme}://{parts.hostname}...: holds a password; give the key "
+            "as api_key or in the engine's environment variable instead"
+        )
+    return url
+
+
+class EngineSpec(BaseModel):
+    """One engine's settings: which engine, its model, its server and its key.
+
+    ``model``, ``base_url`` and ``api_key`` left out are the engine's own defaults and
+    environment variables (``ISR_OPENAI_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``;
+    ``ISR_ANTHROPIC_MODEL``, ``ANTHROPIC_API_KEY``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    engine: EngineName = "rules"
+    model: str | None = Field(None, min_length=1, max_length=200)
+    base_url: str | None = Field(None, max_length=2000)  # anthropic / openai: the server
+    api_key: SecretStr | None = None  # recorded masked; None: the engine's env variable
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, url: str | None) -> str | None:
+        return check_base_url(url)
+
+    @property
+    def label(self) -> str:
+        """``engine[:model][@base_url]``, as the CLI writes it (never the key)."""
+        text = self.engine + (f":{self.model}" if self.model else "")
+        return text + (f"@{self.base_url}" if self.base_url else "")
+
+
+def parse_agent_engine(text: str) -> tuple[AgentRole, EngineSpec]:
+    """``ROLE=ENGINE[:MODEL][@URL]`` (``critic=anthropic:claude-sonnet-4-5``,
+    ``responder=openai:llama3.1:8b@http://localhost:11434/v1``) as a role and its engine.
+
+    The model is everything after the engine's colon up to ``@`` (Ollama's ``llama3.1:8b``
+    keeps its tag). A ``ValueError`` names the part that is wrong and what would do."""
+    written, sep, rest = text.partition("=")
+    role = written.strip()
+    if not sep or not rest.strip():
+        raise ValueError(f"{text!r}: expected ROLE=ENGINE[:MODEL][@URL], e.g. critic=rules")
+    if role not in AGENT_ROLES:
+        if role in DETERMINISTIC_ROLES:
+            raise ValueError(
+                f"{text!r}: the {role} is deterministic and asks no engine; roles with an "
+                f"engine: {', '.join(AGENT_ROLES)}"
+            )
+        raise ValueError(f"{text!r}: unknown role {role!r}; choose one of {', '.join(AGENT_ROLES)}")
+    body, at, url = rest.strip().partition("@")
+    engine, colon, model = body.partition(":")
+    if engine not in LIVE_ENGINES:
+        raise ValueError(
+            f"{text!r}: unknown engine {engine!r} for {role}; choose one of "
+            f"{', '.join(LIVE_ENGINES)}"
+        )
+    if colon and not model:
+        raise ValueError(f"{text!r}: the model after {engine}: is empty")
+    if at and not url:
+        raise ValueError(f"{text!r}: the server URL after @ is empty")
+    if engine == "rules" and (model or url):
+        raise ValueError(f"{text!r}: the rules engine takes no model or server")
+    try:
+        check_base_url(url or None)
+    except ValueError as exc:
+        raise ValueError(f"{role}: {exc}") from None
+    spec = EngineSpec.model_validate(
+        {"engine": engine, "model": model or None, "base_url": url or None}
+    )
+    return next(r for r in AGENT_ROLES if r == role), spec

@@ -1,0 +1,672 @@
+"""The planning round, in two tiers: the solver commits fast, the agents improve late.
+
+``AgentPlanner`` is a ``MissionPlanner`` (executive/contracts.py).
+
+Consumes: a ``PlanRequest`` (the replanning problem as a scenario, its deadline, the
+operator's constraints and words).
+Produces: a ``PlanOutcome`` as soon as the algorithmic baseline is ready, carrying the
+compiled mission it was made on (the executive validates it once, before it can fly) and,
+with agents on, ``followup``: an asyncio task of the slow tier whose result is an
+``AgentProposal``. ``AgentRunRecord`` rows go through the ``TraceSink``: one root record
+for the round (``run_id = round_id``, agent ``planning_round``), one for the route optimizer
+(engine ``algorithmic``), and one per agent call as each finishes.
+
+The fast tier (never waits on a model):
+
+1. The mission is compiled; drones that cannot be planned are helped or left out with the
+   reason (``planner.feasibility``), so one drone never fails the round for the others.
+2. The baseline (team search with the operator constraints applied, post-optimised) runs
+   in a worker thread within the round's deadline; the event loop is never blocked.
+
+The slow tier (the agents, off the critical path, each call bounded by its own
+``agent_timeout_s``):
+
+3. strategist -> allocator through ``engine.complete``; a failed strategist call falls back
+   to its rules answer.
+4. The allocator's proposal is parsed, clamped, routed exactly and validated (in a worker
+   thread); it is offered only if valid, it honours the operator constraints at least as
+   well as the baseline, and it scores more points (tie: less fuel) on the round's mission.
+5. The critic reviews the proposal (or the baseline). A NEEDS_REVISION verdict with concrete
+   suggestions (move a target, add a missed one, remove crossings) is tried once
+   (``agents.revision``: edits, re-optimised, validated, traced as a
+   ``route_optimizer`` row with model ``critic_revision``); the revision is offered instead
+   only if it is valid, keeps the operator constraints and scores better.
+
+The executive rebases an offered proposal onto the state when it arrives and applies it
+only if it beats the plan in force then; ``AgentProposal.settle`` records that decision on
+the allocator's trace row. Engine failures never leave the round: they become reasons and
+traced errors. Only a round that cannot produce any valid baseline raises
+``PlanningFailed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from agents.context import (
+    HARD_CONSTRAINTS,
+    MemoryLike,
+    format_memories,
+    mission_context,
+    solution_summary,
+)
+from agents.engines.base import (
+    AgentCall,
+    Engine,
+    call_validated,
+    canonical_json,
+)
+from agents.engines.base import input_hash as hash_parts
+from agents.engines.per_role import engine_for
+from agents.planning.proposals import ProposalResult, evaluate_proposal
+from agents.revision import concrete_suggestions, revise
+from agents.roles import (
+    ALLOCATOR_PROMPT,
+    ALLOCATOR_TOOL,
+    CRITIC_PROMPT,
+    CRITIC_TOOL,
+    STRATEGIST_PROMPT,
+    STRATEGIST_TOOL,
+    AllocatorOutput,
+    CriticOutput,
+    StrategistOutput,
+    allocator_rules,
+    critic_rules,
+    strategist_rules,
+)
+from executive.contracts import (
+    AgentProposal,
+    AgentRunRecord,
+    PlanOutcome,
+    PlanRequest,
+    TraceSink,
+    new_id,
+)
+from executive.planning import algorithmic
+from planner.allocation import allocate
+from planner.constraints import (
+    OperatorConstraints,
+    constrain_mission,
+    constrain_problem,
+    constraint_notes,
+    constraint_violations,
+    describe_constraints,
+)
+from planner.errors import PlannerError
+from planner.feasibility import plannable
+from planner.mission import Mission, compile_mission
+from planner.model import Solution
+from planner.planning import team_problem
+from planner.postopt import post_optimise
+from planner.solution import build_solution
+from planner.team_search import StopCriterion, solve_team
+
+__all__ = ["AgentPlanner", "PlanningFailed"]
+
+log = logging.getLogger(__name__)
+
+_BASELINE_SHARE = 0.8  # of the deadline, for the team search (the agents do not share it)
+_MIN_CALL_S = 0.02  # below this much time left, an agent call is not attempted
+_EPS = 1e-6
+
+
+class PlanningFailed(algorithmic.PlanningFailed):
+    """No valid baseline could be made for a request (the planner failed)."""
+
+
+@dataclass
+class _Baseline:
+    solution: Solution
+    seconds: float
+    iterations: int
+    search_score: float  # with the constraint bonus: what the search maximised
+
+
+@dataclass
+class _Chain:
+    """What the agent chain found so far: the allocator's record, its checked proposal."""
+
+    record: dict[str, Any] | None = None  # AgentRunRecord fields of the allocator call
+    proposal: ProposalResult | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Call:
+    """One agent call's outcome, for the trace and the round's decisions."""
+
+    output: BaseModel | None
+    error: str | None  # "kind: message"
+    record: dict[str, Any]
+
+
+class AgentPlanner:
+    """Plans a replan round with the baseline planner and the agent chain."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        sink: TraceSink,
+        *,
+        seed: int = 0,
+        iterations: int | None = None,
+        agent_timeout_s: float = 30.0,
+        memories: Callable[[], Iterable[MemoryLike]] = lambda: (),
+        use_agents: bool = True,
+        strategy: str = "efficient",
+        post_opt: Mapping[str, bool] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.sink = sink
+        self.seed = seed
+        self.iterations = iterations
+        self.agent_timeout_s = agent_timeout_s
+        self.memories = memories
+        self.use_agents = use_agents
+        self.strategy = strategy
+        # the baseline's post-optimisation switches (planner.postopt.post_optimise's insert,
+        # swap, no_cross); all on unless a request says otherwise
+        self.post_opt = dict(post_opt or {})
+        self._critics: set[asyncio.Task[None]] = set()  # reviews still running (advisory)
+
+    # ------------------------------------------------------------------ the round
+
+    async def plan(self, request: PlanRequest) -> PlanOutcome:
+        """The fast tier: the baseline as soon as it is ready; the slow tier goes on as
+        ``outcome.followup``."""
+        started = time.perf_counter()
+        reasons: list[str] = []
+        constraints = request.constraints
+        try:
+            compiled, text = await asyncio.to_thread(_compile, request.scenario)
+        except Exception as exc:
+            kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
+            self._emit_root(request, "", started, None, reasons, error=f"{kind}: {exc}")
+            raise PlanningFailed(f"planning round {request.round_id}: {exc}") from exc
+        narrowed = plannable(compiled)
+        mission = narrowed.mission
+        reasons += list(narrowed.rerouted.values()) + list(narrowed.left_out.values())
+        reasons += [f"constraint not applied: {n}" for n in constraint_notes(mission, constraints)]
+        seconds = max(0.01, _BASELINE_SHARE * request.deadline_s)
+        try:
+            baseline = await asyncio.to_thread(self._baseline, mission, constraints, seconds)
+        except Exception as exc:
+            kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
+            self._emit_root(request, text, started, None, reasons, error=f"{kind}: {exc}")
+            raise PlanningFailed(f"planning round {request.round_id}: {exc}") from exc
+        base_violations = constraint_violations(baseline.solution, constraints, mission)
+        reasons += [f"baseline: {v}" for v in base_violations]
+        self._emit_algorithmic(request, text, baseline, True)
+        followup = None
+        if self.use_agents:
+            followup = asyncio.get_running_loop().create_task(
+                self._slow_tier(request, mission, constraints, baseline, base_violations),
+                name=f"agents:{request.round_id}",
+            )
+        else:
+            reasons.append("agents off")
+        outcome = PlanOutcome(
+            round_id=request.round_id,
+            tick=request.tick,
+            solution=baseline.solution,
+            baseline=baseline.solution,
+            agent_applied=False,
+            reasons=tuple(reasons),
+            latency_ms=(time.perf_counter() - started) * 1000,
+            mission=mission,
+            left_out=dict(narrowed.left_out),
+            followup=followup,
+        )
+        self._emit_root(request, text, started, outcome, reasons)
+        return outcome
+
+    async def settled(self) -> None:
+        """Wait for the advisory reviews still running (tests, a clean shutdown)."""
+        while self._critics:
+            await asyncio.gather(*list(self._critics), return_exceptions=True)
+
+    async def _slow_tier(
+        self,
+        request: PlanRequest,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        baseline: _Baseline,
+        base_violations: list[str],
+    ) -> AgentProposal:
+        """strategist -> allocator -> proposal check -> critic, each call bounded by its own
+        timeout; what is offered beat the baseline on the round's mission."""
+        chain = _Chain()
+        reasons: list[str] = []
+        try:
+            await self._agent_chain(request, mission, constraints, math.inf, chain)
+        except asyncio.CancelledError:
+            if chain.record is not None:
+                chain.record["error"] = "cancelled: a newer plan superseded the round"
+                self.sink.emit(AgentRunRecord(**chain.record))
+            raise
+        except Exception as exc:  # the agents never break a round
+            log.exception("agent chain failed in round %s", request.round_id)
+            if chain.record is not None and chain.record["error"] is None:
+                chain.record["error"] = f"server_error: {type(exc).__name__}: {exc}"
+            reasons.append(f"agents: failed: {type(exc).__name__}: {exc}")
+        reasons = [*chain.reasons, *reasons]
+        cand, record = self._judge(mission, constraints, baseline, base_violations, chain, reasons)
+        # The critic reviews what would be offered; its NEEDS_REVISION with concrete
+        # suggestions is tried once, and the revision is offered only if valid and better.
+        current = cand if cand is not None else baseline.solution
+        try:
+            review = await self._critic(
+                request, mission, constraints, current, baseline.solution, math.inf, reasons
+            )
+            revised = await self._revise(request, mission, constraints, current, review, reasons)
+        except asyncio.CancelledError:
+            if record is not None:
+                record["error"] = "cancelled: a newer plan superseded the round"
+                self.sink.emit(AgentRunRecord(**record))
+            raise
+        if revised is not None:
+            if record is not None and cand is not None:  # the allocator's, now superseded
+                out = dict(record["validated_output"] or {})
+                out["outcome"] = {**out.get("outcome", {}), "decision": "revised by the critic"}
+                self.sink.emit(AgentRunRecord(**{**record, "validated_output": out}))
+            cand, record = revised
+        if cand is None or record is None:
+            if record is not None:
+                self.sink.emit(AgentRunRecord(**record))
+            return AgentProposal(request.round_id, tuple(reasons))
+        sink = self.sink
+
+        def settle(applied: bool, decision: str) -> None:
+            """Record the executive's decision on the proposal's allocator row."""
+            out = dict(record["validated_output"] or {})
+            out["outcome"] = {**out.get("outcome", {}), "decision": decision}
+            sink.emit(AgentRunRecord(**{**record, "applied": applied, "validated_output": out}))
+
+        return AgentProposal(request.round_id, tuple(reasons), cand, mission, settle)
+
+    def _judge(
+        self,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        baseline: _Baseline,
+        base_violations: list[str],
+        chain: _Chain,
+        reasons: list[str],
+    ) -> tuple[Solution | None, dict[str, Any] | None]:
+        """The chain's proposal, if it is worth offering: valid, no worse on the operator's
+        constraints, and better than the baseline on the round's mission."""
+        record, proposal = chain.record, chain.proposal
+        if proposal is None or record is None:  # no call, or a failed one: the chain said why
+            return None, record
+        reasons.extend(f"clamped: {a}" for a in proposal.clamp_actions)
+        if not proposal.ok or proposal.solution is None:
+            why = "; ".join(proposal.errors)
+            reasons.append(f"proposal invalid: {why}")
+            record["error"] = f"invalid: {why}"
+            return None, record
+        cand, base = proposal.solution, baseline.solution
+        violations = constraint_violations(cand, constraints, mission)
+        worse = [v for v in violations if v not in base_violations]
+        decision = None
+        if worse:
+            decision = f"proposal breaks operator constraints: {'; '.join(worse)}"
+        elif cand.total_points < base.total_points - _EPS:
+            decision = f"proposal {cand.total_points:g} points < baseline {base.total_points:g}"
+        elif (
+            cand.total_points <= base.total_points + _EPS
+            and cand.total_fuel >= base.total_fuel - _EPS
+        ):
+            decision = (
+                f"proposal {cand.total_points:g} points = baseline, fuel"
+                f" {cand.total_fuel:.1f} >= baseline {base.total_fuel:.1f}"
+            )
+        record["validated_output"] = {
+            **(record["validated_output"] or {}),
+            "outcome": {
+                "points": cand.total_points,
+                "fuel": cand.total_fuel,
+                "baseline_points": base.total_points,
+                "baseline_fuel": base.total_fuel,
+                "constraint_violations": violations,
+                "decision": decision or "offered",
+            },
+        }
+        if decision is not None:
+            reasons.append(decision)
+            return None, record
+        reasons.append(
+            f"proposal offered: {cand.total_points:g} points, fuel"
+            f" {cand.total_fuel:.1f} (baseline {base.total_points:g},"
+            f" {base.total_fuel:.1f})"
+        )
+        return cand, record
+
+    # ------------------------------------------------------------------ baseline
+
+    def _baseline(
+        self, mission: Mission, constraints: OperatorConstraints, seconds: float
+    ) -> _Baseline:
+        """Team search on the constrained arrays, post-optimised, validated (worker thread)."""
+        t0 = time.perf_counter()
+        constrained = constrain_mission(mission, constraints)
+        problem = constrain_problem(team_problem(constrained), mission, constraints)
+        stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
+        found = solve_team(problem, stop, seed=self.seed)
+        routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
+        routes = post_optimise(constrained, routes, **self.post_opt).routes
+        solution = build_solution(mission, routes)  # validated once, by the executive
+        return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
+
+    # ------------------------------------------------------------------ agents
+
+    def _system(self, role: str) -> str:
+        memories = format_memories(self.memories())
+        return "\n".join(part for part in (role, HARD_CONSTRAINTS, memories) if part)
+
+    def _request_text(self, request: PlanRequest, constraints: OperatorConstraints) -> str:
+        lines = [f"TRIGGER: {request.trigger} (state at tick {request.tick})"]
+        lines.append(f"OPERATOR INSTRUCTION: {request.instruction or 'none'}")
+        described = describe_constraints(constraints)
+        lines.append("OPERATOR CONSTRAINTS: " + ("; ".join(described) if described else "none"))
+        return "\n".join(lines)
+
+    async def _agent_chain(
+        self,
+        request: PlanRequest,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        deadline: float,
+        chain: _Chain,
+    ) -> None:
+        """strategist -> allocator -> proposal check, filling ``chain`` as it goes (so a
+        round that stops waiting still knows what happened)."""
+        ask = self._request_text(request, constraints)
+        current = (
+            "CURRENT SOLUTION: the plan is being recomputed from the checkpoints;"
+            " frozen legs are listed under DRONES"
+        )
+
+        def prepare():  # prompts, rules answers and the memories read: off the event loop
+            return (
+                mission_context(mission),
+                self._system(STRATEGIST_PROMPT),
+                strategist_rules(mission, request.trigger, constraints, request.instruction),
+            )
+
+        context, system, rules = await asyncio.to_thread(prepare)
+        call = AgentCall(
+            agent="strategist",
+            system=system,
+            prompt="\n\n".join([context, current, ask]),
+            tool=STRATEGIST_TOOL,
+            deterministic=rules,
+        )
+        done = await self._call(request, call, StrategistOutput, deadline)
+        self.sink.emit(AgentRunRecord(**done.record))
+        strategy = done.output
+        if not isinstance(strategy, StrategistOutput):
+            chain.reasons.append(f"strategist: {done.error} (rules answer used)")
+            strategy = StrategistOutput.model_validate(rules)
+        if not strategy.needs_allocation:
+            chain.reasons.append("strategist: no allocation needed")
+            return
+
+        def prepare_allocator():
+            allocation = allocate(constrain_mission(mission, constraints), self.strategy)
+            return (
+                allocator_rules(mission, allocation, self.strategy),
+                self._system(ALLOCATOR_PROMPT),
+            )
+
+        rules, system = await asyncio.to_thread(prepare_allocator)
+        reference = "; ".join(
+            f"{d}: {', '.join(ts) or '-'}" for d, ts in rules["assignments"].items()
+        )
+        prompt = "\n\n".join(
+            [
+                context,
+                current,
+                ask,
+                f"STRATEGIST ANALYSIS: {canonical_json(strategy.model_dump())}",
+                f"REFERENCE ALLOCATION ({self.strategy}, deterministic rules): {reference}",
+            ]
+        )
+        call = AgentCall(
+            agent="allocator",
+            system=system,
+            prompt=prompt,
+            tool=ALLOCATOR_TOOL,
+            deterministic=rules,
+        )
+        done = await self._call(request, call, AllocatorOutput, deadline)
+        chain.record = done.record
+        allocation = done.output
+        if not isinstance(allocation, AllocatorOutput):
+            chain.reasons.append(f"allocator: {done.error}")
+            return
+        proposal = await asyncio.to_thread(
+            evaluate_proposal, mission, allocation.assignments, constraints
+        )
+        chain.record["clamp_actions"] = tuple(proposal.clamp_actions)
+        chain.record["validated_output"] = {
+            **allocation.model_dump(),
+            "clamped_allocation": proposal.allocation,
+        }
+        chain.proposal = proposal
+
+    async def _call(
+        self, request: PlanRequest, call: AgentCall, model: type[BaseModel], deadline: float
+    ) -> _Call:
+        """One engine call raced against the deadline; never raises an engine failure."""
+        started = time.perf_counter()
+        timeout = min(self.agent_timeout_s, deadline - started)
+        reply = None
+        error = None
+        output = None
+        if timeout < _MIN_CALL_S:
+            error = "timeout: no time left before the deadline"
+        else:
+            done = await call_validated(self.engine, call, model, timeout)
+            reply, output, error = done.reply, done.output, done.error
+        answered = engine_for(self.engine, call.agent)  # the role's own engine, if per role
+        record = dict(
+            run_id=new_id(),
+            parent_run_id=request.round_id,
+            mission_run_id=request.run_id,
+            agent=call.agent,
+            engine=getattr(answered, "name", "unknown"),
+            model=(
+                reply.model
+                if reply is not None and reply.model
+                else getattr(answered, "model", None)
+            ),
+            input_hash=call.input_hash,
+            input_size=call.input_size,
+            tokens_in=reply.tokens_in if reply is not None else None,
+            tokens_out=reply.tokens_out if reply is not None else None,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            raw_output=reply.raw if reply is not None else None,
+            validated_output=output.model_dump() if output is not None else None,
+            clamp_actions=(),
+            applied=False,
+            error=error,
+            tick=request.tick,
+        )
+        return _Call(output, error, record)
+
+    async def _revise(
+        self,
+        request: PlanRequest,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        solution: Solution,
+        review: CriticOutput | None,
+        reasons: list[str],
+    ) -> tuple[Solution, dict[str, Any]] | None:
+        """One re-optimisation from the critic's concrete suggestions (worker thread):
+        (the revised plan, its trace row) when it is valid and better, else None. The row
+        of a revision not kept is written at once."""
+        if review is None or review.final_verdict != "NEEDS_REVISION":
+            return None
+        suggestions = concrete_suggestions(review, mission)
+        if not suggestions:
+            reasons.append("critic: NEEDS_REVISION without a concrete suggestion")
+            return None
+        started = time.perf_counter()
+        revision = await asyncio.to_thread(revise, mission, solution, suggestions, constraints)
+        reasons.append(f"critic revision: {revision.reason}")
+        record: dict[str, Any] = dict(
+            run_id=new_id(),
+            parent_run_id=request.round_id,
+            mission_run_id=request.run_id,
+            agent="route_optimizer",
+            engine="algorithmic",
+            model="critic_revision",
+            input_hash=hash_parts(canonical_json(revision.to_dict()["suggestions"])),
+            input_size=sum(len(s.text) for s in suggestions),
+            tokens_in=None,
+            tokens_out=None,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            raw_output=None,
+            validated_output={"revision": revision.to_dict()},
+            clamp_actions=(),
+            applied=False,
+            error=None,
+            tick=request.tick,
+        )
+        if not revision.kept or revision.solution is None:
+            self.sink.emit(AgentRunRecord(**record))
+            return None
+        return revision.solution, record
+
+    async def _critic(
+        self, request, mission, constraints, solution, baseline, deadline, reasons
+    ) -> CriticOutput | None:
+        def prepare():  # off the event loop, like every prompt
+            violations = constraint_violations(solution, constraints, mission)
+            rules = critic_rules(mission, solution, baseline=baseline, violations=violations)
+            prompt = "\n\n".join(
+                [
+                    mission_context(mission),
+                    solution_summary(mission, solution),
+                    self._request_text(request, constraints),
+                ]
+            )
+            return rules, prompt, self._system(CRITIC_PROMPT)
+
+        try:
+            rules, prompt, system = await asyncio.to_thread(prepare)
+        except Exception as exc:
+            log.exception("critic rules failed in round %s", request.round_id)
+            reasons.append(f"critic: skipped: {type(exc).__name__}: {exc}")
+            return None
+        call = AgentCall(
+            agent="critic", system=system, prompt=prompt, tool=CRITIC_TOOL, deterministic=rules
+        )
+        done = await self._call(request, call, CriticOutput, deadline)
+        self.sink.emit(AgentRunRecord(**done.record))
+        if done.output is None:
+            reasons.append(f"critic: {done.error}")
+            return None
+        review = done.output
+        return review if isinstance(review, CriticOutput) else None
+
+    # ------------------------------------------------------------------ traces
+
+    def _emit_algorithmic(
+        self, request: PlanRequest, text: str, baseline: _Baseline, applied: bool
+    ) -> None:
+        sol = baseline.solution
+        self.sink.emit(
+            AgentRunRecord(
+                run_id=new_id(),
+                parent_run_id=request.round_id,
+                mission_run_id=request.run_id,
+                agent="route_optimizer",
+                engine="algorithmic",
+                model="team_search",
+                input_hash=hash_parts(
+                    text,
+                    canonical_json(request.constraints.model_dump(mode="json")),
+                    str(self.seed),
+                ),
+                input_size=len(text),
+                tokens_in=None,
+                tokens_out=None,
+                duration_ms=baseline.seconds * 1000,
+                raw_output=None,
+                validated_output={
+                    "routes": {d: r.route for d, r in sol.routes.items()},
+                    "total_points": sol.total_points,
+                    "total_fuel": sol.total_fuel,
+                    "unassigned_targets": list(sol.unassigned_targets),
+                    "iterations": baseline.iterations,
+                    "seed": self.seed,
+                },
+                applied=applied,
+                tick=request.tick,
+            )
+        )
+
+    def _emit_root(
+        self,
+        request: PlanRequest,
+        text: str,
+        started: float,
+        outcome: PlanOutcome | None,
+        reasons: list[str],
+        error: str | None = None,
+    ) -> None:
+        summary = None
+        if outcome is not None:
+            summary = {
+                "trigger": request.trigger,
+                "agent_applied": outcome.agent_applied,
+                "total_points": outcome.solution.total_points,
+                "total_fuel": outcome.solution.total_fuel,
+                "baseline_points": outcome.baseline.total_points,
+                "reasons": list(outcome.reasons),
+            }
+        self.sink.emit(
+            AgentRunRecord(
+                run_id=request.round_id,
+                parent_run_id=request.parent_run_id,
+                mission_run_id=request.run_id,
+                agent="planning_round",
+                engine=getattr(self.engine, "name", "unknown")
+                if self.use_agents
+                else "algorithmic",
+                model=getattr(self.engine, "model", None) if self.use_agents else None,
+                input_hash=hash_parts(
+                    text,
+                    request.trigger,
+                    canonical_json(request.constraints.model_dump(mode="json")),
+                    request.instruction or "",
+                ),
+                input_size=len(text),
+                tokens_in=None,
+                tokens_out=None,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                raw_output=None,
+                validated_output=summary,
+                clamp_actions=tuple(r for r in reasons if r.startswith("clamped: ")),
+                applied=outcome is not None,
+                error=error,
+                tick=request.tick,
+            )
+        )
+
+
+def _compile(scenario) -> tuple[Mission, str]:
+    """The compiled mission and the scenario's canonical JSON (hashed into the traces)."""
+    return compile_mission(scenario), canonical_json(
+        scenario.model_dump(mode="json", by_alias=True)
+    )

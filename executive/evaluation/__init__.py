@@ -1,9 +1,0 @@
-"""Batch evaluation: every mission of a suite under every policy, run headless as fast as
-possible, each traced to the store with its suite, mission and policy; figures read back
-from the store (``executive.evaluation.figures``), so a batch resumes where it stopped.
-Dask schedules the runs (``cli.eval``); this package knows nothing of Dask."""
-
-from executive.evaluation.policies import POLICIES, EvalTask, config_for
-from executive.evaluation.run import run_one
-
-__all__ = ["POLICIES", "EvalTask", "config_for", "run_one"]

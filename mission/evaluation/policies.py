@@ -1,0 +1,85 @@
+"""The policies a batch compares, as run configurations, and the scripted operator of the
+review policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from executive.contracts import HumanCommand
+from executive.loop.policy import Policy
+from mission.config import RunConfig
+
+if TYPE_CHECKING:
+    from executive.loop import Executive
+    from sim import TickResult
+
+__all__ = ["ITERATIONS", "POLICIES", "EvalTask", "accept_after", "config_for"]
+
+POLICIES = ("auto", "review-accept-30s", "no-replan", "oracle")
+ITERATIONS = 1500  # the planner's budget per round: as fast as possible, reproducible
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    """One run of a batch: a mission file under a policy."""
+
+    suite: str
+    mission: str  # the file's name in the suite
+    path: str  # where the file is (readable by the worker)
+    policy: str
+    disruption: str | None = None
+    trace_url: str | None = None
+    seed: int = 0
+    agents: bool = True
+    engine: str = "rules"  # the agents' engine
+
+    @property
+    def key(self) -> str:
+        """What identifies the run in its suite (resume skips the keys already stored)."""
+        return f"{self.suite}/{self.mission}/{self.policy}"
+
+
+def config_for(task: EvalTask) -> RunConfig:
+    """The run configuration of ``task``'s policy, labelled with the task."""
+    if task.policy not in POLICIES:
+        raise ValueError(f"unknown policy {task.policy!r}; choose from {', '.join(POLICIES)}")
+    policy = Policy(
+        batch_iterations=ITERATIONS,
+        replan=task.policy not in ("no-replan", "oracle"),
+        commit="review" if task.policy.startswith("review") else "auto",
+    )
+    labels = {"suite": task.suite, "mission": task.mission, "policy": task.policy}
+    if task.disruption:
+        labels["disruption"] = task.disruption
+    return RunConfig(
+        scenario_file=task.path,
+        labels=labels,
+        policy=policy,
+        oracle=task.policy == "oracle",
+        seed=task.seed,
+        agents=task.agents and task.policy not in ("no-replan", "oracle"),
+        engine=task.engine,  # checked by RunConfig
+        trace_url=task.trace_url,
+        lessons=(),  # each run on its own: no run's prompts depend on the batch's order
+    )
+
+
+def accept_after(executive: Executive, seconds: float) -> None:
+    """An operator who ACCEPTs each draft ``seconds`` of mission time after it is offered."""
+    hz = executive.scenario.sim.tick_hz
+    due: list[int] = []
+    seen = [0]
+
+    def watch(result: TickResult) -> None:
+        events = list(executive.events_seen)
+        new = events[seen[0] - len(events) :] if seen[0] else events
+        for event in new:
+            if event.get("kind") == "REVIEW":
+                due.append(event["tick"] + int(seconds * hz))
+        seen[0] = len(events)
+        while due and result.tick + 1 >= due[0]:
+            due.pop(0)
+            executive.command(HumanCommand("ACCEPT", source="evaluation"))
+
+    executive.watch(on_tick=watch)

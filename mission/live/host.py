@@ -1,0 +1,283 @@
+"""The live mission host: an ``Executive`` wired to a ``Bus``.
+
+Contract
+--------
+Options
+    ``MissionHost(executive, bus, *, scene_every_s=0.25, trail_every=10, ask=None)``.
+    ``ask(text, host) -> dict`` is an async callable answering words (the coordinator and
+    responder); without it, ``ask`` messages get an answer saying so.
+Consumes (bus topic ``cmd``)
+    ``{"type": "command", "command": "PAUSE", "text": ...}`` -> ``Executive.command``;
+    ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``; a lat/lon
+    position converted to km around the mission's geo origin, ``planner.geo.localize_edit``),
+    stamped for the next tick as an operator edit; ``{"type": "speed", "speed": K | null}``;
+    ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``. A malformed message becomes a
+    ``CMD_REJECTED`` event naming what is wrong; it never stops the run.
+Produces (bus topics)
+    ``telemetry`` every tick and ``events`` / ``plan`` (through the executive's publish hook),
+    ``agents`` (each agent run record, through ``BusSink``), ``scene`` (retained: the whole
+    picture, at most every ``scene_every_s`` of wall time, when an event or plan changed it
+    and every ``4 * trail_every`` ticks for the drones' motion), ``answers``, ``status``
+    (``starting`` from the host, or ``failed`` if the executive does not start; ``running``
+    and ``ended`` from the executive). Every payload the host publishes carries ``run_id``.
+Lifecycle
+    ``await host.run(speed)``: starts the command listener, runs the executive to the end,
+    publishes the final scene and status, stops the listener. Nothing here blocks a tick:
+    the scene is built in the tick only when due (a few ms at most) and published to a
+    bounded bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from executive.bus.base import Bus, Subscription
+from executive.contracts import HUMAN_COMMANDS, AgentRunRecord, HumanCommand, TraceRecord
+from executive.loop import Executive, RunReport
+from mission.live.scene import scene
+from planner.edits import parse_edit
+from planner.geo import localize_edit
+from sim import MAX_SPEED, MIN_SPEED, TickResult
+
+__all__ = ["BusSink", "MissionHost"]
+
+log = logging.getLogger(__name__)
+
+_TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
+
+Asker = Callable[[str, "MissionHost"], Awaitable[dict[str, Any]]]
+
+
+class BusSink:
+    """A trace sink that forwards agent runs to the bus's ``agents`` topic.
+
+    Safe to call from worker threads: the message is handed to the loop's thread.
+    """
+
+    def __init__(self, bus: Bus, loop: asyncio.AbstractEventLoop) -> None:
+        self.bus = bus
+        self.loop = loop
+        self._thread = threading.get_ident()
+
+    def emit(self, record: TraceRecord) -> None:
+        """Publish an ``AgentRunRecord`` on ``agents``; ignore every other record."""
+        if not isinstance(record, AgentRunRecord):
+            return
+        payload = dataclasses.asdict(record)
+        payload["clamp_actions"] = list(record.clamp_actions)
+        if threading.get_ident() == self._thread:
+            self.bus.publish("agents", payload)
+        else:
+            self.loop.call_soon_threadsafe(self.bus.publish, "agents", payload)
+
+
+class MissionHost:
+    """Runs one executive on a bus; see the module docstring for the contract.
+
+    ``scene_every_s`` is in wall seconds, ``trail_every`` in ticks (one trail point per
+    airborne drone every that many ticks). The constructor attaches the host's hooks to the
+    executive (``Executive.watch``). ``rejected`` counts the ``cmd`` messages refused.
+    """
+
+    def __init__(
+        self,
+        executive: Executive,
+        bus: Bus,
+        *,
+        scene_every_s: float = 0.25,
+        trail_every: int = 10,
+        ask: Asker | None = None,
+    ) -> None:
+        self.executive = executive
+        self.bus = bus
+        self.scene_every_s = scene_every_s
+        self.trail_every = trail_every
+        self._ask = ask
+        self._trails: dict[str, list[list[float]]] = {}
+        self._dirty = True
+        self._last_scene = -math.inf
+        self._listener: asyncio.Task[None] | None = None
+        self._asks: set[asyncio.Task[None]] = set()
+        self.rejected = 0
+        executive.watch(publish=self._publish, on_tick=self._on_tick)
+
+    # ----- out -------------------------------------------------------------------------
+
+    def _publish(self, topic: str, payload: dict[str, Any]) -> None:
+        payload = {"run_id": self.executive.run_id, **payload}
+        if topic in ("events", "plan"):
+            self._dirty = True
+        self.bus.publish(topic, payload)
+
+    def _on_tick(self, result: TickResult) -> None:
+        if result.tick % self.trail_every == 0:
+            self._record_trail(result)
+        now = time.monotonic()
+        due = now - self._last_scene >= self.scene_every_s
+        if due and (self._dirty or result.tick % (self.trail_every * 4) == 0):
+            self.publish_scene()
+
+    def _record_trail(self, result: TickResult) -> None:
+        world = self.executive.sim.world
+        for drone_id in self.executive.scenario.drone_configs:
+            if world.status(drone_id) not in ("flying", "holding"):
+                continue
+            x, y, _ = world.position(drone_id)
+            trail = self._trails.setdefault(drone_id, [])
+            if not trail:  # the trail starts where the drone took off
+                config = self.executive.scenario.drone_configs[drone_id]
+                airport = next(
+                    (a for a in world.known_environment.airports if a.id == config.start), None
+                )
+                if airport is not None:
+                    trail.append([airport.x, airport.y])
+            trail.append([round(x, 4), round(y, 4)])
+            if len(trail) > _TRAIL_POINTS:
+                del trail[1:-1:2]  # thin the older half, keep the ends
+
+    def publish_scene(self) -> dict[str, Any]:
+        """Build the scene now, publish it (retained) and return it; the executive must
+        have started."""
+        picture = scene(self.executive, self._trails)
+        self.bus.publish("scene", picture)
+        self._dirty = False
+        self._last_scene = time.monotonic()
+        return picture
+
+    # ----- in --------------------------------------------------------------------------
+
+    def handle(self, message: dict[str, Any]) -> str | None:
+        """Apply one ``cmd`` message; returns why it was rejected, or None."""
+        if not isinstance(message, dict):
+            return self._reject(message, "a command message must be a JSON object")
+        kind = message.get("type")
+        ex = self.executive
+        if kind == "command":
+            command = message.get("command")
+            if command not in HUMAN_COMMANDS:
+                return self._reject(
+                    message, f"$.command: {command!r} is not one of {', '.join(HUMAN_COMMANDS)}"
+                )
+            text = message.get("text")
+            if text is not None and not isinstance(text, str):
+                return self._reject(message, "$.text: must be a string")
+            ex.command(HumanCommand(command, text, str(message.get("source") or "operator")))
+        elif kind == "edit":
+            raw = message.get("edit")
+            if not isinstance(raw, dict):
+                return self._reject(message, "$.edit: must be an object with an 'op'")
+            # lat/lon in km around the mission's origin, as the scenario loader converts
+            raw, at_places = localize_edit(raw, ex.scenario.geo, "$.edit")
+            if at_places:
+                return self._reject(message, "; ".join(at_places))
+            try:
+                edit = parse_edit({**raw, "source": "operator"})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                return self._reject(message, f"$.edit.{where}: {first['msg']}")
+            ex.edit(edit)
+        elif kind == "speed":
+            speed = message.get("speed")
+            if speed is not None and (
+                not isinstance(speed, (int, float))
+                or isinstance(speed, bool)
+                or not math.isfinite(speed)
+                or not MIN_SPEED <= speed <= MAX_SPEED
+            ):
+                return self._reject(
+                    message,
+                    f"$.speed: a number from {MIN_SPEED:g} to {MAX_SPEED:g} (times real time),"
+                    " or null for as fast as possible",
+                )
+            ex.set_speed(None if speed is None else float(speed))
+            self._dirty = True
+        elif kind == "ask":
+            text = message.get("text")
+            if not isinstance(text, str) or not text.strip():
+                return self._reject(message, "$.text: the question must be a non-empty string")
+            task = asyncio.get_running_loop().create_task(
+                self._answer(str(message.get("id") or ""), text), name="ask"
+            )
+            self._asks.add(task)
+            task.add_done_callback(self._asks.discard)
+        else:
+            return self._reject(
+                message, f"$.type: {kind!r} is not one of command, edit, speed, ask"
+            )
+        return None
+
+    def _reject(self, message: Any, reason: str) -> str:
+        self.rejected += 1
+        tick = self.executive.sim.tick if self.executive.started else 0
+        self._publish(
+            "events",
+            {
+                "tick": tick,
+                "kind": "CMD_REJECTED",
+                "reason": reason,
+                "message": message if isinstance(message, dict) else str(message),
+            },
+        )
+        return reason
+
+    async def _answer(self, ask_id: str, text: str) -> None:
+        if self._ask is None:
+            reply = {"intent": "unavailable", "answer": "no coordinator is configured"}
+        else:
+            try:
+                reply = await self._ask(text, self)
+            except Exception as exc:
+                log.warning("answering %r failed: %s", text, exc)
+                reply = {"intent": "error", "answer": f"could not answer: {exc}", "error": str(exc)}
+        self._publish("answers", {"id": ask_id, "question": text, **reply})
+
+    async def _listen(self, sub: Subscription) -> None:
+        try:
+            async for message in sub:
+                self.handle(message.payload)
+        finally:
+            sub.close()
+
+    # ----- lifecycle -------------------------------------------------------------------
+
+    async def run(self, speed: float | None = None, *, until: int | None = None) -> RunReport:
+        """Run the mission to its end on the bus and return its report.
+
+        ``speed``: times real time, None as fast as possible; ``until``: stop at that tick
+        (``Executive.run``'s). The bus takes the executive's run id (an MQTT bus
+        started on another raises ``ExecutiveError``). Whatever the executive's ``start()``
+        raises is re-raised after a ``failed`` status. Questions still being answered at the
+        end are cancelled, unanswered.
+        """
+        self.bus.run_id = self.executive.run_id
+        # Subscribed before the first plan is made: a command sent meanwhile waits in the
+        # (bounded) subscription instead of being lost.
+        commands = self.bus.subscribe(["cmd"], maxsize=1024)
+        self._publish("status", {"state": "starting"})
+        try:
+            await self.executive.start()
+        except Exception as exc:  # a view must not wait on a run that never started
+            commands.close()
+            self._publish("status", {"state": "failed", "error": str(exc)})
+            raise
+        self.publish_scene()
+        self._listener = asyncio.get_running_loop().create_task(self._listen(commands), name="cmd")
+        try:
+            report = await self.executive.run(speed, until=until)
+        finally:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            for task in list(self._asks):
+                task.cancel()
+        self.publish_scene()
+        return report
