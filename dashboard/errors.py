@@ -46,6 +46,7 @@ __all__ = [
     "CannotFork",
     "CrossOrigin",
     "NoAnswer",
+    "NoLiveRun",
     "NoTraceStore",
     "RunEnded",
     "ShuttingDown",
@@ -113,6 +114,19 @@ class RunEnded(ApiError):
 
     def __init__(self, run_id: str | None, state: object) -> None:
         super().__init__(409, f"run {run_id} has {state}: there is no live mission to act on")
+
+
+class NoLiveRun(ApiError):
+    """409: a command, edit, speed, stop or question on a dashboard with no live run (yet)."""
+
+    def __init__(self, live: bool) -> None:
+        super().__init__(
+            409,
+            "no live run yet: the mission has not started; nothing was sent"
+            if live
+            else "no live run: this dashboard serves the stored runs of its trace store "
+            "(open one from Runs, or fork one to fly it again); nothing was sent",
+        )
 
 
 class NoTraceStore(ApiError):
