@@ -46,6 +46,7 @@ __all__ = [
     "LiveRun",
     "LiveRunDep",
     "SpeedBody",
+    "StopBody",
     "drone_problem",
     "edit_problems",
     "get_edit_door",
@@ -109,7 +110,8 @@ class LiveRun:
         mission not started yet), ``RunEnded`` (409) once the run is over; 503 when a command
         cannot reach the mission now (the link is down or the run stale: see
         ``LiveView.commands_blocked``)."""
-        if self.view.run_id is None:
+        if self.view.run_id is None and self.bus.run_id is None:
+            # nothing heard of a run, and the bus names none: nobody would hear the command
             raise NoLiveRun(self.live)
         if self.view.ended:
             raise RunEnded(self.view.run_id, (self.view.status or {}).get("state"))
@@ -178,16 +180,31 @@ async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
     return run.send(message)
 
 
+class StopBody(_Body):
+    """Which run to end: the live one, named, so that a page showing another run (an older
+    one, a watcher that moved on) cannot end this one by mistake."""
+
+    run_id: str = Field(min_length=1, max_length=64, description="the live run's id")
+
+
 @router.post(
     "/stop",
     status_code=202,
     summary="End the live mission now (a fork's Stop)",
-    responses={409: {"description": "no live run, or the run is over"}},
+    responses={409: {"description": "no live run, the run is over, or it is another run"}},
 )
-async def stop(run: LiveRunDep) -> dict[str, Any]:
+async def stop(body: StopBody, run: LiveRunDep) -> dict[str, Any]:
     """End the live mission after the current tick: it is recorded as ended, with its outcome
-    so far, and replays like any run. A fork started from a dashboard then ends its process."""
+    so far, and replays like any run. A fork started from a dashboard then ends its process.
+    The body names the run (409 when it is not the live one)."""
     run.ensure_live()
+    live = run.view.run_id or run.bus.run_id
+    if body.run_id != live:
+        raise ApiError(
+            409,
+            f"run {body.run_id} is not the live run ({live}): nothing was sent",
+            [("$.run_id", f"the live run is {live}")],
+        )
     return run.send({"type": "stop", "reason": "operator"})
 
 

@@ -215,7 +215,9 @@ def test_a_fork_from_the_dashboard_draws_its_parents_flight_and_ends_its_process
                     state = (await child.get("/api/state")).json()
                 scene = state["scene"]
                 assert scene["fork"] == {"parent": parent, "tick": at}
-                stopped = await child.post("/api/stop", headers=auth)
+                stopped = await child.post(
+                    "/api/stop", json={"run_id": body["run_id"]}, headers=auth
+                )
                 assert stopped.status_code == 202, stopped.text
             (proc,) = forks.children
             code = await asyncio.wait_for(proc.wait(), 120)  # its mission over: it ends

@@ -45,7 +45,7 @@ ACTS = (
     ("/api/edits", {"op": "remove_target", "id": "T1"}),
     ("/api/speed", {"speed": 5}),
     ("/api/ask", {"question": "how much fuel does D2 have?"}),
-    ("/api/stop", None),
+    ("/api/stop", {"run_id": "0123456789abcdef"}),
 )
 
 
@@ -159,14 +159,17 @@ async def test_stop_ends_the_live_run_and_says_why():
         Frames(mission.ws_url) as ws,
     ):
         await ws.until(telemetry(lambda t: t["tick"] > 20), what="ticks")
-        r = await http.post("/api/stop", headers=AUTH)
+        run_id = mission.executive.run_id
+        r = await http.post("/api/stop", json={"run_id": "0" * 16}, headers=AUTH)
+        assert r.status_code == 409 and f"is not the live run ({run_id})" in r.json()["error"]
+        r = await http.post("/api/stop", json={"run_id": run_id}, headers=AUTH)
         assert r.status_code == 202 and r.json()["sent"] == {"type": "stop", "reason": "operator"}
         await ws.until(event(lambda e: e["kind"] == "STOPPED"), what="STOPPED")
         ended = await ws.until(
             lambda f: f.get("type") == "status" and f["data"]["state"] == "ended", what="ended"
         )
         assert ended["data"]["outcome"]["ticks"] < 20 * 1695  # long before the demo's end
-        r = await http.post("/api/stop", headers=AUTH)
+        r = await http.post("/api/stop", json={"run_id": run_id}, headers=AUTH)
         assert r.status_code == 409 and "has ended" in r.json()["error"]
 
 
