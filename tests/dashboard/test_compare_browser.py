@@ -5,7 +5,7 @@ the fork leaves its parent after the SAM detection) are opened side by side at
 /?compare=PARENT,FORK from the runs picker's Compare button: the table's values are
 /api/compare's, both runs' tracks are drawn (one SVG path per drone and run) and the first
 divergence is shown with a link to the fork's replay at that tick. A screenshot goes to
-docs/compare.png.
+compare.png (in docs/ when ``ISR_DOCS_SCREENSHOTS=1``).
 
 Fork here on a dashboard with a real fork launcher (``SubprocessForks``): the browser lands
 on the fork's own live page (another port, the token in its address), which shows the new
@@ -20,7 +20,6 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -40,7 +39,6 @@ from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 30_000
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 SETTLED = """(tick) => { const r = window.isr && window.isr.replay;
   return Boolean(r) && r.tick === tick && !r.pending && window.isr.scene && window.isr.scene.tick === tick; }"""
@@ -100,7 +98,7 @@ def _num(text: str) -> float:
 
 
 @pytest.mark.browser
-def test_compare_a_run_and_its_fork(stored, chromium):
+def test_compare_a_run_and_its_fork(stored, chromium, shoot):
     url, parent, detected = stored
     fork = _fork_by_cli(url, parent, detected)
     errors: list[str] = []
@@ -177,8 +175,7 @@ def test_compare_a_run_and_its_fork(stored, chromium):
             assert f"first divergence at tick {tick}" in page.inner_text("#cmp-diverge")
             href = page.get_attribute("#cmp-diverge-link", "href")
             assert href == f"/?replay={fork}&tick={tick}"
-            DOCS.mkdir(exist_ok=True)
-            page.screenshot(path=str(DOCS / "compare.png"))
+            shoot(page, "compare.png")
             page.click("#cmp-diverge-link")
             page.wait_for_function(SETTLED, arg=tick)
             assert f"replay={fork}" in page.url
