@@ -82,6 +82,7 @@ async def live_mission(
     trace_sink=None,
     trace_url=None,
     ask: bool = True,
+    planner=None,
     **app_options,
 ):
     scenario = load_scenario(SCENARIOS / name)
@@ -92,7 +93,7 @@ async def live_mission(
         sink = TeeSink(trace_sink, sink)
     executive = Executive(
         scenario,
-        planner=AlgorithmicPlanner(seed=0),
+        planner=planner or AlgorithmicPlanner(seed=0),
         sink=sink,
         config=RunConfig(policy=policy or Policy()),
     )

@@ -195,6 +195,11 @@ function drawCompareMap(answer) {
   const extraSams = extras(sceneA.sams, (B.scene || {}).sams);
   const extraTargets = extras(sceneA.targets, (B.scene || {}).targets);
   const scene = { ...sceneA, drones, draft: null };
+  // B's halves of the targets and what only B has: drawn again with every redraw of the map
+  state.mapDecorator = () => {
+    splitTargets(sceneA, B.scene || {});
+    drawExtras(extraSams, extraTargets);
+  };
   state.scene = scene;
   state.fitKey = "";
   drawMap(scene);
@@ -210,7 +215,12 @@ function drawCompareMap(answer) {
                    "data-drone-id": id, "data-run": side, "vector-effect": "non-scaling-stroke" }, g);
     }
   }
-  splitTargets(sceneA, B.scene || {});
+  C.extraSams = extraSams.map((s) => s.id);
+  C.extraTargets = extraTargets.map((t) => t.id);
+}
+
+/** What only B has, marked (SAMs and targets added or moved in B), labelled "B: id". */
+function drawExtras(extraSams, extraTargets) {
   const x = $("#l-extra");
   x.replaceChildren();
   const u = state.unit;
@@ -228,8 +238,6 @@ function drawCompareMap(answer) {
     const lbl = flippedText(grp, u * 1.6, -u * 0.9, `B: ${t.id}`, u * 1.1, { class: "lbl" });
     addMapLabel("target", "B:" + t.id, lbl, t.x, t.y, u * 1.7, u * 1.5);
   }
-  C.extraSams = extraSams.map((s) => s.id);
-  C.extraTargets = extraTargets.map((t) => t.id);
 }
 
 /** Each target drawn once, with two halves: its state at A's end on the left (the circle
@@ -254,7 +262,7 @@ function splitTargets(sceneA, sceneB) {
     const half = el("polygon", { class: `half-b ${status}`, points: points.join(" "), "data-status": status,
                                  "vector-effect": "non-scaling-stroke" });
     circle.after(half);
-    el("line", { class: "half-line", x1: 0, y1: -r, x2: 0, y2: r, "vector-effect": "non-scaling-stroke" }, grp);
+    half.after(el("line", { class: "half-line", x1: 0, y1: -r, x2: 0, y2: r, "vector-effect": "non-scaling-stroke" }));
     el("title", {}, grp).textContent = `${id}: A ${statusA.get(id) || "–"} (left), B ${status} (right)`;
   }
 }

@@ -80,6 +80,7 @@ export function drawMap(scene) {
   renderDraft(scene);
   renderAirports(scene, u);
   renderTargets(scene, u);
+  if (state.mapDecorator) state.mapDecorator(); // another view's own marks (the compare's)
   renderDrones(); // places every label too
   renderScale();
 }
