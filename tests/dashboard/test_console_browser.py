@@ -9,8 +9,8 @@ scenario's geometry. Labels do not overlap at the shared airport. Clicking an ev
 the map on where it happened. While paused, the planned paths stay on the map and Pause is
 disabled with its reason; a lost drone has no fuel ring. The agent tree reads as words, the
 raw JSON behind a toggle. After the mission ends, every control is disabled and says why.
-``/docs`` renders the OpenAPI 3.1 operations. The screenshot is console.png (in docs/ when
-``ISR_DOCS_SCREENSHOTS=1``).
+``/docs`` renders the OpenAPI 3.1 operations. The screenshot is tests/output/console.png (the
+manual's pictures of the console are test_layout_browser's).
 
 A websocket test (no browser) checks the frame-rate cap: telemetry published at "max"
 speed reaches a client at most ``max_fps`` times a second, the newest each time.
@@ -89,7 +89,7 @@ def _overlaps(a: dict, b: dict) -> bool:
 
 
 @pytest.mark.browser
-def test_the_operator_console_in_a_real_browser(chromium, shoot, tmp_path):
+def test_the_operator_console_in_a_real_browser(chromium, output_dir, tmp_path):
     errors: list[str] = []
     # the demo, pinned to the Earth: the cursor reads lat/lon too
     mission = json.loads((SCENARIOS / "demo.json").read_text())
@@ -233,7 +233,7 @@ def test_the_operator_console_in_a_real_browser(chromium, shoot, tmp_path):
 
             # the console for the README (the cursor over the map: its coordinates show)
             page.mouse.move(*page.evaluate(SCREEN, [a2["x"] - 8, a2["y"] + 12]))
-            shoot(page, "console.png")
+            page.screenshot(path=str(output_dir / "console.png"))
 
             raw.locator("summary").click()
             assert "validated_output" in raw.locator("pre").inner_text()

@@ -320,6 +320,7 @@ export function renderInspector() {
   const sel = state.selected;
   const info = sel && FACTS[sel.kind] ? FACTS[sel.kind](sel.id) : null;
   panel.hidden = !info;
+  $("#dock").classList.toggle("inspecting", Boolean(info));
   if (!info) { shownKey = ""; return; }
   panel.dataset.kind = sel.kind;
   panel.dataset.id = sel.id;

@@ -41,6 +41,7 @@ function apply() {
   };
   px("--side-w", layout.side, LIMITS.side);
   px("--dock-h", layout.dock, LIMITS.dock);
+  document.getElementById("dock")?.classList.toggle("sized", layout.dock !== null);
   px("--charts-h", layout.charts, LIMITS.charts);
   if (layout.timeline === null) { body.removeProperty("--timeline-grow"); body.removeProperty("--agents-grow"); }
   else {

@@ -132,7 +132,7 @@ export function readable(obj, indent = "") {
   const plain = (v) => v === null || typeof v !== "object";
   const lines = [];
   for (const [k, v] of Object.entries(obj || {})) {
-    if (v === undefined) continue;
+    if (v === undefined || v === null) continue; // nothing to say: not a "null" line
     if (plain(v)) lines.push(`${indent}${k}: ${typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v}`);
     else if (Array.isArray(v) && v.every(plain)) lines.push(`${indent}${k}: ${v.length ? v.join(", ") : "none"}`);
     else if (Array.isArray(v) && v.every((x) => Array.isArray(x) && x.every(plain)) && v.length > 6)
