@@ -540,6 +540,8 @@ class Executive:
         with its reason (COMMAND_IGNORED) when the drone cannot do it now."""
         kind, drone = command.kind, command.drone
         world = self.sim.world
+        if drone is None:
+            return self._ignored(kind, f"{kind} needs a drone's id")
         if drone not in self.scenario.drone_configs:
             return self._ignored(kind, f"no drone {drone!r} in this mission", drone)
         status = world.status(drone)

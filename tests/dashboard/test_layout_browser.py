@@ -252,6 +252,13 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
                 == "none"
             )
             assert page.locator("#l-flown polyline[data-drone-id='3']").count() == 0
+            page.uncheck("#layers input[data-layer='rings']")
+            assert page.evaluate(
+                "() => [...document.querySelectorAll('#l-sams circle.zone')].every((c) =>"
+                " getComputedStyle(c).display === 'none')"
+            )
+            assert page.locator("#l-sams circle.centre").first.is_visible()  # the SAM stays
+            page.check("#layers input[data-layer='rings']")
             # ----- the side panel wider, the ask panel folded
             side = page.locator("#side").bounding_box()
             handle = page.locator(".splitter[data-split='side']").bounding_box()

@@ -84,6 +84,7 @@ def test_per_drone_commands_the_drone_cannot_do_are_refused_with_their_reason():
             (HOLD_AT + 4, HumanCommand("RETURN", drone="1")),
             (HOLD_AT + 5, HumanCommand("RETURN", drone="1")),  # already on its way
             (HOLD_AT + 6, HumanCommand("HOLD", drone="1")),  # on its way home
+            (HOLD_AT + 7, HumanCommand("RETURN")),  # which drone?
         ],
     )
     _assert_safe(sink, report)
@@ -98,6 +99,7 @@ def test_per_drone_commands_the_drone_cannot_do_are_refused_with_their_reason():
         (HOLD_AT + 3, "PAUSE", "PAUSE is for the whole mission: give no drone"),
         (HOLD_AT + 5, "RETURN", "D1 is already on its way home"),
         (HOLD_AT + 6, "HOLD", "D1 is on its way home"),
+        (HOLD_AT + 7, "RETURN", "RETURN needs a drone's id"),
     ], said
     assert not _events(sink, "HOLD") and len(_events(sink, "SAFETY_RETURN")) == 1
     assert executive.mode == "FLYING"  # nothing paused the fleet
