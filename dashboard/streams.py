@@ -29,8 +29,9 @@ Lifecycle
     ``await serve(websocket, access)`` for one connection (``security.LiveAccess``: a refused
     one is closed at once with its code and reason; returns when it closes; the subscription
     is closed and the client forgotten); ``clients()`` describes the connected ones,
-    ``departed()`` the last 50 that left, with their final counts; ``await close()`` ends
-    them all.
+    ``departed()`` the last 50 that left, with their final counts; ``await flush()`` waits a
+    little for every client to be sent what is queued for it; ``await close()`` ends them
+    all.
 
 A client that stops reading is dropped without a close frame (it would not read one). On
 Linux its socket is reset ``stall_timeout_s`` after its receive window shut (``dashboard.server``
@@ -424,6 +425,22 @@ class LiveStreams:
                 # 1005 / 1006: no close frame (uvicorn's code for a connection lost)
                 client.leave("lost" if message.get("code") in (1005, 1006) else "closed")
                 return
+
+    async def flush(self, timeout_s: float = 2.0) -> None:
+        """Wait (at most ``timeout_s``) until every client has been sent what its
+        subscription holds: a run's last status and scene reach its pages before the server
+        stops (a fork that ends with its mission)."""
+        if not self._clients:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and any(
+            c.subscription.pending() for c in self._clients.values()
+        ):
+            await asyncio.sleep(0.02)
+        # a scene or telemetry frame held back by the frame cap goes within one interval
+        await asyncio.sleep(
+            min(self.frame_interval_s + 0.02, max(0.0, deadline - time.monotonic()))
+        )
 
     async def close(self) -> None:
         """Close every client's websocket (going away); each ``serve`` then cleans up."""
