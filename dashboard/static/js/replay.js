@@ -77,7 +77,7 @@ export async function openReplay(runId) {
   state.replay = R;
   document.body.classList.add("replay");
   document.title = `ISR mission — replay ${runId.slice(0, 8)}`;
-  $("#map-hint").textContent = "replay: click a target, SAM or drone to see its data";
+  $("#map-hint").textContent = "replay: click a drone, target, SAM or airport to inspect it";
   // a double click on an event of the timeline seeks to its tick
   $("#timeline").addEventListener("dblclick", (ev) => {
     const li = ev.target.closest("li");
