@@ -25,8 +25,10 @@ from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
 from dashboard.edit_door import EditDoor
 from dashboard.errors import (
     ApiError,
+    CommandRefused,
     NoAnswer,
     NoLiveRun,
+    NotTheLiveRun,
     RunEnded,
     ShuttingDown,
     validation_problems,
@@ -171,7 +173,7 @@ async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
     problem = drone_problem(body, run.view)
     if problem is not None:
         status, path, why = problem
-        raise ApiError(status, f"{body.command} refused: {why}", [(path, why)])
+        raise CommandRefused(status, body.command, path, why)
     message: dict[str, Any] = {"type": "command", "command": body.command, "source": "dashboard"}
     if body.text:
         message["text"] = body.text
@@ -200,11 +202,7 @@ async def stop(body: StopBody, run: LiveRunDep) -> dict[str, Any]:
     run.ensure_live()
     live = run.view.run_id or run.bus.run_id
     if body.run_id != live:
-        raise ApiError(
-            409,
-            f"run {body.run_id} is not the live run ({live}): nothing was sent",
-            [("$.run_id", f"the live run is {live}")],
-        )
+        raise NotTheLiveRun(body.run_id, live)
     return run.send({"type": "stop", "reason": "operator"})
 
 
