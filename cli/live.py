@@ -111,8 +111,8 @@ def command(
     token: LiveTokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Send a command to a live run (PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT), or
-    set its pace (SPEED K | max)."""
+    """Send a command to a live run (PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT), to
+    one of its drones (RETURN D, HOLD D, RESUME D), or set its pace (SPEED K | max)."""
     kind = name.upper()
     if kind == "SPEED":
         if value is None:
