@@ -1,14 +1,16 @@
 """``isr dashboard``: the recorded runs of a trace store, and the live dashboard of a
 mission running in another process.
 
-    isr dashboard [--db URL] [--host H] [--port P] [--token T]
+    isr dashboard [--db URL] [--host H] [--port P] [--token T] [--fork-idle-timeout S]
     isr dashboard --mqtt mqtt[s]://[USER@]HOST[:PORT] --token T [--run RUN_ID] [--host H]
                   [--port P] [--db URL] [--mqtt-ca FILE] [--mqtt-password-file FILE]
                   [--stale-after S]
 
 Without ``--mqtt`` it serves the runs of the trace store alone (``--db``, default
-``sqlite:///runs/isr.db``; a store that does not exist is refused, not created): the replay
-view, ``/api/runs`` and its ranges. Its token (``--token``, ``$ISR_TOKEN`` or a fresh one)
+``sqlite:///runs/isr.db``; a store that does not exist is refused, not created): the page
+opens on the runs list, with the replay and compare views, ``/api/runs`` and its ranges, and
+Fork here (each fork a process of its own that ends with its mission, or once no page has
+watched it for ``--fork-idle-timeout`` seconds); commands answer 409 (no live run). Its token (``--token``, ``$ISR_TOKEN`` or a fresh one)
 shows the ground truth of stored runs. With ``--mqtt`` it runs the dashboard as a process of its own, fed by an MQTT broker as a watcher (any number
 of them can watch one mission; commands go back on ``isr/<run>/cmd``). ``--token`` (or
 ``$ISR_TOKEN``) must be the mission's control token, the one ``isr run`` was given or
@@ -47,7 +49,7 @@ from cli.common import (
     run_async,
     trace_url,
 )
-from cli.launch import SubprocessForks
+from cli.launch import IDLE_TIMEOUT_S, SubprocessForks
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.bus.mqtt import MqttBus
@@ -90,6 +92,15 @@ def dashboard(
             min=0.1,
         ),
     ] = 15.0,
+    fork_idle_timeout: Annotated[
+        float,
+        typer.Option(
+            "--fork-idle-timeout",
+            help="a fork started from the page is stopped once no page has watched it for"
+            " this many seconds (it also ends when its mission ends)",
+            min=1.0,
+        ),
+    ] = IDLE_TIMEOUT_S,
 ) -> None:
     """Serve the stored runs of a trace store, and with --mqtt the live dashboard of a
     mission running in another process."""
@@ -98,7 +109,7 @@ def dashboard(
         if url is None:
             raise fail("--db none: without --mqtt the dashboard serves a trace store's runs")
         try:
-            run_async(_serve_stored(host, port, control_token(token), url))
+            run_async(_serve_stored(host, port, control_token(token), url, fork_idle_timeout))
         except ExecutiveError as exc:
             raise fail(str(exc), EXIT_FAILED) from None
         except KeyboardInterrupt:
@@ -130,12 +141,13 @@ def dashboard(
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-async def _serve_stored(host: str, port: int, token: str, url: str) -> None:
-    """The dashboard of a trace store: an idle bus (no live run), the stored runs."""
+async def _serve_stored(host: str, port: int, token: str, url: str, fork_idle: float) -> None:
+    """The dashboard of a trace store: an idle bus (no live run: the page opens on the runs
+    list), the stored runs, and forks of them started as processes of their own."""
     out = Console(stderr=True)
-    forks = SubprocessForks(url, token, host)
+    forks = SubprocessForks(url, token, host, idle_timeout_s=fork_idle)
     server = await start_dashboard(
-        InProcessBus(), host=host, port=port, token=token, trace_url=url, forks=forks
+        InProcessBus(), host=host, port=port, token=token, trace_url=url, forks=forks, live=False
     )
     try:
         out.print(f"dashboard: {server.page_url}", highlight=False)

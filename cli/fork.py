@@ -4,6 +4,7 @@ way from there.
     isr fork RUN (--at TIME | --at-tick N) [--scenario-edits FILE] [--headless]
              [--speed S] [--engine E] [--review/--no-review] [--agents/--no-agents]
              [--db URL] [--host H] [--port P] [--token T] [--json]
+             [--exit-when-done] [--idle-timeout S] [--back-url URL]
 
 The fork re-executes the parent's recorded inputs up to the moment (``TIME``: mission
 seconds or mm:ss; the state at the end of that tick), checks the world against the parent's
@@ -14,7 +15,11 @@ agents and seed are the parent's unless an option says otherwise. It is recorded
 store with ``parent_run_id`` and ``config.fork`` and replays exactly like any run
 (``isr replay``). Headless it runs as fast as possible, prints the outcome and how it compares
 with the parent (the first tick where they diverge); live it serves the dashboard like
-``isr run``. Bad input: one line per problem, exit 2; never a traceback.
+``isr run``, until Ctrl-C, or with ``--exit-when-done`` until its mission ends (a fork
+started from a dashboard: no orphan processes); ``--idle-timeout S`` stops the mission once
+no page has watched it for S seconds; ``--back-url`` names the dashboard that asked for it
+(its page links back to the replays there). Bad input: one line per problem, exit 2; never
+a traceback.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from cli.common import (
     trace_url,
 )
 from cli.engines import recorded_agent_engines
-from cli.run import LIVE_SPEED, fly, print_outcome
+from cli.run import LIVE_SPEED, fly, live_view, print_outcome
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from executive.traces import TraceReader
@@ -139,6 +144,28 @@ def fork(
         str | None,
         typer.Option("--run-id", help="the fork's run id (16 hex digits; default: a fresh one)"),
     ] = None,
+    exit_when_done: Annotated[
+        bool,
+        typer.Option(
+            "--exit-when-done",
+            help="live: end the process when the mission ends (the page keeps the final"
+            " picture) instead of serving until Ctrl-C",
+        ),
+    ] = False,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--idle-timeout",
+            help="live: stop the mission once no page has watched it for this many seconds",
+            min=0.1,
+        ),
+    ] = None,
+    back_url: Annotated[
+        str | None,
+        typer.Option(
+            "--back-url", help="live: the dashboard that asked for the fork (its page links back)"
+        ),
+    ] = None,
 ) -> None:
     """Fork a traced run at a moment: a new run from the parent's exact state then."""
     if (at is None) == (at_tick is None):
@@ -221,7 +248,8 @@ def fork(
         print_outcome(f"fork of {parent['run_id']} at tick {tick}", out)
         _print_compare(side)
 
-    fly(scenario, config, show, err)
+    view = live_view(config, idle_timeout_s=idle_timeout, back_url=back_url) if live else None
+    fly(scenario, config, show, err, view=view, serve_after=live and not exit_when_done)
 
 
 def _print_compare(side: dict[str, Any]) -> None:

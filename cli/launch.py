@@ -4,9 +4,12 @@ dashboard, recorded in the same trace store (``dashboard.context.ForkLauncher``)
 The child gets the control token in its environment (never on its command line, where
 ``ps`` would show it), a free port on the dashboard's host and its run id from here, so the
 answer can name both at once. It is ready when it prints its dashboard's address; one that
-exits first is an ``ExecutiveError`` carrying its last words. ``close()`` stops the children
-still running (SIGTERM: each flushes its traces and ends ``crashed``, "terminated by SIGTERM",
-in the store as on the bus; SIGINT may be ignored by a child started in the background).
+exits first is an ``ExecutiveError`` carrying its last words. No orphans: a child ends its
+process when its mission ends (``--exit-when-done``: its page keeps the final picture), and
+stops its mission once no page has watched it for ``idle_timeout_s`` (``--idle-timeout``);
+each child that ends is reaped here. ``close()`` stops the children still running (SIGTERM:
+each flushes its traces and ends ``crashed``, "terminated by SIGTERM", in the store as on
+the bus; SIGINT may be ignored by a child started in the background).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from cli.common import TOKEN_ENV
 from executive.contracts import new_id
 from executive.errors import ExecutiveError
 
-__all__ = ["SubprocessForks"]
+__all__ = ["IDLE_TIMEOUT_S", "SubprocessForks"]
 
 READY = "dashboard: "  # the line a live run prints once its dashboard listens
 START_TIMEOUT_S = 120.0  # re-executing an hour-long parent to its last tick takes a few s
+IDLE_TIMEOUT_S = 600.0  # a fork nobody watches for this long is stopped
 
 
 def _free_port(host: str) -> int:
@@ -38,16 +42,31 @@ def _free_port(host: str) -> int:
 class SubprocessForks:
     """Start forks of the runs in ``trace_url`` as live runs served on ``host``."""
 
-    def __init__(self, trace_url: str, token: str, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        trace_url: str,
+        token: str,
+        host: str = "127.0.0.1",
+        idle_timeout_s: float | None = IDLE_TIMEOUT_S,
+    ) -> None:
         self.trace_url = trace_url
         self.token = token
         self.host = host
+        self.idle_timeout_s = idle_timeout_s
         self.children: list[asyncio.subprocess.Process] = []
         self._drains: list[asyncio.Task[None]] = []
 
-    async def __call__(self, parent: str, tick: int) -> dict[str, Any]:
-        """Start the fork of ``parent`` at ``tick``; its run id and page once it serves."""
+    async def __call__(
+        self, parent: str, tick: int, *, back_url: str | None = None
+    ) -> dict[str, Any]:
+        """Start the fork of ``parent`` at ``tick``; its run id and page once it serves.
+        ``back_url``: the dashboard asking, which the fork's page links back to."""
         port, run_id = _free_port(self.host), new_id()
+        options = ["--exit-when-done"]
+        if self.idle_timeout_s is not None:
+            options += ["--idle-timeout", f"{self.idle_timeout_s:g}"]
+        if back_url:
+            options += ["--back-url", back_url]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -64,6 +83,7 @@ class SubprocessForks:
             str(port),
             "--run-id",
             run_id,
+            *options,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
@@ -102,9 +122,16 @@ class SubprocessForks:
 
     @staticmethod
     async def _drain(proc: asyncio.subprocess.Process) -> None:
+        """Read what the child says until it ends, then reap it (no zombie)."""
         assert proc.stderr is not None
         while await proc.stderr.readline():
             pass
+        await proc.wait()
+
+    @property
+    def running(self) -> list[asyncio.subprocess.Process]:
+        """The children still running."""
+        return [p for p in self.children if p.returncode is None]
 
     async def close(self) -> None:
         """Stop the children still running: SIGTERM, then SIGKILL after 10 s."""

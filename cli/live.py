@@ -3,6 +3,7 @@ shell, through its dashboard's HTTP API or through the MQTT broker that carries 
 
     isr edit RUN '{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}'
     isr command RUN PAUSE | RESUME | CUT | REPLAN | RESET | ACCEPT | REJECT [--text WORDS]
+    isr command RUN RETURN 2 | HOLD 2 | RESUME 2    (one drone: home, hold here, fly on)
     isr command RUN SPEED 5            (K x real time; SPEED max: as fast as possible)
     isr ask RUN "Which drone has the most fuel left?" --url http://127.0.0.1:8000
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
@@ -39,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 import typer
 
 from cli.common import EXIT_BAD_INPUT, EXIT_FAILED, TOKEN_ENV, fail, shown
-from executive.contracts import HUMAN_COMMANDS
+from executive.contracts import DRONE_COMMANDS, HUMAN_COMMANDS
 
 __all__ = ["DEFAULT_URL", "LiveError", "ask_live", "command", "edit"]
 
@@ -95,7 +97,11 @@ def command(
         str, typer.Argument(help=f"{', '.join(HUMAN_COMMANDS)} or SPEED", metavar="COMMAND")
     ],
     value: Annotated[
-        str | None, typer.Argument(help="SPEED's value: K times real time, or max")
+        str | None,
+        typer.Argument(
+            help="SPEED's value (K times real time, or max); the drone of RETURN and HOLD"
+            " (and of RESUME for one held drone), e.g. 2 or D2"
+        ),
     ] = None,
     text: Annotated[
         str | None, typer.Option(help="the operator's words, for CUT and REPLAN")
@@ -105,8 +111,8 @@ def command(
     token: LiveTokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Send a command to a live run (PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT), or
-    set its pace (SPEED K | max)."""
+    """Send a command to a live run (PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT), to
+    one of its drones (RETURN D, HOLD D, RESUME D), or set its pace (SPEED K | max)."""
     kind = name.upper()
     if kind == "SPEED":
         if value is None:
@@ -118,11 +124,16 @@ def command(
         return
     if kind not in HUMAN_COMMANDS:
         raise fail(f"command {name!r}: choose one of {', '.join(HUMAN_COMMANDS)} or SPEED")
-    if value is not None:
-        raise fail(f"{kind} takes no value (only SPEED does); words go in --text")
+    if kind in DRONE_COMMANDS and value is None:
+        raise fail(f"{kind} needs the drone's id, e.g. isr command RUN {kind} 2")
+    if value is not None and kind not in (*DRONE_COMMANDS, "RESUME"):
+        raise fail(
+            f"{kind} takes no value (only SPEED and a drone's command do); words go in --text"
+        )
     if text is not None and kind not in ("CUT", "REPLAN"):
         raise fail(f"--text goes with CUT and REPLAN, not {kind}")
-    _run(_link(url, mqtt, token), run, as_json, lambda link: link.command(kind, text))
+    drone = None if value is None else re.sub(r"^[Dd](\d+)$", r"\1", value.strip())
+    _run(_link(url, mqtt, token), run, as_json, lambda link: link.command(kind, text, drone))
 
 
 def ask_live(
@@ -166,8 +177,10 @@ class _Http:
     async def edit(self, raw: dict[str, Any]) -> dict[str, Any]:
         return await self._post("/api/edits", raw)
 
-    async def command(self, kind: str, text: str | None) -> dict[str, Any]:
+    async def command(self, kind: str, text: str | None, drone: str | None) -> dict[str, Any]:
         body = {"command": kind, **({"text": text} if text else {})}
+        if drone is not None:
+            body["drone"] = drone
         return await self._post("/api/commands", body)
 
     async def speed(self, pace: float | None) -> dict[str, Any]:
@@ -287,10 +300,12 @@ class _Mqtt:
                 )
         return await self._send({"type": "edit", "edit": raw}) | {"edit": parsed.describe()}
 
-    async def command(self, kind: str, text: str | None) -> dict[str, Any]:
+    async def command(self, kind: str, text: str | None, drone: str | None) -> dict[str, Any]:
         message: dict[str, Any] = {"type": "command", "command": kind, "source": "cli"}
         if text:
             message["text"] = text
+        if drone is not None:
+            message["drone"] = drone
         return await self._send(message)
 
     async def speed(self, pace: float | None) -> dict[str, Any]:
@@ -394,7 +409,9 @@ def _print(answer: dict[str, Any], as_json: bool) -> None:
         return
     sent = answer.get("sent") or {}
     what = answer.get("edit") or (
-        f"{sent.get('command')}" if sent.get("type") == "command" else None
+        f"{sent.get('command')}" + (f" {sent['drone']}" if sent.get("drone") else "")
+        if sent.get("type") == "command"
+        else None
     )
     if what is None and sent.get("type") == "speed":
         speed = sent.get("speed")

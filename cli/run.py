@@ -19,7 +19,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import SecretStr, ValidationError
@@ -207,19 +207,26 @@ def run(
 
 
 def fly(
-    scenario: Scenario, config: RunConfig, show: Callable[[RunReport], None], err: Console
+    scenario: Scenario,
+    config: RunConfig,
+    show: Callable[[RunReport], None],
+    err: Console,
+    *,
+    view: ViewFactory | None = None,
+    serve_after: bool | None = None,
 ) -> None:
     """Run the mission as ``config`` says, ``show`` its report as soon as it ends (a live
-    dashboard serves on until Ctrl-C); errors one line (exit 1), interrupted exit 130."""
+    dashboard serves on until Ctrl-C, unless ``serve_after`` is False); errors one line
+    (exit 1), interrupted exit 130. ``view``: the live view (default ``live_view(config)``)."""
     try:
         report = run_async(
             run_mission(
                 scenario,
                 config,
-                view=live_view(config),
+                view=view or live_view(config),
                 announce=lambda line: err.print(line, highlight=False, markup=False),
                 on_report=show,
-                serve_after=config.dashboard is not None,
+                serve_after=config.dashboard is not None if serve_after is None else serve_after,
             )
         )
     except ExecutiveError as exc:
@@ -230,15 +237,16 @@ def fly(
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-def live_view(config: RunConfig) -> ViewFactory:
+def live_view(config: RunConfig, **options: Any) -> ViewFactory:
     """The dashboard as the run's live view, checking the run's engines (``/api/engines``);
-    with a trace store it can start forks of the store's runs (``cli.launch``)."""
+    with a trace store it can start forks of the store's runs (``cli.launch``). ``options``
+    go to ``start_dashboard`` (``idle_timeout_s``, ``back_url``)."""
     engines = config.engine_table()
     if config.trace_url is None or config.dashboard is None:
-        return functools.partial(start_dashboard, engines=engines)
+        return functools.partial(start_dashboard, engines=engines, **options)
     token = config.dashboard.token.get_secret_value()
     forks = SubprocessForks(config.trace_url, token, config.dashboard.host)
-    return functools.partial(start_dashboard, forks=forks, engines=engines)
+    return functools.partial(start_dashboard, forks=forks, engines=engines, **options)
 
 
 def print_outcome(name: str, out: dict) -> None:

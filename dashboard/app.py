@@ -4,12 +4,16 @@ Contract
 --------
 Options
     ``create_app(bus, *, token, trace_url=None, ask_timeout_s=30.0,
-    max_body_bytes=1_000_000, limits=Limits(), show_truth=False, stall_timeout_s=15.0)``:
+    max_body_bytes=1_000_000, limits=Limits(), show_truth=False, stall_timeout_s=15.0,
+    forks=None, engines=None, live=True, idle_timeout_s=None, back_url=None)``:
     ``bus`` is any ``executive.bus.Bus`` (in-process or MQTT); ``token`` guards everything
     that commands, and the ground truth; ``trace_url`` (a SQLAlchemy URL) serves
     ``/api/runs`` from the trace store; ``show_truth`` (exercise control) shows the ground
     truth to every reader; ``stall_timeout_s`` is how long a websocket client may accept no
-    data before it is dropped. They become the one ``DashboardSettings``. ``engines`` (the
+    data before it is dropped; ``live`` False for a dashboard of stored runs only (no live
+    run will come: the page opens on the runs list); ``idle_timeout_s`` stops the live run
+    once no page has watched it that long; ``back_url`` the dashboard that started this run
+    (a fork). They become the one ``DashboardSettings``. ``engines`` (the
     run's engine of each agent role, ``RunConfig.engine_table()``) are checked, on request,
     by ``GET /api/engines`` (``dashboard.routes.engines``) and answer ``/api/agent_solve``'s
     agents (none: the offline rules).
@@ -47,8 +51,9 @@ from dashboard.body_limit import BodyLimit
 from dashboard.context import DashboardContext, ForkLauncher
 from dashboard.errors import install_error_handlers
 from dashboard.planning_api import Limits
-from dashboard.routes import commands, live, pages, planning, runs, stream
+from dashboard.routes import commands, pages, planning, runs, stream
 from dashboard.routes import engines as engine_health
+from dashboard.routes import live as live_api
 from dashboard.security import SecurityHeaders
 from dashboard.settings import DashboardSettings
 from executive.bus import Bus
@@ -83,6 +88,9 @@ def create_app(
     stall_timeout_s: float = 15.0,
     forks: ForkLauncher | None = None,
     engines: Mapping[str, EngineSpec] | None = None,
+    live: bool = True,
+    idle_timeout_s: float | None = None,
+    back_url: str | None = None,
 ) -> FastAPI:
     """The dashboard app for the run on ``bus`` (see the module's contract)."""
     if not token:
@@ -95,6 +103,9 @@ def create_app(
         limits=limits or Limits(),
         show_truth=show_truth,
         stall_timeout_s=stall_timeout_s,
+        live=live,
+        idle_timeout_s=idle_timeout_s,
+        back_url=back_url,
     )
     # the run's engine of each agent role: checked by /api/engines, asked by agent_solve
     context = DashboardContext.build(bus, settings, forks, engines)
@@ -124,6 +135,6 @@ def create_app(
 
     app.include_router(pages.router)
     pages.mount_static(app)
-    for area in (live, runs, commands, planning, stream, engine_health):
+    for area in (live_api, runs, commands, planning, stream, engine_health):
         app.include_router(area.router)
     return app

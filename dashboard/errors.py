@@ -44,9 +44,12 @@ __all__ = [
     "BadRange",
     "BodyTooLarge",
     "CannotFork",
+    "CommandRefused",
     "CrossOrigin",
     "NoAnswer",
+    "NoLiveRun",
     "NoTraceStore",
+    "NotTheLiveRun",
     "RunEnded",
     "ShuttingDown",
     "Unauthorized",
@@ -113,6 +116,38 @@ class RunEnded(ApiError):
 
     def __init__(self, run_id: str | None, state: object) -> None:
         super().__init__(409, f"run {run_id} has {state}: there is no live mission to act on")
+
+
+class NoLiveRun(ApiError):
+    """409: a command, edit, speed, stop or question on a dashboard with no live run (yet)."""
+
+    def __init__(self, live: bool) -> None:
+        super().__init__(
+            409,
+            "no live run yet: the mission has not started; nothing was sent"
+            if live
+            else "no live run: this dashboard serves the stored runs of its trace store "
+            "(open one from Runs, or fork one to fly it again); nothing was sent",
+        )
+
+
+class CommandRefused(ApiError):
+    """422 (a drone missing, unknown, or given to a fleet command) or 409 (the drone cannot
+    do it now: landed, lost, not holding): a command refused at the door, naming the field."""
+
+    def __init__(self, status: int, command: str, path: str, reason: str) -> None:
+        super().__init__(status, f"{command} refused: {reason}", [(path, reason)])
+
+
+class NotTheLiveRun(ApiError):
+    """409: a stop for a run other than the live one (a stale page, a watcher that moved on)."""
+
+    def __init__(self, given: str, live: str | None) -> None:
+        super().__init__(
+            409,
+            f"run {given} is not the live run ({live}): nothing was sent",
+            [("$.run_id", f"the live run is {live}")],
+        )
 
 
 class NoTraceStore(ApiError):

@@ -135,11 +135,13 @@ class DashboardServer:
         return not self._task.done()
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """Shut down gracefully (the app's lifespan closes the websockets), forcing it after
-        ``timeout`` seconds, and release the socket."""
+        """Shut down gracefully (what is queued for each page is sent first, up to 2 s; the
+        app's lifespan closes the websockets), forcing it after ``timeout`` seconds, and
+        release the socket."""
         if self._task.done():
             self._sock.close()
             return
+        await self.app.state.context.streams.flush(min(2.0, timeout))
         self._server.should_exit = True
         done, _ = await asyncio.wait({self._task}, timeout=timeout)
         if not done:  # a connection that will not close: stop waiting for it

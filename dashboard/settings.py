@@ -39,3 +39,20 @@ class DashboardSettings(BaseModel):
         description="a websocket client whose socket has accepted no data for this long is "
         "closed (it stopped reading)",
     )
+    live: bool = Field(
+        True,
+        description="whether this dashboard serves a live run (or waits for one); False: the "
+        "runs of a trace store only (the page opens on the runs list, commands answer 409)",
+    )
+    idle_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="stop the live run when no page has watched it for this long (a fork "
+        "started from a dashboard: no orphan runs); None: never",
+    )
+    back_url: str | None = Field(
+        None,
+        max_length=2000,
+        description="the dashboard that started this run (a fork): the page links back to "
+        "its replays there",
+    )

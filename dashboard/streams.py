@@ -4,7 +4,8 @@ Contract
 --------
 Options
     ``LiveStreams(bus, view, *, maxsize=256, stats_every_s=2.0, hello_events=500,
-    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0)``.
+    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None)``;
+    ``unwatched_s()`` says how long no client has been connected.
 Consumes
     One bus subscription PER CLIENT (``bus.subscribe(STREAM_TOPICS, maxsize)``): telemetry
     and scene are latest-value slots, events / agents / plan / answers / status a bounded
@@ -12,8 +13,10 @@ Consumes
     What a client sends is read only to notice that it left.
 Produces (websocket text frames, JSON)
     First ``{"type": "hello", "run_id", "status", "scene", "telemetry", "events", "agents",
-    "client", "truth"}`` (the last ``hello_events`` events, the last ``hello_agents`` agent
-    runs; ``truth``: whether this stream carries the ground truth), then one ``{"type":
+    "client", "truth", "live", "back_url"}`` (the last ``hello_events`` events, the last
+    ``hello_agents`` agent runs; ``truth``: whether this stream carries the ground truth;
+    ``live``: whether the dashboard serves a live run at all, else only stored runs;
+    ``back_url``: the dashboard that started this run, a fork), then one ``{"type":
     <topic>, "data": <payload>}`` per bus message, telemetry and scene at most ``max_fps``
     frames a second each (the latest one; the ones it replaced are counted as
     ``coalesced``), and every ``stats_every_s`` a ``{"type": "stats", "client", "sent",
@@ -26,8 +29,9 @@ Lifecycle
     ``await serve(websocket, access)`` for one connection (``security.LiveAccess``: a refused
     one is closed at once with its code and reason; returns when it closes; the subscription
     is closed and the client forgotten); ``clients()`` describes the connected ones,
-    ``departed()`` the last 50 that left, with their final counts; ``await close()`` ends
-    them all.
+    ``departed()`` the last 50 that left, with their final counts; ``await flush()`` waits a
+    little for every client to be sent what is queued for it; ``await close()`` ends them
+    all.
 
 A client that stops reading is dropped without a close frame (it would not read one). On
 Linux its socket is reset ``stall_timeout_s`` after its receive window shut (``dashboard.server``
@@ -208,8 +212,14 @@ class LiveStreams:
         hello_agents: int = 500,
         stall_timeout_s: float = 15.0,
         max_fps: float = 30.0,
+        live: bool = True,
+        back_url: str | None = None,
     ) -> None:
         self.bus = bus
+        self.live = live
+        self.back_url = back_url
+        # when the last client left (or the streams began): how long nobody has watched
+        self._unwatched_since: float | None = time.monotonic()
         self.frame_interval_s = 1.0 / max_fps if max_fps > 0 else 0.0
         self.view = view
         self.maxsize = maxsize
@@ -233,6 +243,13 @@ class LiveStreams:
         """The last clients that left, with their final counts."""
         return list(self._departed)
 
+    def unwatched_s(self) -> float:
+        """Seconds since the last client left (or since these streams began when none ever
+        came); 0 while a client is connected."""
+        if self._clients or self._unwatched_since is None:
+            return 0.0
+        return time.monotonic() - self._unwatched_since
+
     def hello(self, client_id: int, truth: bool = True) -> str:
         """The first frame a client gets: the mirror's state, recent events and agent runs
         (without the truth, the public view of each)."""
@@ -243,6 +260,8 @@ class LiveStreams:
                 "type": "hello",
                 "client": client_id,
                 "truth": truth,
+                "live": self.live,
+                "back_url": self.back_url,
                 "run_id": view.run_id,
                 "status": view.status if truth else public_status(view.status),
                 "scene": view.scene if truth else public_scene(view.scene),
@@ -304,6 +323,8 @@ class LiveStreams:
             self._departed.append({**client.info(), "left": True, "reason": client.reason})
             self._clients.pop(client_id, None)
             self._sockets.pop(client_id, None)
+            if not self._clients:
+                self._unwatched_since = time.monotonic()
             if client.reason == "stalled":
                 log.warning(
                     "websocket client %d stalled: its socket accepted nothing for %g s; dropped",
@@ -404,6 +425,22 @@ class LiveStreams:
                 # 1005 / 1006: no close frame (uvicorn's code for a connection lost)
                 client.leave("lost" if message.get("code") in (1005, 1006) else "closed")
                 return
+
+    async def flush(self, timeout_s: float = 2.0) -> None:
+        """Wait (at most ``timeout_s``) until every client has been sent what its
+        subscription holds: a run's last status and scene reach its pages before the server
+        stops (a fork that ends with its mission)."""
+        if not self._clients:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and any(
+            c.subscription.pending() for c in self._clients.values()
+        ):
+            await asyncio.sleep(0.02)
+        # a scene or telemetry frame held back by the frame cap goes within one interval
+        await asyncio.sleep(
+            min(self.frame_interval_s + 0.02, max(0.0, deadline - time.monotonic()))
+        )
 
     async def close(self) -> None:
         """Close every client's websocket (going away); each ``serve`` then cleans up."""

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,7 @@ from planner.mission import Mission
 from planner.model import Scenario, Solution
 
 __all__ = [
+    "DRONE_COMMANDS",
     "HUMAN_COMMANDS",
     "AgentProposal",
     "AgentRunRecord",
@@ -53,8 +54,13 @@ __all__ = [
     "new_id",
 ]
 
-HUMAN_COMMANDS = ("CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN")
-HumanCommandKind = Literal["CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN"]
+HumanCommandKind = Literal[
+    "CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN", "RETURN", "HOLD"
+]
+HUMAN_COMMANDS: tuple[str, ...] = get_args(HumanCommandKind)
+# The commands for one drone (``HumanCommand.drone`` required): RETURN home, HOLD where it is;
+# RESUME takes a drone too (one the operator held), else it resumes the paused fleet.
+DRONE_COMMANDS = ("RETURN", "HOLD")
 # draft: made, not yet flown; committed: flying; rejected: by the validator or the operator;
 # stale: its cut passed before it could fly; superseded: a newer plan or world replaced it;
 # rebased: routed again from a later cut (the rebased copy is a new version); expired: a
@@ -74,6 +80,7 @@ class HumanCommand:
     kind: HumanCommandKind
     text: str | None = None  # free words for the coordinator, e.g. "move T5 to D1"
     source: str = "operator"
+    drone: str | None = None  # RETURN, HOLD (and RESUME of one held drone): which drone
 
 
 @dataclass(frozen=True)

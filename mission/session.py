@@ -260,7 +260,9 @@ async def _run_on_bus(
     published (``close_status``), for the trace store to say the same."""
     # The question box: coordinator + responder (a replayed run answers with the rules).
     engine = responder_engine(config.engine_table())
-    host = MissionHost(executive, bus, ask=make_asker(engine, sink, memories))
+    host = MissionHost(
+        executive, bus, ask=make_asker(engine, sink, memories), trace_url=config.trace_url
+    )
     bus.run_id = executive.run_id
     await bus.start()
     shown = None

@@ -1,8 +1,10 @@
 """Acting on the live run, behind the control token: commands, edits, speed and questions.
 
 Each sends one ``cmd`` message on the bus (``{"type": "command" | "edit" | "speed" |
-"ask", ...}``) and nothing else: the executive decides, stamps and applies. A run that is
-over (ended, failed, crashed, interrupted) answers 409 (``errors.RunEnded``); a command
+"ask" | "stop", ...}``) and nothing else: the executive decides, stamps and applies. No
+live run (a dashboard of stored runs, a mission not started yet) answers 409
+(``errors.NoLiveRun``), so does a run that is over (ended, failed, crashed, interrupted:
+``errors.RunEnded``); a command
 that cannot reach the mission now (an MQTT link down, a run gone stale) 503 with
 ``Retry-After``, never a 202 for a message that would be lost; a bad body 422 naming the
 field. An edit whose ids do not resolve against the world the dashboard mirrors (a
@@ -14,18 +16,29 @@ taken or a state already reached, naming the field.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
 from dashboard.edit_door import EditDoor
-from dashboard.errors import ApiError, NoAnswer, RunEnded, ShuttingDown, validation_problems
+from dashboard.errors import (
+    ApiError,
+    CommandRefused,
+    NoAnswer,
+    NoLiveRun,
+    NotTheLiveRun,
+    RunEnded,
+    ShuttingDown,
+    validation_problems,
+)
 from dashboard.live_view import LiveView
 from executive.bus import CMD, Bus
+from executive.contracts import DRONE_COMMANDS, HumanCommandKind
 from planner.edits import EDIT_OPS, parse_edit
 from planner.geo import GeoOrigin, localize_edit
+from planner.model import drone_label
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = [
@@ -35,6 +48,8 @@ __all__ = [
     "LiveRun",
     "LiveRunDep",
     "SpeedBody",
+    "StopBody",
+    "drone_problem",
     "edit_problems",
     "get_edit_door",
     "get_live_run",
@@ -52,11 +67,18 @@ class _Body(BaseModel):
 
 
 class CommandBody(_Body):
-    """A human command for the executive."""
+    """A human command for the executive: for the mission, or (RETURN, HOLD, RESUME) for one
+    drone."""
 
-    command: Literal["PAUSE", "RESUME", "CUT", "REPLAN", "RESET", "ACCEPT", "REJECT"]
+    command: HumanCommandKind
     text: str | None = Field(
         None, max_length=2000, description="operator words for CUT / REPLAN (the coordinator)"
+    )
+    drone: str | None = Field(
+        None,
+        max_length=64,
+        description="RETURN (home) and HOLD (where it is) need it; RESUME with it resumes that "
+        "drone only (one the operator held); the other commands take none",
     )
 
 
@@ -80,13 +102,19 @@ class AskBody(_Body):
 class LiveRun:
     """The run the dashboard mirrors, as something to send ``cmd`` messages to."""
 
-    def __init__(self, bus: Bus, view: LiveView) -> None:
+    def __init__(self, bus: Bus, view: LiveView, live: bool = True) -> None:
         self.bus = bus
         self.view = view
+        self.live = live  # whether this dashboard serves a live run at all
 
     def ensure_live(self) -> None:
-        """``RunEnded`` (409) once the run is over; 503 when a command cannot reach the
-        mission now (the link is down or the run stale: see ``LiveView.commands_blocked``)."""
+        """``NoLiveRun`` (409) when there is no live run (a dashboard of stored runs, or a
+        mission not started yet), ``RunEnded`` (409) once the run is over; 503 when a command
+        cannot reach the mission now (the link is down or the run stale: see
+        ``LiveView.commands_blocked``)."""
+        if self.view.run_id is None and self.bus.run_id is None:
+            # nothing heard of a run, and the bus names none: nobody would hear the command
+            raise NoLiveRun(self.live)
         if self.view.ended:
             raise RunEnded(self.view.run_id, (self.view.status or {}).get("state"))
         blocked = self.view.commands_blocked()
@@ -105,7 +133,7 @@ class LiveRun:
 
 async def get_live_run(context: ContextDep) -> LiveRun:
     """The live run of the app's bus and mirror."""
-    return LiveRun(context.bus, context.view)
+    return LiveRun(context.bus, context.view, context.settings.live)
 
 
 LiveRunDep = Annotated[LiveRun, Depends(get_live_run)]
@@ -128,15 +156,81 @@ _EDIT_REFUSALS: dict[int | str, dict[str, Any]] = {
 
 
 @router.post(
-    "/commands", status_code=202, summary="PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT or REJECT"
+    "/commands",
+    status_code=202,
+    summary="PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT; RETURN or HOLD one drone",
+    responses={
+        409: {"description": "no live run, the run is over, or the drone cannot do it now"},
+        422: {"description": "a bad body, a missing or unknown drone"},
+    },
 )
 async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
-    """Send a command to the executive (CUT and REPLAN may carry the operator's words)."""
+    """Send a command to the executive (CUT and REPLAN may carry the operator's words;
+    RETURN and HOLD name a drone, RESUME may). A drone's command is checked against the
+    mirrored state first: an unknown drone is a 422, one that cannot do it now (landed,
+    lost, not holding) a 409 with the reason; the executive decides at the next tick."""
     run.ensure_live()
-    message = {"type": "command", "command": body.command, "source": "dashboard"}
+    problem = drone_problem(body, run.view)
+    if problem is not None:
+        status, path, why = problem
+        raise CommandRefused(status, body.command, path, why)
+    message: dict[str, Any] = {"type": "command", "command": body.command, "source": "dashboard"}
     if body.text:
         message["text"] = body.text
+    if body.drone is not None:
+        message["drone"] = body.drone
     return run.send(message)
+
+
+class StopBody(_Body):
+    """Which run to end: the live one, named, so that a page showing another run (an older
+    one, a watcher that moved on) cannot end this one by mistake."""
+
+    run_id: str = Field(min_length=1, max_length=64, description="the live run's id")
+
+
+@router.post(
+    "/stop",
+    status_code=202,
+    summary="End the live mission now (a fork's Stop)",
+    responses={409: {"description": "no live run, the run is over, or it is another run"}},
+)
+async def stop(body: StopBody, run: LiveRunDep) -> dict[str, Any]:
+    """End the live mission after the current tick: it is recorded as ended, with its outcome
+    so far, and replays like any run. A fork started from a dashboard then ends its process.
+    The body names the run (409 when it is not the live one)."""
+    run.ensure_live()
+    live = run.view.run_id or run.bus.run_id
+    if body.run_id != live:
+        raise NotTheLiveRun(body.run_id, live)
+    return run.send({"type": "stop", "reason": "operator"})
+
+
+def drone_problem(body: CommandBody, view: LiveView) -> tuple[int, str, str] | None:
+    """Why a command's drone is wrong or cannot do it now, as (status, path, reason), by the
+    state the dashboard mirrors; None when it may go (the executive still decides)."""
+    name, drone = body.command, body.drone
+    if drone is None:
+        if name in DRONE_COMMANDS:
+            return 422, "$.drone", f"{name} needs a drone's id"
+        return None
+    if name not in (*DRONE_COMMANDS, "RESUME"):
+        return 422, "$.drone", f"{name} is for the whole mission: give no drone"
+    drones = (view.scene or {}).get("drones") or {}
+    if not drones:
+        return None  # nothing mirrored yet: the executive checks it
+    if drone not in drones:
+        return 422, "$.drone", f"no drone {drone!r} in this mission"
+    live = ((view.telemetry or {}).get("drones") or {}).get(drone) or {}
+    status = live.get("status") or drones[drone].get("status")
+    label = drone_label(drone)
+    if name == "RETURN" and status not in ("flying", "holding"):
+        return 409, "$.drone", f"{label} is {status}, not airborne"
+    if name == "HOLD" and status != "flying":
+        return 409, "$.drone", f"{label} is {status}, not flying"
+    if name == "RESUME" and status != "holding":
+        return 409, "$.drone", f"{label} is {status}, not holding"
+    return None
 
 
 @router.post(

@@ -11,7 +11,8 @@ query field. A reader without the ground truth gets every answer public (``dashb
 ``GET /api/compare?a=&b=`` puts two runs side by side. ``POST /api/runs/{id}/fork {"tick"}``
 (with the token) starts a fork of the run at that tick as a live run and answers where it is
 served (202), through the launcher the wiring point gave the app (409 without one); the run
-and the tick are checked first (404, 422).
+and the tick are checked first (404, 422); one fork starts at a time (a second one while the
+first starts is a 409).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -256,11 +257,11 @@ class ForkRequest(BaseModel):
     dependencies=[Depends(require_token)],
 )
 async def fork(
-    run_id: str, body: ForkRequest, traces: TraceStoreDep, context: ContextDep
+    run_id: str, body: ForkRequest, traces: TraceStoreDep, context: ContextDep, request: Request
 ) -> dict[str, Any]:
     """Start a new live run from the run's exact state at the end of `tick` (its inputs
     re-executed to there), recorded with the run as its parent; answers its `run_id` and
-    the `url` of its live page."""
+    the `url` of its live page. One at a time: while a fork starts, another is a 409."""
     from executive.errors import ExecutiveError
 
     reader = traces.reader
@@ -273,10 +274,19 @@ async def fork(
     parent = await _off_loop(check)
     if context.forks is None:
         raise CannotFork("this dashboard cannot start runs: use isr fork RUN --at TIME")
+    if context.fork_starting is not None:
+        was, at = context.fork_starting
+        raise CannotFork(
+            f"a fork is already starting (run {was[:8]} at tick {at}): wait for its page"
+        )
+    context.fork_starting = (parent, body.tick)
     try:
-        started = await context.forks(parent, body.tick)
+        back = str(request.base_url).rstrip("/")
+        started = await context.forks(parent, body.tick, back_url=back)
     except ExecutiveError as exc:
         raise CannotFork(str(exc)) from None
+    finally:
+        context.fork_starting = None
     return jsonable_encoder({"parent_run_id": parent, "tick": body.tick, **started})
 
 

@@ -22,7 +22,12 @@
  *   status.js    the status line                    toast.js     messages
  *   engines.js   the agent engines' health (GET /api/engines)
  *   viewport.js  zoom, pan, fit, scale, cursor      fleet_table.js  the fleet table
- *   labels.js    labels placed clear of each other
+ *   labels.js    labels placed clear of each other and of every marker
+ *   layout.js    resizable, foldable panels, remembered   layers.js  layer switches, legend
+ *   select.js    the selection and its ring   inspector.js   the selection in words, actions
+ *   confirm.js   confirmations                banners.js     safety, PNR, refused orders
+ *   startup.js   starting / planning / no live run, over the map
+ *   run_state.js whether there is a live run, over, starting
  *   dom.js, format.js: helpers
  *
  * The replay of a stored run (issue 14) is the same page in another mode: /?replay=RUN_ID
@@ -39,18 +44,25 @@
 
 import { renderAgents } from "./js/agents.js";
 import { initAsk } from "./js/ask.js";
+import { banners, checkPnr, renderBanners } from "./js/banners.js";
 import { initCharts } from "./js/charts.js";
 import { loadCompare, openCompare } from "./js/compare.js";
+import { initConfirm } from "./js/confirm.js";
 import { initControls, renderControls } from "./js/controls.js";
 import { renderDraftPanel } from "./js/draft.js";
-import { renderDrones } from "./js/drones.js";
+import { droneColour, droneIds, renderDrones } from "./js/drones.js";
 import { initEngines } from "./js/engines.js";
 import { initFleet, renderFleet } from "./js/fleet_table.js";
+import { initInspector, renderInspector } from "./js/inspector.js";
+import { initLayers, renderDroneLayers } from "./js/layers.js";
+import { initLayout } from "./js/layout.js";
 import { connect, reconnect } from "./js/live.js";
 import { drawMap, initTruthToggle } from "./js/map.js";
 import { initPlayback } from "./js/playback.js";
 import { loadRun, openReplay, renderReplay } from "./js/replay.js";
 import { initRuns } from "./js/runs.js";
+import { initSelection } from "./js/select.js";
+import { renderStartup } from "./js/startup.js";
 import { renderStatus } from "./js/status.js";
 import { setRenderer, state } from "./js/store.js";
 import { focusPending, initTimeline } from "./js/timeline.js";
@@ -59,10 +71,12 @@ import { initTools, rememberIds, setTool } from "./js/tools.js";
 import { initViewport } from "./js/viewport.js";
 
 window.isr = state; // for debugging in the console (and the browser test)
+state.banners = banners;
 
 function renderScene() {
   const scene = state.scene;
   if (!scene) return;
+  renderDroneLayers(droneIds(), (id) => droneColour(id));
   drawMap(scene);
   renderDraftPanel(scene);
   rememberIds(scene);
@@ -74,10 +88,13 @@ setRenderer(() => {
   const fleetDirty = state.sceneDirty || state.telemetryDirty;
   if (state.sceneDirty && !state.dragging) { state.sceneDirty = false; renderScene(); }
   if (state.telemetryDirty) { state.telemetryDirty = false; renderDrones(); }
-  if (fleetDirty) renderFleet();
+  if (fleetDirty) { renderFleet(); checkPnr(); }
+  if (fleetDirty || state.inspectorDirty) { state.inspectorDirty = false; renderInspector(); }
   if (state.agentsDirty) { state.agentsDirty = false; renderAgents(); }
   renderStatus();
   renderControls();
+  renderStartup();
+  renderBanners();
   if (state.replay) renderReplay();
 });
 
@@ -85,10 +102,15 @@ const params = new URLSearchParams(location.search);
 const replayRun = params.get("replay");
 const compareRuns = replayRun ? null : params.get("compare");
 initToken(replayRun ? () => loadRun() : compareRuns !== null ? () => loadCompare() : reconnect);
+initLayout();
+initLayers();
+initConfirm();
 initControls();
 initTools();
 initViewport(); // after the tools: a drag that moves a target is not a pan
 initFleet();
+initSelection();
+initInspector();
 initTruthToggle();
 initTimeline();
 initAsk();

@@ -17,7 +17,9 @@ Consumes
     ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
     for the coordinator: words it refuses, e.g. a move the drone cannot sense, are a
     COMMAND_IGNORED event with the reasons and replan nothing; without a coordinator, words
-    are refused the same way, with that reason); ``edit(Edit)``: an
+    are refused the same way, with that reason); for one drone (``drone``):
+    RETURN home and HOLD where it is, through the safety layer, and RESUME of a drone the
+    operator held (refused with a COMMAND_IGNORED reason when it cannot); ``edit(Edit)``: an
     operator's environment edit. Both are queued and take effect at the next tick boundary
     (edits are stamped for the next tick).
 Produces
@@ -50,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 from executive.contracts import (
+    DRONE_COMMANDS,
     Coordinate,
     HumanCommand,
     MissionPlanner,
@@ -161,6 +164,7 @@ class Executive:
         self._commands: deque[HumanCommand] = deque()
         self._edits: deque[Edit] = deque()
         self._paused_drones: list[str] = []
+        self._operator_holds: set[str] = set()  # HOLD: until RESUME <drone>, RETURN or a plan
         self._stop = False
         self._clock = clock or WallClock()
         self._pacer: Pacer | None = None
@@ -217,6 +221,13 @@ class Executive:
         if self._sim is None:
             raise ExecutiveError("the run has not started")
         return self._sim
+
+    @property
+    def forked_from(self) -> dict[str, str | int] | None:
+        """A fork's parent run and tick (``{"parent", "tick"}``), else None."""
+        if self._fork is None:
+            return None
+        return {"parent": self._fork.parent_id, "tick": self._fork.tick}
 
     @property
     def started(self) -> bool:
@@ -294,8 +305,10 @@ class Executive:
         """Plan the first mission (before tick 0) and build the simulation."""
         if self._sim is not None:
             return self.plan
+        self.recorder.status("starting", phase="compiling")
         if self._fork is not None:
             await asyncio.to_thread(_warm_kernels)
+            self.recorder.status("starting", phase="forking")
             return await start_forked(self, self._fork)
         self.sink.emit(
             RunRecord(
@@ -308,6 +321,7 @@ class Executive:
         # Load every numba kernel now: a first load in a worker thread mid-run holds the GIL
         # for tens of milliseconds, long enough to make a tick late.
         await asyncio.to_thread(_warm_kernels)
+        self.recorder.status("starting", phase="planning")
         solution = self._initial_plan
         mission = self._initial_mission
         latency = 0.0
@@ -461,9 +475,12 @@ class Executive:
         tick = self.sim.tick
         kind = command.kind
         rounds = self.rounds
+        said = {"command": kind, "text": command.text, "source": command.source}
         self.recorder.event(
-            tick, "HUMAN_COMMAND", {"command": kind, "text": command.text, "source": command.source}
+            tick, "HUMAN_COMMAND", said | ({"drone": command.drone} if command.drone else {})
         )
+        if command.drone is not None or kind in DRONE_COMMANDS:
+            return self._one_drone(command)
         if kind in ("CUT", "REPLAN"):
             if command.text and not self._apply_words(command.text, kind):
                 return  # refused: the words ask for what cannot be done, nothing is replanned
@@ -502,8 +519,54 @@ class Executive:
                 return self._ignored(kind, "no draft waits for review")
             rounds.drop_draft("rejected", "operator rejected the draft")
 
-    def _ignored(self, kind: str, why: str) -> None:
-        self.recorder.event(self.sim.tick, "COMMAND_IGNORED", {"command": kind, "reason": why})
+    def _ignored(self, kind: str, why: str, drone: str | None = None) -> None:
+        self.recorder.event(
+            self.sim.tick,
+            "COMMAND_IGNORED",
+            {"command": kind, "reason": why} | ({"drone": drone} if drone else {}),
+        )
+
+    def _one_drone(self, command: HumanCommand) -> None:
+        """RETURN, HOLD, or RESUME of one held drone, through the safety layer: each refused
+        with its reason (COMMAND_IGNORED) when the drone cannot do it now."""
+        kind, drone = command.kind, command.drone
+        world = self.sim.world
+        if drone is None:
+            return self._ignored(kind, f"{kind} needs a drone's id")
+        if drone not in self.scenario.drone_configs:
+            return self._ignored(kind, f"no drone {drone!r} in this mission", drone)
+        status = world.status(drone)
+        name = drone_label(drone)
+        if kind == "RETURN":
+            if status not in ("flying", "holding"):
+                return self._ignored(kind, f"{name} is {status}, not airborne", drone)
+            if drone in self.safety.returning:
+                return self._ignored(kind, f"{name} is already on its way home", drone)
+            # a paused or held drone goes home now; RESUME must not send it back on its path
+            self._paused_drones = [d for d in self._paused_drones if d != drone]
+            self._operator_holds.discard(drone)
+            self.safety.send_home(drone, "operator: return home")
+        elif kind == "HOLD":
+            if drone in self.safety.returning:
+                return self._ignored(kind, f"{name} is on its way home", drone)
+            refused = self.safety.hold_here(drone, "operator: hold")
+            if refused is not None:
+                return self._ignored(kind, f"{name}: {refused}", drone)
+            self._operator_holds.add(drone)
+        elif kind == "RESUME":
+            if drone not in self._operator_holds or status != "holding":
+                return self._ignored(kind, f"{name} is not held by the operator", drone)
+            self._operator_holds.discard(drone)
+            self.recorder.submit(ResumeFlight(drone=drone, tick=self.sim.tick), "executive")
+            self.recorder.event(self.sim.tick, "CONTINUE", {"resumed": [drone]})
+        else:
+            self._ignored(kind, f"{kind} is for the whole mission: give no drone", drone)
+
+    @property
+    def operator_holds(self) -> set[str]:
+        """The drones the operator held (HOLD), until RESUME, RETURN or a plan re-tasks them."""
+        world = self.sim.world
+        return {d for d in self._operator_holds if world.status(d) == "holding"}
 
     def _apply_words(self, text: str, kind: str = "REPLAN") -> bool:
         """The operator's words into the constraints in force; False (and the reasons on a

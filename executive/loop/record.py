@@ -11,6 +11,7 @@ the sink queues, the publish hook hands the message to a bounded bus.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +49,7 @@ class Recorder:
         # the plan the run started with (its first commit, or a fork's parent's): a what-if
         # on a finished run compares against it
         self.first_plan: Solution | None = None
+        self.started_at: float | None = None  # wall time of the first status (start-up)
 
     def submit(self, item: Edit | Command, source: str) -> Edit | Command:
         """Stamp an edit or a command into the sim and record it as an input (replays
@@ -121,15 +123,24 @@ class Recorder:
         """The sim's state hash at ``tick``, for the traces (what a replay compares)."""
         self.sink.emit(StateHashRecord(self.run_id, tick, digest))
 
-    def status(self, state: str, outcome: dict[str, Any] | None = None) -> None:
-        """The run's state (``running``, ``ended`` with its outcome) on the bus ``status``
-        topic; nothing is traced (the session writes the run's end to the store)."""
+    def status(
+        self, state: str, outcome: dict[str, Any] | None = None, *, phase: str | None = None
+    ) -> None:
+        """The run's state (``starting`` with its ``phase``: ``compiling`` while the
+        planner's kernels load, ``planning`` the first plan, ``forking`` a fork's rebuild;
+        ``running``; ``ended`` with its outcome) on the bus ``status`` topic, with
+        ``started_at``, the wall time (Unix seconds) of the first status: a view counts the
+        start-up from it. Nothing is traced (the session writes the run's end to the store)."""
+        if self.started_at is None:
+            self.started_at = time.time()
         if self.publish:
             self.publish(
                 "status",
                 {
                     "run_id": self.run_id,
                     "state": state,
+                    "started_at": self.started_at,
+                    **({"phase": phase} if phase else {}),
                     **({"outcome": outcome} if outcome else {}),
                 },
             )

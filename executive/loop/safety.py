@@ -136,6 +136,30 @@ class Safety:
                 sim.tick, "SAFETY_FALLBACK", {"reason": reason, "actions": acted}
             )
 
+    def send_home(self, drone_id: str, reason: str) -> str:
+        """The operator's RETURN: fly to the nearest airport reachable with the fuel on a
+        SAM-avoiding path (allowed ends first), as a safety return; no plan re-tasks it.
+        What was done (``"home to A2"``), or "" when no airport is within its fuel (then it
+        holds if it safely can, and a NO_SAFE_OPTION event says why)."""
+        return self._home(drone_id, reason)
+
+    def hold_here(self, drone_id: str, reason: str) -> str | None:
+        """The operator's HOLD: circle where the drone is, when that circle is clear of every
+        known SAM (a HOLD event says where); why not otherwise. Not a safety hold: a failed
+        replan does not send it home, and the periodic check still moves it off a circle a
+        SAM comes to cover."""
+        world = self.host.sim.world
+        if world.status(drone_id) != "flying":
+            return f"it is {world.status(drone_id)}, not flying"
+        if not self._safe(self._hold_circle(drone_id)):
+            return "its holding circle here would meet a known SAM"
+        self._submit_hold(drone_id)
+        x, y, _ = world.position(drone_id)
+        self.host.recorder.event(
+            self.host.sim.tick, "HOLD", {"drone": drone_id, "reason": reason, "at": [x, y]}
+        )
+        return None
+
     def fallback(self, drone_id: str, reason: str) -> None:
         """A drone the planner could not plan: home if it can, else hold."""
         if drone_id in self.returning or drone_id not in self._airborne():

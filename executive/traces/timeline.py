@@ -21,6 +21,7 @@ from executive.traces.reader import TraceReader
 __all__ = ["TRAIL_POINTS", "state_at"]
 
 TRAIL_POINTS = 400  # per drone, at most, in a seek's flown trail
+_ENDS = {"drone_lost": "lost", "drone_landed": "landed"}  # events that end a drone's flight
 
 
 def state_at(reader: TraceReader, run: dict[str, Any], tick: int) -> dict[str, Any]:
@@ -47,6 +48,13 @@ def state_at(reader: TraceReader, run: dict[str, Any], tick: int) -> dict[str, A
             d.update({k: t[k] for k in ("x", "y", "heading", "fuel", "status", "points") if k in t})
             if d.get("status") in ("lost", "landed", "parked"):
                 d["planned"], d["frozen"] = [], []
+        # The row is up to telemetry_every - 1 ticks old: a loss or landing since it wins
+        # (a drone lost at T is lost at T, not still "flying" as the row before had it).
+        for event in reader.events_range(run_id, telemetry["tick"] + 1, tick):
+            after = _ENDS.get(event["kind"])
+            if after is not None and event["payload"].get("drone") in drones:
+                d = drones[event["payload"]["drone"]]
+                d.update(status=after, planned=[], frozen=[])
     trails = tracks(reader, run, tick, points=TRAIL_POINTS)
     for drone_id, here in drones.items():
         trail = trails.get(drone_id, [])

@@ -11,7 +11,9 @@ Consumes (bus topic ``cmd``)
     ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``; a lat/lon
     position converted to km around the mission's geo origin, ``planner.geo.localize_edit``),
     stamped for the next tick as an operator edit; ``{"type": "speed", "speed": K | null}``;
-    ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``. A malformed message becomes a
+    ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``; ``{"type": "stop", "reason":
+    ...}`` -> ``Executive.stop`` (the mission ends after this tick). ``command`` may name a
+    ``drone`` (RETURN, HOLD, RESUME of one drone). A malformed message becomes a
     ``CMD_REJECTED`` event naming what is wrong; it never stops the run.
 Produces (bus topics)
     ``telemetry`` every tick and ``events`` / ``plan`` (through the executive's publish hook),
@@ -41,7 +43,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from executive.bus.base import Bus, Subscription
-from executive.contracts import HUMAN_COMMANDS, AgentRunRecord, HumanCommand, TraceRecord
+from executive.contracts import (
+    DRONE_COMMANDS,
+    HUMAN_COMMANDS,
+    AgentRunRecord,
+    HumanCommand,
+    TraceRecord,
+)
 from executive.loop import Executive, RunReport
 from mission.live.scene import scene
 from planner.edits import parse_edit
@@ -96,8 +104,10 @@ class MissionHost:
         scene_every_s: float = 0.25,
         trail_every: int = 10,
         ask: Asker | None = None,
+        trace_url: str | None = None,
     ) -> None:
         self.executive = executive
+        self.trace_url = trace_url  # the store a fork's parent is read from
         self.bus = bus
         self.scene_every_s = scene_every_s
         self.trail_every = trail_every
@@ -132,17 +142,46 @@ class MissionHost:
             if world.status(drone_id) not in ("flying", "holding"):
                 continue
             x, y, _ = world.position(drone_id)
-            trail = self._trails.setdefault(drone_id, [])
-            if not trail:  # the trail starts where the drone took off
-                config = self.executive.scenario.drone_configs[drone_id]
-                airport = next(
-                    (a for a in world.known_environment.airports if a.id == config.start), None
-                )
-                if airport is not None:
-                    trail.append([airport.x, airport.y])
-            trail.append([round(x, 4), round(y, 4)])
-            if len(trail) > _TRAIL_POINTS:
-                del trail[1:-1:2]  # thin the older half, keep the ends
+            self._trail_point(drone_id, x, y)
+
+    def _trail_point(self, drone_id: str, x: float, y: float) -> None:
+        world = self.executive.sim.world
+        trail = self._trails.setdefault(drone_id, [])
+        if not trail:  # the trail starts where the drone took off
+            config = self.executive.scenario.drone_configs[drone_id]
+            airport = next(
+                (a for a in world.known_environment.airports if a.id == config.start), None
+            )
+            if airport is not None:
+                trail.append([airport.x, airport.y])
+        trail.append([round(x, 4), round(y, 4)])
+        if len(trail) > _TRAIL_POINTS:
+            del trail[1:-1:2]  # thin the older half, keep the ends
+
+    def _parent_rows(self) -> list[dict[str, Any]]:
+        """A fork's parent's telemetry up to the fork tick, at the ticks this host takes
+        trail points (read in a worker thread); [] for a run that is no fork."""
+        fork, url = self.executive.forked_from, self.trace_url
+        if fork is None or url is None:
+            return []
+        from executive.traces import TraceReader
+
+        reader = TraceReader(url)
+        try:
+            return reader.telemetry_range(
+                str(fork["parent"]), 0, int(fork["tick"]), every=self.trail_every
+            )
+        finally:
+            reader.close()
+
+    def _seed_trails(self, rows: list[dict[str, Any]]) -> None:
+        """The trails a fork starts with: its parent's flight, as this host would have drawn
+        it, not a straight line from the airport to where the fork begins."""
+        drones = self.executive.scenario.drone_configs
+        for row in rows:
+            for drone_id, d in row["drones"].items():
+                if drone_id in drones and d.get("status") in ("flying", "holding"):
+                    self._trail_point(drone_id, float(d["x"]), float(d["y"]))
 
     def publish_scene(self) -> dict[str, Any]:
         """Build the scene now, publish it (retained) and return it; the executive must
@@ -170,7 +209,19 @@ class MissionHost:
             text = message.get("text")
             if text is not None and not isinstance(text, str):
                 return self._reject(message, "$.text: must be a string")
-            ex.command(HumanCommand(command, text, str(message.get("source") or "operator")))
+            drone = message.get("drone")
+            if drone is not None and drone not in ex.scenario.drone_configs:
+                return self._reject(message, f"$.drone: no drone {drone!r} in this mission")
+            if drone is None and command in DRONE_COMMANDS:
+                return self._reject(message, f"$.drone: {command} needs the drone's id")
+            source = str(message.get("source") or "operator")
+            ex.command(HumanCommand(command, text, source, drone))
+        elif kind == "stop":
+            # the operator ends the mission now (a fork's Stop, a dashboard idle too long)
+            reason = str(message.get("reason") or "operator")
+            tick = ex.sim.tick if ex.started else 0
+            ex.recorder.event(tick, "STOPPED", {"reason": reason})
+            ex.stop()
         elif kind == "edit":
             raw = message.get("edit")
             if not isinstance(raw, dict):
@@ -212,7 +263,7 @@ class MissionHost:
             task.add_done_callback(self._asks.discard)
         else:
             return self._reject(
-                message, f"$.type: {kind!r} is not one of command, edit, speed, ask"
+                message, f"$.type: {kind!r} is not one of command, edit, speed, ask, stop"
             )
         return None
 
@@ -263,13 +314,14 @@ class MissionHost:
         # Subscribed before the first plan is made: a command sent meanwhile waits in the
         # (bounded) subscription instead of being lost.
         commands = self.bus.subscribe(["cmd"], maxsize=1024)
-        self._publish("status", {"state": "starting"})
+        self.executive.recorder.status("starting")  # its phases follow from start()
         try:
             await self.executive.start()
         except Exception as exc:  # a view must not wait on a run that never started
             commands.close()
             self._publish("status", {"state": "failed", "error": str(exc)})
             raise
+        self._seed_trails(await asyncio.to_thread(self._parent_rows))  # a fork's past
         self.publish_scene()
         self._listener = asyncio.get_running_loop().create_task(self._listen(commands), name="cmd")
         try:

@@ -96,6 +96,7 @@ def scene(
         for d, c in executive.scenario.drone_configs.items()
     }
     target_ids = {t.id for t in known.targets}
+    returning, held = executive.returning, executive.operator_holds
     drones: dict[str, Any] = {}
     for drone_id, config in executive.scenario.drone_configs.items():
         flight = world.flight(drone_id)
@@ -143,6 +144,9 @@ def scene(
             "frozen": _polyline(frozen),
             "planned": _polyline(ahead),
             "holding": bool(flight is not None and flight.holding),
+            # why the safety layer (or the operator) sent it home / holds it: words for a view
+            "returning": returning.get(drone_id),
+            "held": "operator: hold" if drone_id in held else executive.safety.held.get(drone_id),
         }
     draft = _draft(executive.review())
     return {
@@ -154,6 +158,8 @@ def scene(
         "speed": executive.speed,
         "plan_id": executive.plan_id,
         "planned_points": plan.total_points if plan is not None else 0.0,
+        # a fork's parent run and tick ({"parent", "tick"}), else None
+        "fork": executive.forked_from,
         # the geographic origin, if any: a view shows lat/lon next to km
         "geo": geo.model_dump() if (geo := executive.scenario.geo) is not None else None,
         "airports": [{"id": a.id, "x": a.x, "y": a.y} for a in known.airports],

@@ -179,3 +179,83 @@ def test_the_dashboard_starts_a_fork_that_serves_live(stored):
         reader.close()
 
     asyncio.run(asyncio.wait_for(main(), 300))
+
+
+def test_a_fork_from_the_dashboard_draws_its_parents_flight_and_ends_its_process_with_its_mission(
+    stored,
+):
+    """No orphans: Stop (POST /api/stop on the fork's page) ends the fork's mission, and its
+    process ends with it (``--exit-when-done``), recorded as ended; its map started with the
+    parent's flight up to the fork, as the parent's host drew it, not a line from the airport.
+    A fork nobody watches is stopped after the idle timeout, and ends too."""
+    url, parent, detected = stored
+    at = detected - 200
+
+    async def main():
+        forks = SubprocessForks(url, TOKEN, idle_timeout_s=600)
+        idle = SubprocessForks(url, TOKEN, idle_timeout_s=2)
+        server = await start_dashboard(
+            InProcessBus(), port=0, token=TOKEN, trace_url=url, forks=forks, live=False
+        )
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=150) as http:
+                started = await http.post(
+                    f"/api/runs/{parent}/fork", json={"tick": at}, headers=auth
+                )
+                assert started.status_code == 202, started.text
+                body = started.json()
+            live = body["url"].split("/?")[0]
+            async with httpx.AsyncClient(base_url=live, timeout=30) as child:
+                state = (await child.get("/api/state")).json()
+                for _ in range(300):
+                    if state.get("scene"):
+                        break
+                    await asyncio.sleep(0.1)
+                    state = (await child.get("/api/state")).json()
+                scene = state["scene"]
+                assert scene["fork"] == {"parent": parent, "tick": at}
+                stopped = await child.post(
+                    "/api/stop", json={"run_id": body["run_id"]}, headers=auth
+                )
+                assert stopped.status_code == 202, stopped.text
+            (proc,) = forks.children
+            code = await asyncio.wait_for(proc.wait(), 120)  # its mission over: it ends
+            # the one nobody watches: stopped by its own dashboard, then it ends
+            lonely = await idle(parent, at)
+            (quiet,) = idle.children
+            quiet_code = await asyncio.wait_for(quiet.wait(), 120)
+        finally:
+            await server.stop()
+            await forks.close()
+            await idle.close()
+        return body, scene, code, lonely, quiet_code
+
+    body, scene, code, lonely, quiet_code = asyncio.run(asyncio.wait_for(main(), 400))
+    assert code == 0 and quiet_code == 0
+    reader = TraceReader(url)
+    try:
+        row = reader.run(body["run_id"])
+        assert row["status"] == "ended" and row["parent_run_id"] == parent
+        kinds = [e["kind"] for e in reader.events(body["run_id"])]
+        assert "STOPPED" in kinds
+        quiet_row = reader.run(lonely["run_id"])
+        assert quiet_row["status"] == "ended"
+        stop = next(e for e in reader.events(lonely["run_id"]) if e["kind"] == "STOPPED")
+        assert stop["payload"]["reason"] == "no page watched this run for 2 s"
+        # the trail: the parent's positions every 10 ticks up to the fork, in order
+        rows = reader.telemetry_range(parent, 0, at, every=10)
+    finally:
+        reader.close()
+    for drone_id, d in scene["drones"].items():
+        flown = [r["drones"][drone_id] for r in rows]
+        parent_points = [
+            [round(p["x"], 4), round(p["y"], 4)]
+            for p in flown
+            if p["status"] in ("flying", "holding")
+        ]
+        if not parent_points:
+            continue
+        trail = d["flown"]
+        # after the take-off airport: exactly the parent's points, then the fork's own
+        assert trail[1 : 1 + len(parent_points)] == parent_points, drone_id

@@ -236,6 +236,47 @@ def test_commands_and_questions_through_the_dashboard(mission):
     )
 
 
+@pytest.mark.mqtt
+def test_one_drones_commands_through_the_dashboard(mission):
+    url, run = mission.url, mission.run_id
+    flying = mission.until(
+        "D3 flying",
+        lambda: (
+            (mission.state()["telemetry"] or {}).get("drones", {}).get("3", {}).get("status")
+            == "flying"
+        ),
+    )
+    assert flying
+    out = _ok(isr("command", run, "HOLD", "D3", "--url", url, "--token", TOKEN))
+    assert "HOLD 3" in out
+    mission.until(
+        "D3 held",
+        lambda: (
+            (mission.state()["scene"] or {}).get("drones", {}).get("3", {}).get("held")
+            == "operator: hold"
+        ),
+    )
+    _ok(isr("command", run, "RESUME", "3", "--url", url, "--token", TOKEN))
+    mission.until(
+        "D3 resumed",
+        lambda: any(
+            e["kind"] == "CONTINUE" and e.get("resumed") == ["3"] for e in mission.events()
+        ),
+    )
+    _refused(isr("command", run, "HOLD", "--url", url, "--token", TOKEN), 2, "needs the drone's id")
+    _refused(isr("command", run, "PAUSE", "2", "--url", url, "--token", TOKEN), 2, "takes no value")
+    _refused(
+        isr("command", run, "RETURN", "9", "--url", url, "--token", TOKEN),
+        2,
+        "no drone '9' in this mission",
+    )
+    _refused(
+        isr("command", run, "RETURN", "D1", "--url", url, "--token", TOKEN),
+        2,
+        "D1 is parked, not airborne",
+    )
+
+
 # ----- through the broker ------------------------------------------------------------------
 
 

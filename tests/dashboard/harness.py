@@ -83,6 +83,7 @@ async def live_mission(
     trace_sink=None,
     trace_url=None,
     ask: bool = True,
+    planner=None,
     **app_options,
 ):
     scenario = load_scenario(SCENARIOS / name)
@@ -93,7 +94,7 @@ async def live_mission(
         sink = TeeSink(trace_sink, sink)
     executive = Executive(
         scenario,
-        planner=AlgorithmicPlanner(seed=0),
+        planner=planner or AlgorithmicPlanner(seed=0),
         sink=sink,
         options=LoopOptions(policy=policy or Policy()),
         coordinate=coordinate_live,  # the console sends words, as session-built runs read them

@@ -7,7 +7,7 @@ makes the executive cut and replan: CUT_AND_FREEZE then a new COMMIT_PLAN appear
 timeline, and the drone's planned path on the map now goes around the new SAM. A question
 asked in the box is answered; dragging a target moves it and a click with the remove tool
 removes the SAM, and after a pause from the controls a click with the drone-lost tool
-disables a drone (each an edit on the timeline). A screenshot is saved to tests/output/dashboard.png. Ctrl-C
+disables a drone once confirmed (each an edit on the timeline). A screenshot is saved to tests/output/dashboard.png. Ctrl-C
 (SIGINT) stops the CLI: uvicorn does not take the signal from it.
 
 Every wait is Playwright's wait on a condition in the page, or a queue read with a timeout.
@@ -216,6 +216,9 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
             page.click(
                 f'#l-drones g.drone[data-drone-id="{drone}"] polygon', force=True
             )  # circling
+            page.wait_for_selector("#confirm[open]")  # it cannot be undone: asked first
+            assert "lost" in page.inner_text("#confirm-title")
+            page.click("#confirm-ok")
             page.wait_for_function(EDITED, arg=f"disable_drone {drone}")
             page.wait_for_selector(
                 f'#l-drones g.drone.lost[data-drone-id="{drone}"]', state="attached"

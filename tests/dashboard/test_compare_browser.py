@@ -5,11 +5,17 @@ the fork leaves its parent after the SAM detection) are opened side by side at
 /?compare=PARENT,FORK from the runs picker's Compare button: the table's values are
 /api/compare's, both runs' tracks are drawn (one SVG path per drone and run) and the first
 divergence is shown with a link to the fork's replay at that tick. A screenshot goes to
-docs/compare.png.
+compare.png (in docs/ when ``ISR_DOCS_SCREENSHOTS=1``).
 
-Fork here on a dashboard with a real fork launcher (``SubprocessForks``): the browser lands
-on the fork's own live page (another port, the token in its address), which shows the new
-run's ticks going past the fork tick; the parent's runs picker then lists the fork with its
+The table colours each difference by what it means (more points, fewer drones lost, less fuel
+used are better; replans and length are neither); each target is drawn in two halves, A's
+state and B's own.
+
+Fork here on a dashboard with a real fork launcher (``SubprocessForks``): the button is
+disabled at once with a spinner saying where it forks; the browser lands on the fork's own
+live page (another port, the token in its address), which shows the new run's ticks going
+past the fork tick, the parent's flight drawn up to the fork, what it forks with a link back,
+and Stop (confirmed), which ends it; the parent's runs picker then lists the fork with its
 parent.
 """
 
@@ -20,7 +26,6 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -40,7 +45,6 @@ from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 30_000
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 SETTLED = """(tick) => { const r = window.isr && window.isr.replay;
   return Boolean(r) && r.tick === tick && !r.pending && window.isr.scene && window.isr.scene.tick === tick; }"""
@@ -100,7 +104,7 @@ def _num(text: str) -> float:
 
 
 @pytest.mark.browser
-def test_compare_a_run_and_its_fork(stored, chromium):
+def test_compare_a_run_and_its_fork(stored, chromium, shoot):
     url, parent, detected = stored
     fork = _fork_by_cli(url, parent, detected)
     errors: list[str] = []
@@ -169,6 +173,45 @@ def test_compare_a_run_and_its_fork(stored, chromium):
                 ".strokeDasharray"
             )
             assert dashed not in ("", "none")
+
+            # each difference coloured by what it means for that figure: more points are
+            # better, fewer drones lost and less fuel used are better; replans and length
+            # are neither
+            def sense(key: str, a: float, b: float) -> str:
+                if abs(b - a) < 1e-9:
+                    return "same"
+                better = {"points": b > a, "lost": b < a, "fuel_used": b < a}.get(key)
+                return "neutral" if better is None else ("better" if better else "worse")
+
+            figures = {
+                "points": (side["a"]["points"], side["b"]["points"]),
+                "lost": (len(side["a"]["lost"]), len(side["b"]["lost"])),
+                "fuel_used": (side["a"]["fuel_used"], side["b"]["fuel_used"]),
+                "replans": (side["a"]["replans"], side["b"]["replans"]),
+                "ticks": (side["a"]["ticks"], side["b"]["ticks"]),
+            }
+            for key, (va, vb) in figures.items():
+                cell = f'#cmp-body tr[data-key="{key}"] td.d'
+                assert page.get_attribute(cell, "data-meaning") == sense(key, va, vb), key
+            assert {sense(k, *v) for k, v in figures.items()} - {"same"}, "nothing to colour"
+            colours = page.evaluate(
+                "() => Object.fromEntries([...document.querySelectorAll('#cmp-body td.d')]"
+                ".map((td) => [td.dataset.meaning, getComputedStyle(td).color]))"
+            )
+            if "better" in colours and "worse" in colours:
+                assert colours["better"] != colours["worse"]
+            # each target in two halves: A's state on the left, B's own on the right
+            statuses_b = {t["id"]: t["status"] for t in side["b"]["scene"]["targets"]}
+            halves = page.evaluate(
+                "() => [...document.querySelectorAll('#l-targets g.target')].map((g) =>"
+                " [g.dataset.targetId, g.dataset.statusA, g.dataset.statusB,"
+                " g.querySelector('polygon.half-b').dataset.status])"
+            )
+            assert len(halves) == len(side["a"]["scene"]["targets"])
+            statuses_a = {t["id"]: t["status"] for t in side["a"]["scene"]["targets"]}
+            for target, a_said, b_said, drawn in halves:
+                assert a_said == statuses_a[target]
+                assert b_said == drawn == statuses_b.get(target, "gone"), target
             assert page.locator("#l-sams g.sam").count() >= 2  # the scene, drawn once
             assert page.locator("#l-targets g.target").count() == len(side["a"]["scene"]["targets"])
 
@@ -177,8 +220,7 @@ def test_compare_a_run_and_its_fork(stored, chromium):
             assert f"first divergence at tick {tick}" in page.inner_text("#cmp-diverge")
             href = page.get_attribute("#cmp-diverge-link", "href")
             assert href == f"/?replay={fork}&tick={tick}"
-            DOCS.mkdir(exist_ok=True)
-            page.screenshot(path=str(DOCS / "compare.png"))
+            shoot(page, "compare.png")
             page.click("#cmp-diverge-link")
             page.wait_for_function(SETTLED, arg=tick)
             assert f"replay={fork}" in page.url
@@ -210,6 +252,12 @@ def test_fork_here_lands_on_the_forks_live_page(stored, chromium):
             page.wait_for_function(SETTLED, arg=at)
 
             page.click("#pb-fork")
+            # at once: the button disabled, a spinner saying where it forks
+            page.wait_for_selector("#pb-fork-status:not([hidden])", timeout=2_000)
+            assert page.is_disabled("#pb-fork")
+            assert page.inner_text("#pb-fork-status").startswith("forking at ")
+            assert f"(tick {at})" in page.inner_text("#pb-fork-status")
+            assert page.is_visible("#pb-fork-status .spinner")
             # the fork's child starts (about 5 s) and the page goes to its own live page
             page.wait_for_function(
                 "(base) => location.origin !== base && !location.search.includes('replay')",
@@ -232,6 +280,26 @@ def test_fork_here_lands_on_the_forks_live_page(stored, chromium):
             assert child and child != parent
             tick_text = page.inner_text("#st-tick")
             assert int(tick_text.split()[-1]) > at, tick_text
+            # the parent's flight is drawn, not a line from the airport to the fork point
+            trails = page.evaluate(
+                "() => Object.values(window.isr.scene.drones).map((d) => d.flown.length)"
+            )
+            assert max(trails) > at // 10 // 2, trails
+            # it says what it forks, links back to the parent's replay, and can be stopped
+            page.wait_for_selector("#fork-row:not([hidden])")
+            assert page.inner_text("#fork-what").startswith(f"fork of {parent[:8]} at ")
+            back = page.get_attribute("#fork-back", "href")
+            assert back == f"{base}/?replay={parent}"
+            page.click("#btn-stop")
+            page.wait_for_selector("#confirm[open]")
+            assert page.inner_text("#confirm-title") == "Stop this fork?"
+            page.click("#confirm-ok")
+            page.wait_for_selector('#st-mode[data-mode="ENDED"]', timeout=60_000)
+            page.wait_for_function(
+                "(href) => document.getElementById('fork-back').getAttribute('href') === href",
+                arg=f"{base}/?replay={child}",
+            )
+            assert page.inner_text("#fork-back") == "this fork's replay"
 
             # the parent's runs picker lists the fork with its parent
             page.goto(f"{base}/#runs")

@@ -9,7 +9,8 @@ scenario's geometry. Labels do not overlap at the shared airport. Clicking an ev
 the map on where it happened. While paused, the planned paths stay on the map and Pause is
 disabled with its reason; a lost drone has no fuel ring. The agent tree reads as words, the
 raw JSON behind a toggle. After the mission ends, every control is disabled and says why.
-``/docs`` renders the OpenAPI 3.1 operations. The screenshot is docs/console.png.
+``/docs`` renders the OpenAPI 3.1 operations. The screenshot is tests/output/console.png (the
+manual's pictures of the console are test_layout_browser's).
 
 A websocket test (no browser) checks the frame-rate cap: telemetry published at "max"
 speed reaches a client at most ``max_fps`` times a second, the newest each time.
@@ -21,7 +22,6 @@ import asyncio
 import json
 import math
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -38,7 +38,6 @@ from tests.dashboard.test_browser import BROWSER_ARGS, SCREEN
 from tests.dashboard.test_replay_browser import SETTLED, serving
 
 TIMEOUT_MS = 60_000
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 RESERVE_KM = 1.0  # Policy().fuel_reserve, the CLI's default
 GEO = {"lat0": 47.2692, "lon0": 11.4041}  # the demo's origin somewhere in the Alps
 
@@ -235,8 +234,6 @@ def test_the_operator_console_in_a_real_browser(chromium, output_dir, tmp_path):
             # the console for the README (the cursor over the map: its coordinates show)
             page.mouse.move(*page.evaluate(SCREEN, [a2["x"] - 8, a2["y"] + 12]))
             page.screenshot(path=str(output_dir / "console.png"))
-            DOCS.mkdir(exist_ok=True)
-            page.screenshot(path=str(DOCS / "console.png"))
 
             raw.locator("summary").click()
             assert "validated_output" in raw.locator("pre").inner_text()

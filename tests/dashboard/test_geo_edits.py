@@ -120,7 +120,10 @@ async def test_lat_lon_before_the_first_scene_waits_for_the_origin():
     from executive.bus import InProcessBus
     from tests.dashboard.harness import TOKEN
 
-    server = await start_dashboard(InProcessBus(), host="127.0.0.1", port=0, token=TOKEN)
+    # a bus that carries its run (as isr run's does before the first scene): commands go
+    # through; without a run at all they would be a 409 (no live run)
+    bus = InProcessBus("starting-run")
+    server = await start_dashboard(bus, host="127.0.0.1", port=0, token=TOKEN)
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT) as http:
             edit = {"op": "move_sam", "id": "SAM1", "pos": _latlon(1, 2)}

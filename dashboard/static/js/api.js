@@ -30,8 +30,14 @@ export async function api(method, path, body) {
   return data;
 }
 
-/** POST /api/commands (text: the operator's words for CUT / REPLAN). */
-export const command = (name, text) => api("POST", "/api/commands", text ? { command: name, text } : { command: name });
+/** POST /api/commands (text: the operator's words for CUT / REPLAN; drone: the drone of
+ * RETURN, HOLD, or RESUME of one held drone). */
+export function command(name, text, drone) {
+  const body = { command: name };
+  if (text) body.text = text;
+  if (drone !== undefined && drone !== null) body.drone = String(drone);
+  return api("POST", "/api/commands", body);
+}
 
 /** POST /api/edits: one environment edit. */
 export const edit = (payload) => api("POST", "/api/edits", payload);

@@ -5,10 +5,12 @@
  * long it has waited (mission time; the policy's timeout when one is set), and, once the
  * drones have flown past the draft's cut, the same intent rebased onto a recent state:
  * what ACCEPT would fly, with any target the rebase had to drop and why. The map draws the
- * rebased routes. Accept and Reject are command buttons (controls.js). */
+ * rebased routes. Accept and Reject are command buttons (controls.js; Reject asks first). An
+ * ended run's panel is closed. */
 
 import { $ } from "./dom.js";
 import { label } from "./format.js";
+import { runOver } from "./run_state.js";
 
 const sign = (v, digits = 0) => (v >= 0 ? "+" : "") + Number(v).toFixed(digits);
 
@@ -22,10 +24,11 @@ function dropped(entries) {
   return Object.entries(entries || {}).map(([t, why]) => `${t} (${why})`).join(", ");
 }
 
-/** Show or hide the panel for the scene's draft. */
+/** Show or hide the panel for the scene's draft: closed once the run is over (nothing
+ * waits for review any more: the last scene may still carry the draft nobody answered). */
 export function renderDraftPanel(scene) {
   const panel = $("#draft");
-  const draft = scene.draft;
+  const draft = runOver() ? null : scene.draft;
   panel.hidden = !draft;
   if (!draft) return;
   const diff = draft.diff || {};

@@ -1,12 +1,16 @@
 /* The drone markers: an arrow in the drone's colour turned to its heading, a fuel ring
  * (green, orange under a quarter, red when the fuel margin is negative, grey once landed,
  * none once lost: a cross instead) and a label with the fuel and margin (or "lost",
- * "landed"), placed clear of the other labels. Moved on every telemetry frame; rebuilt only
- * when the map's scale changes. */
+ * "landed"). Moved on every telemetry frame; rebuilt only when the map's scale changes.
+ * After the drones moved, every label of the map is placed again (map.js layoutLabels) and
+ * the selection's ring follows (select.js). A drone switched off in the Layers box is not
+ * drawn. */
 
 import { $, el, flippedText } from "./dom.js";
 import { label } from "./format.js";
-import { measured, placeLabels, textBox } from "./labels.js";
+import { droneShown } from "./layers.js";
+import { layoutLabels } from "./map.js";
+import { renderSelection, selectedPlace } from "./select.js";
 import { state } from "./store.js";
 
 const PALETTE = ["#4fc3f7", "#ffb74d", "#ba68c8", "#81c784", "#f06292", "#fff176",
@@ -19,6 +23,29 @@ export function droneColour(id, among = null) {
     (a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const i = Math.max(0, ids.indexOf(id));
   return PALETTE[i % PALETTE.length];
+}
+
+const ENDED = new Set(["lost", "landed"]);
+
+/** A drone as the page knows it now: the scene's record with the latest telemetry over it
+ * (position, heading, fuel, status, points). A loss or landing the scene knows of wins over
+ * an older telemetry row (a replay's stored rows are a few ticks apart: a drone lost at T is
+ * lost at T, not "flying" as the row before said). */
+export function droneNow(id) {
+  const scene = state.scene || {};
+  const d = (scene.drones || {})[id];
+  if (!d) return null;
+  const tel = state.telemetry || {};
+  const live = (tel.drones || {})[id] || {};
+  const out = { ...d, ...live };
+  const rowTick = tel.row_tick ?? tel.tick;
+  if (ENDED.has(d.status) && !ENDED.has(live.status) && !(rowTick > scene.tick)) out.status = d.status;
+  return out;
+}
+
+/** The drones' ids in order (D1, D2 ... D10). */
+export function droneIds() {
+  return Object.keys((state.scene && state.scene.drones) || {}).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
 }
 
 function ringPath(r, frac) {
@@ -36,17 +63,6 @@ function labelText(id, status, fuel, margin) {
     + (margin !== null && margin !== undefined ? ` (${margin >= 0 ? "+" : ""}${Math.round(margin)})` : "");
 }
 
-/** The airports' squares and labels, which drone labels keep clear of (km boxes). */
-function airportObstacles(scene, u) {
-  const out = [];
-  for (const a of scene.airports || []) {
-    out.push({ x0: a.x - u * 0.8, y0: a.y - u * 0.8, x1: a.x + u * 0.8, y1: a.y + u * 0.8 });
-    const drawn = $(`#l-airports g[data-airport-id="${CSS.escape(a.id)}"] text`);
-    out.push(textBox(a.x + u * 1.1, a.y - u * 0.9, a.id, u * 1.3, measured(drawn)));
-  }
-  return out;
-}
-
 function build(g, id, u) {
   const grp = el("g", { class: "drone", "data-drone-id": id, "data-unit": String(u) }, g);
   el("circle", { class: "ring-bg", r: u * 2.1, "vector-effect": "non-scaling-stroke", "stroke-width": 3 }, grp);
@@ -58,29 +74,26 @@ function build(g, id, u) {
   const c = u * 1.6;
   el("line", { x1: -c, y1: -c, x2: c, y2: c, "vector-effect": "non-scaling-stroke" }, cross);
   el("line", { x1: -c, y1: c, x2: c, y2: -c, "vector-effect": "non-scaling-stroke" }, cross);
-  flippedText(grp, u * 2.4, -u * 1.6, label(id), u * 1.25, { class: "dlabel" });
+  flippedText(grp, u * 2.4, -u * 1.6, label(id), u * 1.25, { class: "dlabel lbl" });
   return grp;
 }
 
 /** Place every drone of the scene at its latest telemetry; forget the ones gone. A lost
  * drone is a grey marker with a cross and no fuel ring; a landed one a dim marker with a
- * grey ring. Labels are placed clear of each other and of the airports (labels.js). */
+ * grey ring. Then every label of the map is placed clear of the others and of the markers. */
 export function renderDrones() {
   const scene = state.scene;
   if (!scene) return;
   const g = $("#l-drones");
   const u = state.unit;
-  const tel = (state.telemetry && state.telemetry.drones) || {};
   const seen = new Set();
   const labels = [];
   const markers = [];
-  const ids = Object.keys(scene.drones || {}).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-  for (const id of ids) {
-    const d = scene.drones[id];
+  for (const id of droneIds()) {
+    if (!droneShown(id)) continue;
+    const d = droneNow(id);
     seen.add(id);
-    const live = tel[id] || {};
-    const x = live.x ?? d.x, y = live.y ?? d.y, heading = live.heading ?? d.heading ?? 0;
-    const fuel = live.fuel ?? d.fuel, status = live.status || d.status;
+    const x = d.x, y = d.y, heading = d.heading ?? 0, fuel = d.fuel, status = d.status;
     let grp = g.querySelector(`g.drone[data-drone-id="${CSS.escape(id)}"]`);
     if (!grp || grp.dataset.unit !== String(u)) {
       if (grp) grp.remove();
@@ -100,17 +113,14 @@ export function renderDrones() {
                                 : frac < 0.25 ? "#ffa726" : "#66bb6a");
     const text = labelText(id, status, fuel, margin);
     const textEl = grp.querySelector("text.dlabel");
-    textEl.textContent = text;
-    labels.push({ id, grp, textEl, x, y, text, size: u * 1.25, gap: u * 2.4 });
-    markers.push({ x0: x - u * 2.1, y0: y - u * 2.1, x1: x + u * 2.1, y1: y + u * 2.1 });
+    if (textEl.textContent !== text) textEl.textContent = text;
+    labels.push({ id, textEl, x, y, text });
+    const r = u * 2.3; // the fuel ring and its stroke
+    markers.push({ x0: x - r, y0: y - r, x1: x + r, y1: y + r });
   }
-  // measured after every text is set: one layout for the frame, not one per label
-  for (const it of labels) it.width = measured(it.textEl);
-  const places = placeLabels(labels, [...airportObstacles(scene, u), ...markers]);
-  labels.forEach((it, i) => {
-    const t = it.grp.querySelector("text.dlabel");
-    t.setAttribute("x", places[i].x);
-    t.setAttribute("y", -places[i].y);
-  });
   for (const grp of [...g.children]) if (!seen.has(grp.dataset.droneId)) grp.remove();
+  const sel = selectedPlace(); // its ring is a marker too: no label under it
+  if (sel) { const r = sel.r + u * 0.4; markers.push({ x0: sel.x - r, y0: sel.y - r, x1: sel.x + r, y1: sel.y + r }); }
+  layoutLabels(labels, markers);
+  renderSelection();
 }

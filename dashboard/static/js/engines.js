@@ -57,6 +57,12 @@ export async function checkEngines() {
     return;
   }
   list.replaceChildren(...answer.engines.map(row));
+  const bad = answer.engines.filter((e) => !e.ok).length;
+  const sum = $("#engines-sum");
+  if (sum) {
+    sum.textContent = bad ? `${bad} not reachable` : `${answer.engines.length} ok`;
+    sum.className = "small " + (bad ? "bad" : "muted");
+  }
 }
 
 /** Show the panel and keep it checked. */

@@ -4,12 +4,13 @@
  * allowed end airport plus the policy's reserve (and the spare fuel above it), or, when its
  * path goes further than that, the point of no return: how many km along its path it can
  * still fly. Status, fuel and points come from each telemetry frame, the rest from the
- * scene (mission/live/scene.py computes them). A click on a row centres the map on the
- * drone. */
+ * scene (mission/live/scene.py computes them). A click on a row selects the drone (the
+ * inspector) and centres the map on it. */
 
 import { $ } from "./dom.js";
-import { droneColour } from "./drones.js";
+import { droneColour, droneNow } from "./drones.js";
 import { label } from "./format.js";
+import { select } from "./select.js";
 import { state } from "./store.js";
 import { centreOn } from "./viewport.js";
 
@@ -56,7 +57,6 @@ export function renderFleet() {
   const body = $("#fleet-body");
   const scene = state.scene;
   if (!body || !scene) return;
-  const tel = (state.telemetry && state.telemetry.drones) || {};
   const ids = Object.keys(scene.drones || {}).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   const seen = new Set(ids);
   for (const tr of [...body.children]) if (!seen.has(tr.dataset.droneId)) tr.remove();
@@ -79,8 +79,10 @@ export function renderFleet() {
       tr.title = "click: centre the map on it";
       body.appendChild(tr);
     }
-    const row = fleetRow(id, scene.drones[id], tel[id] || {}, scene);
+    const now = droneNow(id);
+    const row = fleetRow(id, scene.drones[id], { status: now.status, fuel: now.fuel, points: now.points }, scene);
     tr.dataset.status = row.status[0];
+    tr.classList.toggle("selected", Boolean(state.selected && state.selected.kind === "drone" && state.selected.id === id));
     for (const c of COLUMNS) {
       const td = tr.querySelector(`td[data-col="${c}"]`);
       if (td.textContent !== row[c][0]) td.textContent = row[c][0];
@@ -90,13 +92,13 @@ export function renderFleet() {
   }
 }
 
-/** A click on a row centres the map on the drone. */
+/** A click on a row selects the drone (the inspector) and centres the map on it. */
 export function initFleet() {
   $("#fleet-body").addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-drone-id]");
     if (!tr) return;
-    const d = ((state.telemetry || {}).drones || {})[tr.dataset.droneId]
-      || ((state.scene || {}).drones || {})[tr.dataset.droneId];
+    const d = droneNow(tr.dataset.droneId);
+    select({ kind: "drone", id: tr.dataset.droneId });
     if (d) centreOn(d.x, d.y);
   });
 }

@@ -7,11 +7,15 @@
  * The control token goes as a subprotocol ("isr.token." + base64url of it, beside
  * "isr.live"), never in the URL: with it the stream carries the hidden SAMs for the truth
  * toggle. A token the server refuses (close code 4401) is said in a toast and left out of
- * the next connections until the token changes; a new token reconnects at once. */
+ * the next connections until the token changes; a new token reconnects at once. A hello that
+ * says the dashboard serves no live run (live: false) opens the runs list; the events that
+ * arrive live (not the hello's history) may raise a banner (banners.js). */
 
 import { addAgent } from "./agents.js";
+import { bannerFromEvent } from "./banners.js";
 import { $ } from "./dom.js";
 import { setTruthAvailable } from "./map.js";
+import { openRunsOnLanding } from "./runs.js";
 import { renderStatus } from "./status.js";
 import { schedule, setScene, setTelemetry, state } from "./store.js";
 import { addEvent, clearTimeline } from "./timeline.js";
@@ -81,6 +85,8 @@ function onFrame(msg) {
   switch (msg.type) {
     case "hello":
       setTruthAvailable(Boolean(msg.truth));
+      state.live = msg.live !== false;
+      state.backUrl = msg.back_url || null;
       state.runId = msg.run_id;
       state.status = msg.status;
       if (msg.scene) setScene(msg.scene);
@@ -91,10 +97,12 @@ function onFrame(msg) {
       state.agents.clear();
       (msg.agents || []).forEach(addAgent);
       renderStatus();
+      if (!state.live && !state.runId) openRunsOnLanding();
+      schedule();
       break;
     case "telemetry": setTelemetry(msg.data); break;
     case "scene": setScene(msg.data); break;
-    case "events": addEvent(msg.data); break;
+    case "events": addEvent(msg.data); bannerFromEvent(msg.data); break;
     case "agents": addAgent(msg.data); break;
     case "status":
       if (msg.data && msg.data.run_id && state.runId && msg.data.run_id !== state.runId
@@ -102,8 +110,11 @@ function onFrame(msg) {
         clearTimeline();
         state.agents.clear();
         state.agentsDirty = true;
+        state.scene = null; state.telemetry = null; // a new run: nothing of the old one
+        state.sceneDirty = true;
       }
       state.status = msg.data; state.runId = msg.data.run_id || state.runId; renderStatus();
+      schedule();
       break;
     case "stats": state.stats = msg; renderStatus(); break;
     default: break; // plan, answers: the scene and the REST answer carry them

@@ -3,13 +3,26 @@
  * #world.getScreenCTM() maps km to screen pixels). Layers, bottom to top: grid with its km
  * labels, SAMs (hidden ones with the truth switch), flown / frozen / planned paths (a
  * paused drone's path to resume included), the draft's paths, airports, targets (by
- * status), drones (drones.js; labels placed clear of each other by labels.js). Redrawn from
- * each scene, and when the view changes. */
+ * status), drones (drones.js), the selection (select.js). Redrawn from each scene, and when
+ * the view changes. Every label (class "lbl") is placed clear of the others and of every
+ * marker by one pass per frame (``layoutLabels``, labels.js); the layers switched off in the
+ * Layers box (layers.js) are not drawn. An ended run's draft is not drawn: nothing waits for
+ * review any more. */
 
 import { $, el, flippedText, pts } from "./dom.js";
 import { droneColour, renderDrones } from "./drones.js";
+import { droneShown, layerOn } from "./layers.js";
+import { measured, placeLabels } from "./labels.js";
+import { runOver } from "./run_state.js";
 import { schedule, state } from "./store.js";
 import { renderScale, setFit, visibleBox } from "./viewport.js";
+
+// Label sizes, in marker units (viewport.js keeps a unit at a fixed number of pixels).
+const SIZE = { drone: 1.25, airport: 1.3, sam: 1.2, target: 1.1 };
+
+/** The static labels and markers of the last drawn scene (airports, SAMs, targets). */
+const statics = { labels: [], obstacles: [] };
+const slots = new Map(); // "kind:id" -> the place its label took last time
 
 function fit(scene) {
   const xs = [], ys = [];
@@ -60,15 +73,30 @@ function drawGrid(u) {
 export function drawMap(scene) {
   fit(scene);
   const u = state.unit;
+  statics.labels = []; statics.obstacles = [];
   drawGrid(u);
   renderSams(scene, u);
   renderPaths(scene);
   renderDraft(scene);
   renderAirports(scene, u);
   renderTargets(scene, u);
-  renderDrones();
+  if (state.mapDecorator) state.mapDecorator(); // another view's own marks (the compare's)
+  renderDrones(); // places every label too
   renderScale();
 }
+
+function staticLabel(kind, id, textEl, x, y, gap) {
+  statics.labels.push({ kind, id, textEl, x, y, gap, size: state.unit * SIZE[kind], text: textEl.textContent });
+}
+
+/** A label and its marker drawn by another module on this map (the compare's "only in B"
+ * SAMs and targets): placed with the others from the next frame on. */
+export function addMapLabel(kind, id, textEl, x, y, gap, markerRadius) {
+  staticLabel(kind, id, textEl, x, y, gap);
+  statics.obstacles.push(boxAround(x, y, markerRadius));
+}
+
+const boxAround = (x, y, r) => ({ x0: x - r, y0: y - r, x1: x + r, y1: y + r });
 
 function renderSams(scene, u) {
   const g = $("#l-sams");
@@ -79,7 +107,9 @@ function renderSams(scene, u) {
                           "data-known": s.known ? "1" : "0", transform: `translate(${s.x},${s.y})` }, g);
     el("circle", { class: "zone", r: s.range, "vector-effect": "non-scaling-stroke", "stroke-width": 1.5 }, grp);
     el("circle", { class: "centre", r: u * 0.35 }, grp);
-    flippedText(grp, u * 0.6, -u * 0.3, s.id + (s.known ? "" : " (hidden)"), u * 1.1);
+    const t = flippedText(grp, u * 0.6, -u * 0.3, s.id + (s.known ? "" : " (hidden)"), u * SIZE.sam, { class: "lbl" });
+    staticLabel("sam", s.id, t, s.x, s.y, u * 0.7);
+    statics.obstacles.push(boxAround(s.x, s.y, u * 0.45));
   }
 }
 
@@ -90,6 +120,7 @@ function renderPaths(scene) {
     g.setAttribute("class", name);
   }
   for (const [id, d] of Object.entries(scene.drones || {})) {
+    if (!droneShown(id)) continue;
     const colour = droneColour(id);
     for (const name of ["flown", "frozen", "planned"]) {
       const poly = d[name] || [];
@@ -105,9 +136,9 @@ function renderDraft(scene) {
   g.replaceChildren();
   g.setAttribute("class", "draft");
   const draft = scene.draft;
-  if (!draft) return;
+  if (!draft || runOver()) return;
   for (const [id, r] of Object.entries(draft.routes || {})) {
-    if ((r.path || []).length < 2) continue;
+    if ((r.path || []).length < 2 || !droneShown(id)) continue;
     el("polyline", { points: pts(r.path), "data-drone-id": id, "vector-effect": "non-scaling-stroke" }, g);
   }
 }
@@ -118,11 +149,14 @@ function renderAirports(scene, u) {
   for (const a of scene.airports || []) {
     const grp = el("g", { class: "airport", "data-airport-id": a.id, transform: `translate(${a.x},${a.y})` }, g);
     el("rect", { x: -u * 0.8, y: -u * 0.8, width: u * 1.6, height: u * 1.6, "vector-effect": "non-scaling-stroke" }, grp);
-    flippedText(grp, u * 1.1, -u * 0.9, a.id, u * 1.3);
+    const t = flippedText(grp, u * 1.1, -u * 0.9, a.id, u * SIZE.airport, { class: "lbl" });
+    staticLabel("airport", a.id, t, a.x, a.y, u * 1.1);
+    statics.obstacles.push(boxAround(a.x, a.y, u * 0.95));
   }
 }
 
-function targetRadius(t, u) { return u * (0.75 + 0.085 * Math.min(Math.max(t.priority, 0), 12)); }
+/** A target's circle radius (km) on the map: its priority makes it bigger. */
+export function targetRadius(t, u) { return u * (0.75 + 0.085 * Math.min(Math.max(t.priority, 0), 12)); }
 
 function renderTargets(scene, u) {
   const g = $("#l-targets");
@@ -133,8 +167,44 @@ function renderTargets(scene, u) {
                           transform: `translate(${t.x},${t.y})` }, g);
     el("circle", { r, "vector-effect": "non-scaling-stroke", "stroke-width": 1 }, grp);
     flippedText(grp, 0, -r * 0.38, t.type, r * 1.05, { "text-anchor": "middle" });
-    flippedText(grp, r + u * 0.25, -r * 0.1 - u * 0.9, t.id, u * 1.0, { class: "tid" });
+    const lbl = flippedText(grp, r + u * 0.25, -r * 0.1 - u * 0.9, t.id, u * SIZE.target, { class: "tid lbl" });
+    staticLabel("target", t.id, lbl, t.x, t.y, r + u * 0.3);
+    statics.obstacles.push(boxAround(t.x, t.y, r + u * 0.1));
   }
+}
+
+/** Place every label of the map clear of the others and of every marker: the drones'
+ * (``drones``: [{id, textEl, x, y, text}], always shown) first, then the airports', SAMs' and
+ * targets' (hidden when no clear place is left, or when off the view); ``markers`` are the
+ * drones' boxes. Called once per frame by renderDrones, after the drones moved. */
+export function layoutLabels(drones, markers) {
+  if (!layerOn("labels")) return; // hidden by the Layers box: nothing to place
+  const u = state.unit;
+  const view = visibleBox();
+  const inView = (x, y) => !view || (x >= view.x && x <= view.x + view.w && y >= view.y && y <= view.y + view.h);
+  const items = [];
+  for (const d of drones) items.push({ kind: "drone", id: d.id, textEl: d.textEl, x: d.x, y: d.y, text: d.text,
+                                       size: u * SIZE.drone, gap: u * 2.5, keep: true });
+  const order = { airport: 0, sam: 1, target: 2 };
+  const rest = statics.labels.filter((l) => l.textEl.isConnected)
+    .sort((a, b) => order[a.kind] - order[b.kind]);
+  for (const l of rest) {
+    if (!inView(l.x, l.y)) { l.textEl.classList.add("lbl-off"); continue; }
+    items.push(l);
+  }
+  for (const it of items) {
+    it.textEl.classList.remove("lbl-off");
+    it.width = measured(it.textEl);
+    it.slot = slots.get(it.kind + ":" + it.id);
+  }
+  const places = placeLabels(items, [...statics.obstacles, ...markers]);
+  items.forEach((it, i) => {
+    const p = places[i];
+    if (p.hidden) { it.textEl.classList.add("lbl-off"); slots.delete(it.kind + ":" + it.id); return; }
+    it.textEl.setAttribute("x", p.x);
+    it.textEl.setAttribute("y", -p.y);
+    slots.set(it.kind + ":" + it.id, p.slot);
+  });
 }
 
 /** The truth switch: hidden SAMs shown (and the map fitted to them) or not. */

@@ -22,6 +22,7 @@ import { setTruthAvailable } from "./map.js";
 import { markersChanged, renderPlayback } from "./playback.js";
 import { renderPlanHead, setPlans } from "./plans.js";
 import { schedule, setScene, setTelemetry, state } from "./store.js";
+import { fmtTime } from "./format.js";
 import { addEvent, clearTimeline } from "./timeline.js";
 import { toast } from "./toast.js";
 
@@ -76,7 +77,7 @@ export async function openReplay(runId) {
   state.replay = R;
   document.body.classList.add("replay");
   document.title = `ISR mission — replay ${runId.slice(0, 8)}`;
-  $("#map-hint").textContent = "replay: click a target, SAM or drone to see its data";
+  $("#map-hint").textContent = "replay: click a drone, target, SAM or airport to inspect it";
   // a double click on an event of the timeline seeks to its tick
   $("#timeline").addEventListener("dblclick", (ev) => {
     const li = ev.target.closest("li");
@@ -203,7 +204,7 @@ async function quickRow(tick) {
   } catch (_) { return; }
   const row = (answer.rows || []).pop();
   if (!row || R.tick !== tick || R.playing || R.stateTick === tick) return;
-  setTelemetry({ tick, time: tick / R.hz, drones: row.drones, mode: state.scene && state.scene.mode });
+  setTelemetry({ tick, row_tick: row.tick, time: tick / R.hz, drones: row.drones, mode: state.scene && state.scene.mode });
 }
 
 // ----- telemetry chunks --------------------------------------------------------------------
@@ -279,7 +280,7 @@ function telemetryAt(t, interpolate) {
       : { ...a };
   }
   const tick = Math.floor(t);
-  return { tick, time: tick / R.hz, drones, mode: state.scene && state.scene.mode };
+  return { tick, row_tick: r0.tick, time: tick / R.hz, drones, mode: state.scene && state.scene.mode };
 }
 
 // ----- the playhead --------------------------------------------------------------------------
@@ -400,7 +401,11 @@ export function renderReplay() {
   renderPlanHead(state.scene && state.scene.plan_id, R.tick);
   syncTimeline();
   const speed = R.speed === "max" ? "max" : R.speed + "x";
-  $("#st-speed").textContent = `replay ${speed}${R.playing ? " ▶" : " ❚❚"}`;
+  const pace = state.scene ? state.scene.speed : undefined;
+  const recorded = pace === undefined ? "" : ` · recorded at ${pace === null ? "max" : pace + "x"}`;
+  $("#st-speed").textContent = `playback ${speed}${R.playing ? " ▶" : " ❚❚"}${recorded}`;
+  $("#st-speed").title = "playback: how fast this page replays the run; recorded: the pace the"
+    + " mission flew at then (times real time)";
 }
 
 function syncTimeline() {
@@ -415,17 +420,36 @@ function syncTimeline() {
 
 // ----- fork ---------------------------------------------------------------------------------
 
-/** POST /api/runs/{id}/fork at the playhead, then open the fork's live page. */
+function forkStatus(text) {
+  const box = $("#pb-fork-status");
+  box.hidden = !text;
+  box.querySelector(".text").textContent = text || "";
+}
+
+/** POST /api/runs/{id}/fork at the playhead, then open the fork's live page. While the fork
+ * starts (a few seconds: its process re-executes the parent up to the tick), the button is
+ * disabled and a spinner says "forking at m:ss …"; the server refuses a second fork meanwhile. */
 export async function forkHere() {
-  if (!R.runId) return;
+  if (!R.runId || R.forking) return;
   if (R.playing) pause();
+  const button = $("#pb-fork");
+  const tick = R.tick;
+  R.forking = tick;
+  button.disabled = true;
+  button.title = "disabled: a fork is starting";
+  forkStatus(`forking at ${fmtTime((tick + 1) / R.hz)} (tick ${tick}) …`);
   try {
-    const answer = await api("POST", runUrl("/fork"), { tick: R.tick });
-    toast(`fork ${answer.run_id} started at tick ${R.tick}`, "info");
-    if (answer.url) location.assign(answer.url);
+    const answer = await api("POST", runUrl("/fork"), { tick });
+    forkStatus(`fork ${String(answer.run_id).slice(0, 8)} started: opening its page …`);
+    toast(`fork ${answer.run_id} started at tick ${tick}`, "info");
+    if (answer.url) { location.assign(answer.url); return; }
   } catch (err) {
-    if ([404, 405, 409].includes(err.status))
+    if ([404, 405].includes(err.status) || (err.status === 409 && /cannot start runs/.test(err.message)))
       toast(`Fork here is not available on this dashboard (${err.status}): ${err.message}`);
     // other failures: the toast api() showed (the error and its problems)
   }
+  R.forking = null;
+  button.disabled = false;
+  button.title = "start a new live run from the state at the playhead";
+  forkStatus(null);
 }

@@ -3,7 +3,8 @@
  * button; Close or Esc takes it away). A click on a run opens its replay (/?replay=RUN_ID);
  * a click on a parent opens the parent's. Tick two runs (across pages) and Compare opens them
  * side by side (/?compare=A,B; A the parent when one is the other's fork, else the first
- * ticked). The live view keeps running beneath it. */
+ * ticked). The live view keeps running beneath it. A dashboard with no live run (isr
+ * dashboard on a trace store) opens on this list. */
 
 import { api } from "./api.js";
 import { $ } from "./dom.js";
@@ -115,6 +116,17 @@ function show() {
 
 function close() {
   history.replaceState(null, "", location.pathname + location.search);
+  show();
+}
+
+let landed = false;
+
+/** A dashboard with no live run opens on its stored runs (once per page: Close keeps the
+ * empty live view, which says where the runs are). */
+export function openRunsOnLanding() {
+  if (landed || location.hash === "#runs") return;
+  landed = true;
+  history.replaceState(null, "", location.pathname + location.search + "#runs");
   show();
 }
 

@@ -5,6 +5,7 @@
 
 import { $ } from "./dom.js";
 import { fmtTime } from "./format.js";
+import { TERMINAL, runOver, startupPhase } from "./run_state.js";
 import { state } from "./store.js";
 
 const LINK_EVERY_MS = 3000;
@@ -60,28 +61,60 @@ export function watchLink() {
   linkTimer = setInterval(() => { if (!document.hidden) pollLink(); }, LINK_EVERY_MS);
 }
 
+/** The points line: what was collected, and while the run flies what the plan in force
+ * still means to collect (the planned targets not collected yet); once it is over, only what
+ * was collected (the tooltip says what was planned and left). */
+export function pointsText(scene, collected, over) {
+  const round = (v) => Math.round(v * 10) / 10;
+  const planned = (scene.targets || []).filter((t) => t.status === "planned")
+    .reduce((s, t) => s + (t.priority || 0), 0);
+  if (over) {
+    return [`points ${round(collected)} collected`, planned
+      ? `the run is over: ${round(planned)} more points were planned and not collected`
+      : "the run is over"];
+  }
+  return [`points ${round(collected)} collected · ${round(planned)} still planned`,
+          "collected so far, and the points of the targets the plan in force still means to collect"];
+}
+
+/** The mode shown: the run's end state, STARTING, NO LIVE RUN, else the executive's mode. */
+function modeText(scene, tel) {
+  if (state.replay || state.compare) return tel.mode || scene.mode || "–";
+  if (state.live === false && !state.runId) return "NO LIVE RUN";
+  const st = state.status && state.status.state;
+  if (st && TERMINAL.has(st)) return st.toUpperCase();
+  if (startupPhase()) return "STARTING";
+  return tel.mode || scene.mode || "–";
+}
+
 /** Write the status line from the latest scene, telemetry, status and stats. */
 export function renderStatus() {
   watchLink();
   const scene = state.scene || {};
   const tel = state.telemetry || {};
-  const ended = state.status && ["ended", "crashed"].includes(state.status.state);
   $("#st-run").textContent = "run " + (state.runId ? state.runId.slice(0, 8) : "–");
   $("#st-run").title = state.runId || "";
   $("#st-tick").textContent = "tick " + (tel.tick ?? scene.tick ?? "–");
   $("#st-time").textContent = "t " + fmtTime(tel.time ?? scene.time);
-  const mode = ended ? state.status.state.toUpperCase() : (tel.mode || scene.mode || "–");
+  const mode = modeText(scene, tel);
   const modeEl = $("#st-mode");
   modeEl.textContent = mode; modeEl.dataset.mode = mode;
   const speed = scene.speed;
-  $("#st-speed").textContent = "speed " + (speed === null || speed === undefined ? (scene.run_id ? "max" : "–") : speed + "x");
+  if (!state.replay) {
+    $("#st-speed").textContent = "speed " + (speed === null || speed === undefined ? (scene.run_id ? "max" : "–") : speed + "x");
+    $("#st-speed").title = "the mission's pace: times real time";
+  }
   for (const b of document.querySelectorAll("#speeds button")) {
     const v = b.dataset.speed;
     b.classList.toggle("active", (v === "max" && speed === null) || Number(v) === speed);
   }
   const collected = Object.values(tel.drones || {}).reduce((s, d) => s + (d.points || 0), 0)
     || scene.collected_points || 0;
-  $("#st-points").textContent = `points ${collected} collected · ${scene.planned_points ?? "–"} planned`;
+  const over = state.replay ? state.replay.tick >= state.replay.lastTick && state.replay.lastTick > 0
+    : runOver();
+  const [text, title] = pointsText(scene, collected, over);
+  $("#st-points").textContent = text;
+  $("#st-points").title = title;
   const st = state.stats;
   // Lost: queued messages (events...) thrown away. Telemetry and scene messages a newer one
   // replaced (fast ticks, the frame-rate cap) are superseded, not lost: the newest is sent.

@@ -1,7 +1,6 @@
 /* The event timeline: one line per event, newest on top (at most MAX_EVENTS), coloured by
  * category, sim commands hidden unless asked for; a click shows the event in #detail as
- * "key: value" lines (#detail also shows what the select tool picks on the map) and centres
- * the map where it happened (in a replay, at that moment). */
+ * "key: value" lines and centres the map where it happened (in a replay, at that moment). */
 
 import { $ } from "./dom.js";
 import { fmtTime, label } from "./format.js";
@@ -15,17 +14,18 @@ const VERBOSE_KINDS = new Set(["command_applied", "drone_holding"]);
 function category(kind) {
   if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT"].includes(kind)) return "safety";
   if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED"].includes(kind)) return "plan";
-  if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS"].includes(kind)) return "replan";
+  if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS", "HOLD"].includes(kind)) return "replan";
   if (["sam_detected", "drone_lost", "target_missed"].includes(kind)) return "threat";
   if (["edit_applied", "edit_rejected"].includes(kind)) return "edit";
-  if (["HUMAN_COMMAND", "COMMAND_IGNORED", "CMD_REJECTED"].includes(kind)) return "command";
+  if (["HUMAN_COMMAND", "COMMAND_IGNORED", "CMD_REJECTED", "STOPPED"].includes(kind)) return "command";
   return "sim";
 }
 
 const ms = (v) => (v === undefined || v === null ? "" : ` in ${Math.round(v)} ms`);
 const short = (id) => (id ? String(id).slice(0, 6) : "");
 
-function summary(e) {
+/** An event in a few words (the timeline's line, the banners). */
+export function summary(e) {
   switch (e.kind) {
     case "COMMIT_PLAN": return `plan ${short(e.plan_id)}: ${e.points} pts` + (e.trigger ? ` (${e.trigger})` : e.cut_tick !== undefined ? ` from tick ${e.cut_tick}` : "")
       + (e.rebased_from ? `, rebased from ${short(e.rebased_from)}` : "")
@@ -53,8 +53,11 @@ function summary(e) {
     case "DIVERT": return `${label(e.drone)} holds off ${e.sam}`;
     case "RETURN_TO_BASE": return `${label(e.drone)} -> ${e.airport} (fuel ${Math.round(e.fuel)})`;
     case "PAUSE": return `holding ${(e.holding || []).map(label).join(" ")}`;
-    case "HUMAN_COMMAND": return `${e.command}${e.text ? ": " + e.text : ""} (${e.source})`;
-    case "COMMAND_IGNORED": return `${e.command}: ${e.reason}`;
+    case "HOLD": return `${label(e.drone)} holds where it is (${e.reason})`;
+    case "STOPPED": return `the mission was stopped: ${e.reason}`;
+    case "FORKED": return `forked from ${short(e.parent)} at tick ${e.tick}`;
+    case "HUMAN_COMMAND": return `${e.command}${e.drone ? " " + label(e.drone) : ""}${e.text ? ": " + e.text : ""} (${e.source})`;
+    case "COMMAND_IGNORED": return `${e.command}${e.drone ? " " + label(e.drone) : ""}: ${e.reason}`;
     case "CMD_REJECTED": return e.reason;
     case "CONSTRAINTS": return e.text;
     case "edit_applied": return describeEdit(e.edit);
@@ -86,6 +89,10 @@ export function clearTimeline() {
 /** Add one event on top of the timeline. */
 export function addEvent(e) {
   if (!e || !e.kind) return;
+  if (e.kind === "drone_lost" && e.drone) {
+    state.lostReasons = state.lostReasons || {};
+    state.lostReasons[e.drone] = `${e.reason || "lost"}${e.sam ? " (" + e.sam + ")" : ""}`;
+  }
   const list = $("#timeline");
   const seq = e.seq || ++state.lastSeq;
   state.lastSeq = Math.max(state.lastSeq, seq);
@@ -125,7 +132,7 @@ export function readable(obj, indent = "") {
   const plain = (v) => v === null || typeof v !== "object";
   const lines = [];
   for (const [k, v] of Object.entries(obj || {})) {
-    if (v === undefined) continue;
+    if (v === undefined || v === null) continue; // nothing to say: not a "null" line
     if (plain(v)) lines.push(`${indent}${k}: ${typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 1000) / 1000 : v}`);
     else if (Array.isArray(v) && v.every(plain)) lines.push(`${indent}${k}: ${v.length ? v.join(", ") : "none"}`);
     else if (Array.isArray(v) && v.every((x) => Array.isArray(x) && x.every(plain)) && v.length > 6)

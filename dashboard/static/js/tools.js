@@ -1,12 +1,15 @@
-/* The edit tools of the map's toolbar: select (show what is clicked), add a SAM or a target
- * where clicked, move a target or a SAM by dragging it, remove one, mark a drone lost. Each
- * edit goes to POST /api/edits; the executive stamps it at the next tick. */
+/* The edit tools of the map's toolbar: select (a click selects a drone, target, SAM or
+ * airport: ringed on the map, described in the inspector), add a SAM or a target where
+ * clicked, move a target or a SAM by dragging it, remove one, mark a drone lost (after a
+ * confirmation: it cannot be undone). Each edit goes to POST /api/edits; the executive
+ * stamps it at the next tick. */
 
 import { edit } from "./api.js";
+import { confirmAction } from "./confirm.js";
 import { $, el } from "./dom.js";
 import { label } from "./format.js";
+import { select } from "./select.js";
 import { schedule, state } from "./store.js";
-import { showDetail } from "./timeline.js";
 import { toast } from "./toast.js";
 
 function toWorld(clientX, clientY) {
@@ -33,7 +36,7 @@ export function rememberIds(scene) {
 }
 
 const HINTS = {
-  "select": "click a target, SAM or drone to see its data",
+  "select": "click a drone, target, SAM or airport to inspect it",
   "add-sam": "click on the map to place a SAM (range from the toolbar)",
   "add-target": "click on the map to place a target (priority and type from the toolbar)",
   "move": "drag a target or a SAM to move it",
@@ -49,10 +52,12 @@ export function setTool(tool) {
 }
 
 function hit(target) {
-  const t = target.closest && target.closest("[data-target-id],[data-sam-id],[data-drone-id].drone");
+  const t = target.closest
+    && target.closest("[data-target-id],[data-sam-id],[data-drone-id].drone,[data-airport-id]");
   if (!t) return null;
   if (t.dataset.targetId) return { kind: "target", id: t.dataset.targetId, el: t };
   if (t.dataset.samId) return { kind: "sam", id: t.dataset.samId, el: t };
+  if (t.dataset.airportId) return { kind: "airport", id: t.dataset.airportId, el: t };
   return { kind: "drone", id: t.dataset.droneId, el: t };
 }
 
@@ -81,23 +86,24 @@ async function onMapClick(ev) {
         else if (h && h.kind === "sam") { await edit({ op: "remove_sam", id: h.id }); toast(`remove ${h.id} sent`, "info"); }
         break;
       case "lose-drone":
-        if (h && h.kind === "drone") { await edit({ op: "disable_drone", drone: h.id }); toast(`${label(h.id)} marked lost`, "info"); }
+        if (h && h.kind === "drone") {
+          const name = label(h.id);
+          const sure = await confirmAction({
+            title: `Mark ${name} lost?`,
+            text: `${name} is taken out of the mission for good (it cannot be undone); its targets are replanned for the others.`,
+            ok: "Mark lost",
+          });
+          if (!sure) break;
+          await edit({ op: "disable_drone", drone: h.id });
+          toast(`${name} marked lost`, "info");
+        }
         break;
       case "select":
       default:
-        if (h) showDetail(describe(h), null);
+        select(h ? { kind: h.kind, id: h.id } : null);
         break;
     }
   } catch (_) { /* the toast already says why */ }
-}
-
-function describe(h) {
-  const scene = state.scene || {};
-  if (h.kind === "target") return (scene.targets || []).find((t) => t.id === h.id);
-  if (h.kind === "sam") return (scene.sams || []).find((s) => s.id === h.id);
-  const d = { ...((scene.drones || {})[h.id] || {}) };
-  delete d.flown; delete d.planned; delete d.frozen;
-  return { id: h.id, ...d, telemetry: ((state.telemetry || {}).drones || {})[h.id] };
 }
 
 function ghost(p, range) {

@@ -22,8 +22,17 @@ const BAR_PX = 110; // the scale bar's longest length
 /** The viewport's state (window.isr.viewport in the page). */
 export const V = { fit: null, view: null, auto: true, panning: null };
 
-/** km per marker unit for a view: markers and labels keep their screen size. */
-const unitOf = (box) => Math.max(box.w, box.h) / 90;
+/** Screen pixels per marker unit: a label of 1.25 units is about 11 px, whatever the size
+ * of the window or the zoom. */
+const UNIT_PX = 8.5;
+
+/** km per marker unit for a view on the map as it is laid out now: markers and labels keep
+ * their size on the screen (the viewBox is fitted, "meet", into the map's box). */
+function unitOf(box) {
+  const r = $("#map").getBoundingClientRect();
+  const scale = Math.min(r.width / box.w, r.height / box.h); // px per km
+  return scale > 0 && Number.isFinite(scale) ? UNIT_PX / scale : Math.max(box.w, box.h) / 90;
+}
 
 function apply() {
   const b = V.view;
@@ -31,6 +40,13 @@ function apply() {
   state.unit = unitOf(b);
   state.sceneDirty = true;
   schedule();
+}
+
+/** The map's box changed (the window, a splitter, a panel folded): the unit follows. */
+export function mapResized() {
+  if (!V.view) return;
+  const u = unitOf(V.view);
+  if (Math.abs(u - state.unit) > 1e-9 * Math.max(1, u)) apply();
 }
 
 /** The mission's fitted box (map.js, from each scene): the view too while following it. */
@@ -207,5 +223,6 @@ export function initViewport() {
     else if (ev.key === "-") zoomCentre(1.5);
   });
   window.addEventListener("resize", () => { state.sceneDirty = true; schedule(); });
+  new ResizeObserver(() => mapResized()).observe(svg);
   showCursor(null);
 }

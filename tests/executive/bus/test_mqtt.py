@@ -149,7 +149,13 @@ def test_watcher_sees_the_run_in_order_and_the_retained_picture(run_ids):
         assert len(ticks) >= 2 and ticks == sorted(set(ticks)), (
             f"telemetry ticks must strictly increase: {ticks[:20]}"
         )
-        assert [p["state"] for p in seen.of("status")] == ["starting", "running", "ended"]
+        assert [(p["state"], p.get("phase")) for p in seen.of("status")] == [
+            ("starting", None),
+            ("starting", "compiling"),  # the start-up's phases, for a view that waits
+            ("starting", "planning"),
+            ("running", None),
+            ("ended", None),
+        ]
         assert all(p["run_id"] == run_id for p in seen.of("status"))
 
         # A view that joins after the end gets the retained picture first.

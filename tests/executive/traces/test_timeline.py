@@ -5,6 +5,7 @@ re-executed to that tick from its inputs (the truth)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -14,7 +15,7 @@ from executive.traces.replay import resimulate
 from executive.traces.timeline import state_at
 from mission.config import RunConfig
 from mission.session import run_mission
-from planner.scenario import load_scenario
+from planner.scenario import load_scenario, parse_scenario
 from tests.conftest import SCENARIOS
 
 
@@ -50,11 +51,36 @@ def test_the_picture_at_a_tick_is_the_runs_state_then(stored, fraction):
     assert collected == set(world.collected())
     known = {s["id"] for s in scene["sams"] if s["known"]}
     assert known == {s.id for s in world.known_environment.sams}
-    telemetry = reader.telemetry_at(run["run_id"], tick)
     for drone_id, d in scene["drones"].items():
-        assert d["status"] == telemetry["drones"][drone_id]["status"]
+        # the state then, not the telemetry row's a few ticks before (a landing or a loss
+        # since that row counts: the run re-executed to the tick is the yardstick)
+        assert d["status"] == world.status(drone_id)
         # positions from the telemetry at or before the tick: within a few ticks' flight
         x, y, _ = world.position(drone_id)
         assert abs(d["x"] - x) + abs(d["y"] - y) <= 5 * 0.1 / 20 * 2 + 1e-9
         assert len(d["flown"]) <= 402
     assert scene["tick"] == tick and scene["run_id"] == run["run_id"]
+
+
+def test_a_drone_lost_at_a_tick_is_lost_at_that_tick_not_flying(tmp_path):
+    """The stored telemetry row at or before T may be a few ticks old: a drone lost at T is
+    lost in the picture at T (the replay used to show it "flying" there)."""
+    url = f"sqlite:///{tmp_path / 'lost.db'}"
+    config = RunConfig(trace_url=url, agents=False, policy=Policy(batch_iterations=300))
+    mission = json.loads((SCENARIOS / "lost_drone.json").read_text())
+    mission["timeline"][0]["t"] = 900.1  # between two stored rows (one every 5 ticks)
+    report = asyncio.run(run_mission(parse_scenario(mission, "lost_drone"), config))
+    reader = TraceReader(url)
+    try:
+        run = reader.run(report.run_id)
+        lost = next(e for e in reader.events(run["run_id"]) if e["kind"] == "drone_lost")
+        tick, drone = lost["tick"], lost["payload"]["drone"]
+        row = reader.telemetry_at(run["run_id"], tick)
+        assert row["tick"] < tick, "a row at the loss tick itself proves nothing here"
+        assert row["drones"][drone]["status"] == "flying"
+        scene = state_at(reader, run, tick)
+        assert scene["drones"][drone]["status"] == "lost"
+        assert scene["drones"][drone]["planned"] == [] and scene["drones"][drone]["frozen"] == []
+        assert state_at(reader, run, tick - 1)["drones"][drone]["status"] == "flying"
+    finally:
+        reader.close()

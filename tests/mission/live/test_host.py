@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from executive.bus import InProcessBus
 from executive.loop import Executive
@@ -56,3 +57,79 @@ def test_the_first_plan_is_on_the_bus_for_a_view_that_joins_before_any_replan():
     assert plan["plan_id"] == executive.plan_id
     assert plan["tick"] == 0 and plan["provenance"] == {"origin": "planner", "approved": "auto"}
     assert plan["solution"]["total_points"] == executive.plan.total_points
+
+
+def test_the_start_up_says_its_phases_on_the_bus_until_the_run_is_running():
+    """A view knows, from the first status, that the run is starting and what it waits for:
+    the planner's kernels (compiled on the first run only), then the first plan."""
+
+    async def go():
+        bus = InProcessBus()
+        statuses = bus.subscribe(["status"], maxsize=64)
+        executive = Executive(
+            load_scenario(SCENARIOS / "new_target.json"),
+            planner=AlgorithmicPlanner(iterations=300),
+            sink=NullSink(),
+        )
+        before = time.time()
+        await MissionHost(executive, bus).run(None, until=10)
+        seen = []
+        while statuses.pending():
+            seen.append((await statuses.get()).payload)
+        return before, seen, executive
+
+    before, seen, executive = asyncio.run(go())
+    said = [(s["state"], s.get("phase")) for s in seen]
+    assert said == [
+        ("starting", None),
+        ("starting", "compiling"),
+        ("starting", "planning"),
+        ("running", None),
+        ("ended", None),
+    ], said
+    # every status carries when the start-up began, for a view's elapsed time
+    assert len({s["started_at"] for s in seen}) == 1
+    assert before <= seen[0]["started_at"] <= time.time()
+    assert all(s["run_id"] == executive.run_id for s in seen)
+
+
+def test_a_stop_ends_the_mission_and_per_drone_commands_are_checked():
+    async def go():
+        bus = InProcessBus()
+        events = bus.subscribe(["events"], maxsize=4096)
+        executive = Executive(
+            load_scenario(SCENARIOS / "demo.json"),
+            planner=AlgorithmicPlanner(iterations=300),
+            sink=NullSink(),
+        )
+        host = MissionHost(executive, bus)
+        task = asyncio.create_task(host.run(None))
+        while not executive.started:
+            await asyncio.sleep(0.01)
+        refusals = [
+            host.handle({"type": "command", "command": "HOLD"}),
+            host.handle({"type": "command", "command": "RETURN", "drone": "9"}),
+        ]
+        assert host.handle({"type": "command", "command": "HOLD", "drone": "2"}) is None
+        while not any(e["kind"] == "HUMAN_COMMAND" for e in executive.events_seen):
+            await asyncio.sleep(0.01)  # taken at a tick boundary
+        assert host.handle({"type": "stop", "reason": "the operator's Stop"}) is None
+        report = await asyncio.wait_for(task, 60)
+        seen = []
+        while events.pending():
+            seen.append((await events.get()).payload)
+        return refusals, report, seen, executive
+
+    refusals, report, seen, executive = asyncio.run(go())
+    assert refusals == [
+        "$.drone: HOLD needs the drone's id",
+        "$.drone: no drone '9' in this mission",
+    ]
+    kinds = [e["kind"] for e in seen]
+    assert kinds.count("CMD_REJECTED") == 2
+    stopped = [e for e in seen if e["kind"] == "STOPPED"]
+    assert stopped and stopped[0]["reason"] == "the operator's Stop"
+    # it ended long before the demo's end (1695 s), with its outcome so far
+    assert report.ticks < 20 * 600 and executive.sim.tick == report.ticks
+    commands = [e for e in seen if e["kind"] == "HUMAN_COMMAND"]
+    assert commands and commands[0]["command"] == "HOLD" and commands[0]["drone"] == "2"

@@ -1,0 +1,338 @@
+"""The console on real screens (issue 26, items 3, 4 and 7), in Debian's headless Chromium
+against a real ``isr run`` (the demo, review mode: drafts wait for the operator).
+
+At 1600x1000 and 1280x720: no label overlaps another label or any marker (the bounding boxes
+of every drone, airport, SAM and target label against every other label and every drone
+ring, airport square, target circle and SAM centre: 0), every label is shown at the fitted
+view, no table cell is clipped (scrollWidth > clientWidth: 0), the toolbar is one line, the
+legend's rows each one line, the agent tree has room; the screenshots are console-1600.png
+and console-1280.png (in docs/ when ISR_DOCS_SCREENSHOTS=1).
+
+Then, as an operator: a click selects a drone (a ring on the map) and the inspector says it in
+words and units, updated every frame (no raw field, no radian, no null), and so for a target,
+a SAM and an airport; Hold and Resume from the inspector, each behind a confirmation (Cancel
+sends nothing); a refused order and a safety action and a point of no return passed each
+raise a banner; layers switch off and stay off after a reload, as do a resized side panel and
+a folded one; Reset and Reject ask first; when the run ends its review panel closes, the map
+drops the draft, and the points line no longer claims a plan.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from tests.dashboard.harness import AUTH, TOKEN, CliProcess
+from tests.dashboard.test_browser import BROWSER_ARGS
+
+TIMEOUT_MS = 60_000
+SIZES = ((1600, 1000), (1280, 720))
+
+# In the page: every label against every other label and every marker, on the screen.
+MEASURE = """() => {
+  const shown = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom, name: e.textContent.trim() || e.tagName}; };
+  const all = [...document.querySelectorAll('#map text.lbl')];
+  const labels = all.filter(shown).map(box);
+  const markers = [...document.querySelectorAll(
+    '#l-drones circle.ring-bg, #l-airports rect, #l-targets circle, #l-sams circle.centre')]
+    .filter(shown).map(box);
+  const hit = (a, b) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
+  const clashes = [];
+  labels.forEach((a, i) => {
+    labels.slice(i + 1).forEach((b) => { if (hit(a, b)) clashes.push([a.name, b.name]); });
+    markers.forEach((m) => { if (hit(a, m)) clashes.push([a.name, 'marker']); });
+  });
+  const cells = [...document.querySelectorAll(
+    '#fleet th, #fleet td, #insp-facts dt, #insp-facts dd, #statusbar .stat, #toolbar label')];
+  return {
+    labels: labels.length, all: all.length, markers: markers.length, clashes,
+    hidden: all.filter((e) => !shown(e)).map((e) => e.textContent),
+    clipped: cells.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent.trim()),
+    toolbar: document.getElementById('toolbar').getBoundingClientRect().height,
+    agents: document.getElementById('agents-panel').getBoundingClientRect().height,
+    map: document.getElementById('map').getBoundingClientRect().height,
+  };
+}"""
+
+INSPECTOR = "() => document.getElementById('insp-facts').innerText"
+FACT = """(k) => { const d = document.querySelector(`#insp-facts dd[data-fact="${k}"]`);
+  return d ? d.innerText : null; }"""
+
+
+def _events(page: Page, kind: str) -> int:
+    return page.locator(f"#timeline li[data-kind='{kind}']").count()
+
+
+def _confirm(page: Page, ok: bool) -> str:
+    page.wait_for_selector("#confirm[open]")
+    title = page.inner_text("#confirm-title")
+    page.click("#confirm-ok" if ok else "#confirm-cancel")
+    page.wait_for_selector("#confirm:not([open])", state="attached")
+    return title
+
+
+def _drawn(page: Page) -> None:
+    page.wait_for_function("() => document.querySelectorAll('#l-drones g.drone').length === 3")
+
+
+@pytest.mark.browser
+def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
+    errors: list[str] = []
+    with (
+        CliProcess(
+            "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+            "--speed", "5", "--no-agents",
+        ) as cli,
+        sync_playwright() as pw,
+    ):  # fmt: skip
+        url = cli.wait_for(r"dashboard: (http://\S+)")
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+        try:
+            for width, height in SIZES:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.on("pageerror", lambda exc: errors.append(str(exc)))
+                page.set_default_timeout(TIMEOUT_MS)
+                page.goto(url)
+                _drawn(page)
+                page.wait_for_selector("#agents details[data-run-id]", state="attached")
+                # a drone selected: the inspector is part of the layout measured
+                page.click('#fleet-body tr[data-drone-id="2"]')
+                page.wait_for_selector("#inspector:not([hidden])")
+                page.click("#btn-fit")
+                page.wait_for_function("() => window.isr.viewport.auto")
+                page.wait_for_timeout(300)  # a few frames: labels placed at the fitted view
+                m = page.evaluate(MEASURE)
+                print(f"\n{width}x{height}: {m}")
+                assert m["labels"] >= 20 and m["markers"] >= 20, m
+                assert m["clashes"] == [], m["clashes"]  # no label over a label or a marker
+                assert m["hidden"] == [], m["hidden"]  # and none left out to get there
+                assert m["clipped"] == [], m["clipped"]  # no clipped cell
+                assert m["toolbar"] < 40, m  # one line of tools
+                assert m["agents"] >= (170 if height < 800 else 250), m  # room for the tree
+                assert m["map"] >= 0.55 * height - 80, m
+                # the legend: its rows one line each, inside the map
+                page.click("#btn-layers")
+                page.wait_for_selector("#layers:not([hidden])")
+                rows = page.evaluate(
+                    "() => [...document.querySelectorAll('#layers .lg')].filter((e) =>"
+                    " e.offsetParent).map((e) => e.getBoundingClientRect().height)"
+                )
+                assert rows and max(rows) < 24, rows
+                legend = page.locator("#layers").bounding_box()
+                wrap = page.locator("#map-wrap").bounding_box()
+                assert legend["y"] + legend["height"] <= wrap["y"] + wrap["height"] + 0.5
+                page.click("#btn-layers")
+                page.wait_for_selector("#layers", state="hidden")
+                shoot(page, f"console-{width}.png")
+                page.close()
+        finally:
+            browser.close()
+    assert not errors, errors
+
+
+@pytest.mark.browser
+def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(chromium):
+    errors: list[str] = []
+    with (
+        CliProcess(
+            "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+            "--speed", "5", "--no-agents", "--review",
+        ) as cli,
+        sync_playwright() as pw,
+    ):  # fmt: skip
+        url = cli.wait_for(r"dashboard: (http://\S+)")
+        base = url.split("/?")[0]
+        api = httpx.Client(base_url=base, headers=AUTH, timeout=30)
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(url)
+            _drawn(page)
+
+            # ----- a drone selected: a ring, and the inspector in words and units
+            page.click('#l-drones g.drone[data-drone-id="2"] polygon', force=True)
+            page.wait_for_selector(
+                '#l-select[data-kind="drone"][data-id="2"] circle', state="attached"
+            )
+            page.wait_for_selector('#inspector[data-kind="drone"]:not([hidden])')
+            assert page.is_hidden("#detail")  # no raw dump in the events panel
+            text = page.evaluate(INSPECTOR)
+            for raw in ("null", "undefined", "NaN", "rad", "pnr_km", "margin_km", "{"):
+                assert raw not in text, (raw, text)
+            assert page.inner_text("#insp-title").startswith("D2")
+            assert page.evaluate(FACT, "status").startswith("flying its plan")
+            assert re.fullmatch(r"\d{3}° \((N|NE|E|SE|S|SW|W|NW)\)", page.evaluate(FACT, "heading"))
+            assert re.fullmatch(r"\d+ km/h \(\d+ m/s\)", page.evaluate(FACT, "speed"))
+            assert re.fullmatch(r"[\d.]+ km of [\d.]+ km \(\d+ %\)", page.evaluate(FACT, "fuel"))
+            assert "km once its planned path is flown" in page.evaluate(FACT, "margin")
+            assert "km" in page.evaluate(FACT, "turn home")
+            assert page.locator('#insp-facts dd[data-fact="targets"] ol li').count() >= 1
+            # live: the fuel it reads changes with the frames
+            fuel = page.evaluate(FACT, "fuel")
+            page.wait_for_function(
+                '([f, k]) => { const d = document.querySelector(`#insp-facts dd[data-fact="${k}"]`);'
+                " return d && d.innerText !== f; }",
+                arg=[fuel, "fuel"],
+            )
+            # the fleet row is the same drone, marked
+            assert "selected" in page.get_attribute('#fleet-body tr[data-drone-id="2"]', "class")
+
+            # a target, a SAM, an airport
+            target = page.evaluate(
+                "() => window.isr.scene.targets.find((t) => t.status === 'planned').id"
+            )
+            page.click(f'#l-targets g[data-target-id="{target}"] circle', force=True)
+            page.wait_for_selector(f'#inspector[data-kind="target"][data-id="{target}"]')
+            assert page.evaluate(FACT, "status").startswith("planned for D")
+            assert page.evaluate(FACT, "priority").endswith("points")
+            page.click('#l-sams g[data-sam-id="SAM1"] circle.centre', force=True)
+            page.wait_for_selector('#inspector[data-kind="sam"][data-id="SAM1"]')
+            assert re.fullmatch(r"[\d.]+ km", page.evaluate(FACT, "range"))
+            assert page.locator('#l-select[data-kind="sam"] circle.zone').count() == 1
+            # its label: the square is under D1, parked there (labels sit clear of markers)
+            page.click('#l-airports g[data-airport-id="A1"] text', force=True)
+            page.wait_for_selector('#inspector[data-kind="airport"][data-id="A1"]')
+            assert "D1 (parked)" in page.evaluate(FACT, "drones here")
+            page.keyboard.press("Escape")
+            page.wait_for_selector("#inspector", state="hidden")
+
+            # ----- Hold and Resume from the inspector, each asked first
+            page.click('#fleet-body tr[data-drone-id="2"]')
+            page.wait_for_selector('#inspector[data-kind="drone"][data-id="2"]')
+            hold = '#insp-actions button[data-action="HOLD"]'
+            assert page.is_disabled('#insp-actions button[data-action="RESUME"]')
+            page.click(hold)
+            assert _confirm(page, ok=False) == "Hold D2 here?"
+            page.wait_for_timeout(500)
+            assert _events(page, "HOLD") == 0  # cancelled: nothing sent
+            page.click(hold)
+            _confirm(page, ok=True)
+            page.wait_for_selector("#timeline li[data-kind='HOLD']")
+            page.wait_for_function(
+                '(k) => (document.querySelector(`#insp-facts dd[data-fact="${k}"]`) || {})'
+                ".innerText === 'holding: operator: hold'",
+                arg="status",
+            )
+            resume = '#insp-actions button[data-action="RESUME"]'
+            page.wait_for_function(f"() => !document.querySelector('{resume}').disabled")
+            page.click(resume)
+            _confirm(page, ok=True)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll(\"#timeline li[data-kind='CONTINUE']\")]"
+                ".some((li) => li.textContent.includes('resumed D2'))"
+            )
+
+            # ----- a refused order: a banner, not only an event line
+            r = api.post("/api/commands", json={"command": "RESUME"})  # nothing is paused
+            assert r.status_code == 202
+            page.wait_for_selector("#banners .banner[data-kind='refused']")
+            assert "RESUME refused: not paused" in page.inner_text(
+                "#banners .banner[data-kind='refused']"
+            )
+
+            # ----- layers off, and still off after a reload
+            page.click("#btn-layers")
+            page.uncheck("#layers input[data-layer='planned']")
+            page.uncheck("#layers input[data-layer='labels']")
+            page.uncheck("#layer-drones input[data-drone='3']")
+            page.wait_for_function(
+                "() => !document.querySelector('#l-drones g.drone[data-drone-id=\"3\"]')"
+            )
+            assert (
+                page.evaluate(
+                    "() => getComputedStyle(document.getElementById('l-planned')).display"
+                )
+                == "none"
+            )
+            assert page.locator("#l-flown polyline[data-drone-id='3']").count() == 0
+            page.uncheck("#layers input[data-layer='rings']")
+            assert page.evaluate(
+                "() => [...document.querySelectorAll('#l-sams circle.zone')].every((c) =>"
+                " getComputedStyle(c).display === 'none')"
+            )
+            assert page.locator("#l-sams circle.centre").first.is_visible()  # the SAM stays
+            page.check("#layers input[data-layer='rings']")
+            # ----- the side panel wider, the ask panel folded
+            side = page.locator("#side").bounding_box()
+            handle = page.locator(".splitter[data-split='side']").bounding_box()
+            hx, hy = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+            page.mouse.move(hx, hy)
+            page.mouse.down()
+            page.mouse.move(hx - 60, hy, steps=3)
+            page.mouse.move(hx - 120, hy, steps=3)
+            page.mouse.up()
+            wider = page.locator("#side").bounding_box()["width"]
+            assert wider == pytest.approx(side["width"] + 120, abs=3)
+            page.click("#ask > h2")
+            assert "collapsed" in page.get_attribute("#ask", "class")
+            page.reload()
+            _drawn_but = "() => document.querySelectorAll('#l-drones g.drone').length === 2"
+            page.wait_for_function(_drawn_but)  # D3 stays off
+            assert page.locator("#side").bounding_box()["width"] == pytest.approx(wider, abs=1)
+            assert "collapsed" in page.get_attribute("#ask", "class")
+            assert not page.is_checked("#layers input[data-layer='planned']")
+            assert page.evaluate(
+                "() => [...document.querySelectorAll('#map text.lbl')].every((t) =>"
+                " t.getBoundingClientRect().width === 0)"
+            )
+            page.check("#layers input[data-layer='planned']")
+            page.check("#layers input[data-layer='labels']")
+            page.check("#layer-drones input[data-drone='3']")
+            page.click("#ask > h2")
+            page.click("#btn-layers")
+            _drawn(page)
+
+            # ----- Reset asks first; its replan waits for review; Reject asks first
+            page.click("#btn-reset")
+            assert _confirm(page, ok=False) == "Reset the plan?"
+            page.wait_for_timeout(500)
+            assert _events(page, "RESET") == 0
+            page.click("#btn-reset")
+            _confirm(page, ok=True)
+            page.wait_for_selector("#timeline li[data-kind='RESET']")
+            page.wait_for_selector("#draft:not([hidden])")
+            page.click("#btn-reject")
+            assert _confirm(page, ok=False) == "Reject the draft?"
+            assert page.is_visible("#draft")
+            page.click("#btn-reject")
+            _confirm(page, ok=True)
+            page.wait_for_selector("#timeline li[data-kind='PLAN_REJECTED']")
+            page.wait_for_selector("#draft", state="hidden")
+
+            # ----- a point of no return passed, and the safety layer's action: banners
+            d2 = page.evaluate("() => window.isr.scene.drones['2']")
+            assert d2["status"] == "flying"
+            short = round(d2["home_km"] + 0.4, 2)  # the way home, not the reserve
+            r = api.post("/api/edits", json={"op": "set_fuel", "drone": "2", "fuel": short})
+            assert r.status_code == 202, r.text
+            page.wait_for_selector("#banners .banner[data-kind='pnr']")
+            assert "D2 passed its point of no return" in page.inner_text(
+                "#banners .banner[data-kind='pnr']"
+            )
+            page.wait_for_selector("#banners .banner[data-kind='safety']")
+
+            # ----- the end, a draft still waiting: the panel closes, the words change
+            r = api.post("/api/commands", json={"command": "REPLAN"})
+            assert r.status_code == 202
+            page.wait_for_selector("#draft:not([hidden])")
+            assert "still planned" in page.inner_text("#st-points")
+            run_id = page.evaluate("() => window.isr.runId")
+            assert api.post("/api/stop", json={"run_id": run_id}).status_code == 202
+            page.wait_for_selector('#st-mode[data-mode="ENDED"]')
+            page.wait_for_selector("#draft", state="hidden")
+            assert page.locator("#l-draft polyline").count() == 0
+            points = page.inner_text("#st-points")
+            assert re.fullmatch(r"points [\d.]+ collected", points), points
+            assert "planned" in page.get_attribute("#st-points", "title")
+        finally:
+            browser.close()
+            api.close()
+    assert cli.proc.returncode in (0, 130), "\n".join(cli.log)
+    assert not errors, errors
