@@ -2,13 +2,14 @@
 
     isr plan SCENARIO --export qgc plan.plan [--origin LAT,LON]   # plan-D1.plan, plan-D2.plan...
     isr plan SCENARIO --export geojson plan.geojson
-    isr plan SCENARIO --export mavlink mission.waypoints           # mission-D1.waypoints...
-    isr import qgc D1.plan [D2.plan ...] [--out scenario.json]
+    isr plan SCENARIO --export mavlink mission.waypoints           # mission-D1.waypoints (+ .csv)...
+    isr plan SCENARIO --export qgc p.plan --export geojson p.geojson   # as many as you like
+    isr import qgc D1.plan [D2.waypoints ...] [--out scenario.json]
 
 The formats are built by ``planner.interop``; this module checks the options before any
 work, writes the files whole (``cli.common.write_atomically``) and reports what it wrote on
 stderr (stdout stays the plan, or its JSON). Same conventions as every ``isr`` command: bad
-input is one line per problem naming the file and the JSON path, exit code 2.
+input is one line per problem naming the file and the JSON path (or line), exit code 2.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
 from cli.common import EXIT_FAILED, check_writable, fail, shown, write_atomically
 from planner.errors import PlannerError
@@ -31,10 +33,12 @@ from planner.model import Scenario, Solution
 __all__ = [
     "EXPORT_FORMATS",
     "Export",
-    "check_export",
+    "ExportCommand",
+    "check_exports",
     "export_frame",
     "import_app",
     "parse_origin",
+    "placed",
     "write_export",
 ]
 
@@ -44,6 +48,19 @@ EXPORT_FORMATS: dict[str, tuple[tuple[str, ...], bool]] = {
     "geojson": ((".geojson", ".json"), False),
     "mavlink": ((".waypoints", ".txt"), True),
 }
+LABELS_SUFFIX = ".csv"  # beside each .waypoints: what each mission item is
+
+
+class ExportCommand(TyperCommand):
+    """A command whose ``--export FORMAT FILE`` may be given more than once. Typer has no
+    option type for a list of pairs: the command declares ``export`` a list, and the option
+    takes its two values per use here, once typer has built it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.name == "export":
+                param.nargs = 2
 
 
 @dataclass(frozen=True)
@@ -73,41 +90,76 @@ def parse_origin(text: str | None) -> GeoOrigin | None:
         ) from None
 
 
-def check_export(
-    export: tuple[str, Path] | None, origin: str | None, altitude: float
-) -> Export | None:
-    """The ``--export`` options checked before any work (exit 2 naming the option)."""
-    if export is None:
+def check_exports(
+    exports: list[tuple[str, str]] | None, origin: str | None, altitude: float
+) -> list[Export]:
+    """Every ``--export`` checked before any work (exit 2 naming the option): the format,
+    the file's suffix and folder, and no two exports writing the same file."""
+    if not exports:
         if origin is not None:
             raise fail("--origin places an export: give --export FORMAT FILE with it")
-        return None
-    fmt, path = export
-    fmt = fmt.lower()
-    if fmt not in EXPORT_FORMATS:
-        raise fail(f"--export {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
-    check_writable(path, f"--export {fmt}", EXPORT_FORMATS[fmt][0])
+        return []
     if not (math.isfinite(altitude) and 0 < altitude <= 10_000):
         raise fail(f"--altitude {altitude!r}: expected metres above home, from 0 to 10000")
-    return Export(fmt, path, parse_origin(origin), altitude)
+    place = parse_origin(origin)
+    checked: list[Export] = []
+    for fmt, name in exports:
+        fmt, path = fmt.lower(), Path(name)
+        if fmt not in EXPORT_FORMATS:
+            raise fail(f"--export {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+        check_writable(path, f"--export {fmt}", EXPORT_FORMATS[fmt][0])
+        twice = next((e for e in checked if e.path.resolve() == path.resolve()), None)
+        if twice is not None:
+            raise fail(
+                f"--export {fmt} {shown(path)}: --export {twice.fmt} already writes"
+                f" {shown(twice.path)}; give each export its own file"
+            )
+        checked.append(Export(fmt, path, place, altitude))
+    return checked
 
 
-def export_frame(scenario: Scenario, export: Export | None, source: Path) -> LocalFrame | None:
-    """The frame the export (or the plan's lat/lon) is written in; exit 2 when an export
+def placed(scenario: Scenario, exports: list[Export], source: Path) -> Scenario:
+    """A km mission an ``--origin`` places on the Earth, planned as the geographic mission
+    it becomes (``planner.geodesy``: SAM covers, the geodesic check, the extent limit), so
+    that its exported waypoints keep clear of the SAMs' true disks; exit 2 naming what the
+    frame cannot hold. Any other scenario as it is."""
+    from planner.geodesy import geo_problems
+
+    origin = exports[0].origin if exports else None
+    if scenario.geo is not None or origin is None:
+        return scenario
+    geographic = scenario.model_copy(update={"geo": origin})
+    problems = geo_problems(geographic)
+    if problems:
+        raise fail(
+            f"{shown(source)} placed at --origin {origin.lat0:g},{origin.lon0:g}: {p}"
+            for p in problems
+        )
+    return geographic
+
+
+def export_frame(scenario: Scenario, exports: list[Export], source: Path) -> LocalFrame | None:
+    """The frame the exports (or the plan's lat/lon) are written in; exit 2 when an export
     needs one the mission does not have."""
     from planner.geo import local_frame
     from planner.interop import mission_frame
 
-    if export is None:
+    if not exports:
         return None if scenario.geo is None else local_frame(scenario.geo)
     try:
-        return mission_frame(scenario, export.origin)
+        return mission_frame(scenario, exports[0].origin)
     except PlannerError as exc:
-        raise fail(f"{shown(source)}: --export {export.fmt}: {exc}") from None
+        raise fail(f"{shown(source)}: --export {exports[0].fmt}: {exc}") from None
 
 
 def drone_file(path: Path, label: str) -> Path:
     """``plan.plan`` -> ``plan-D1.plan``: each drone's file, beside the one named."""
     return path.with_name(f"{path.stem}-{label}{path.suffix}")
+
+
+def labels_file(path: Path) -> Path:
+    """``mission-D1.waypoints`` -> ``mission-D1.waypoints.csv``: what each item is."""
+    return path.with_name(path.name + LABELS_SUFFIX)
 
 
 def write_export(
@@ -118,39 +170,42 @@ def write_export(
     if export.fmt == "geojson":
         from planner.interop.geojson import geojson_plan
 
-        write_atomically(export.path, _json_writer(geojson_plan(scenario, solution, frame), 1))
+        write_atomically(
+            export.path, _text_writer(_json(geojson_plan(scenario, solution, frame), 1))
+        )
         return [export.path]
     if export.fmt == "qgc":
         from planner.interop.qgc import qgc_plans
 
         for label, plan in qgc_plans(scenario, solution, frame, export.altitude).items():
             path = drone_file(export.path, label)
-            write_atomically(path, _json_writer(plan, indent=4))
+            write_atomically(path, _text_writer(_json(plan, indent=4)))
             written.append(path)
         return written
     from planner.interop.mavlink import mavlink_missions
 
-    for label, loader in mavlink_missions(scenario, solution, frame, export.altitude).items():
+    for label, mission in mavlink_missions(scenario, solution, frame, export.altitude).items():
         path = drone_file(export.path, label)
-        write_atomically(path, _loader_writer(loader))
-        written.append(path)
+        write_atomically(path, _text_writer(mission.text()))
+        write_atomically(labels_file(path), _text_writer(mission.labels_csv()))
+        written += [path, labels_file(path)]
     return written
 
 
-def _json_writer(data: Any, indent: int) -> Callable[[Path], object]:
-    text = json.dumps(data, indent=indent) + "\n"
-    return lambda p: p.write_text(text)
+def _json(data: Any, indent: int) -> str:
+    return json.dumps(data, indent=indent) + "\n"
 
 
-def _loader_writer(loader: Any) -> Callable[[Path], object]:
-    return lambda p: loader.save(str(p))  # pymavlink's own writer: QGC WPL 110
+def _text_writer(text: str) -> Callable[[Path], object]:
+    return lambda p: p.write_text(text, encoding="utf-8", newline="\n")
 
 
 def report_written(export: Export, paths: list[Path]) -> None:
     """One line on stderr per file written."""
     err = Console(stderr=True, emoji=False, highlight=False)
     for path in paths:
-        err.print(f"wrote {shown(path)} ({export.fmt})", markup=False, soft_wrap=True)
+        what = "what each mavlink item is" if path.suffix == LABELS_SUFFIX else export.fmt
+        err.print(f"wrote {shown(path)} ({what})", markup=False, soft_wrap=True)
     if not paths:
         err.print(
             f"--export {export.fmt}: no drone has a route, nothing written",
@@ -168,7 +223,13 @@ import_app = typer.Typer(
 
 @import_app.command("qgc")
 def import_qgc(
-    files: Annotated[list[Path], typer.Argument(help="QGroundControl .plan files, one drone each")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="mission files, one drone each: QGroundControl .plan, or text missions"
+            " (QGC WPL 110: .waypoints, .txt)"
+        ),
+    ],
     out: Annotated[
         Path | None, typer.Option(help="write the scenario JSON here (default: stdout)")
     ] = None,
@@ -183,39 +244,33 @@ def import_qgc(
         typer.Option(help="fuel budget (km) of every drone (default: its mission + 25%)"),
     ] = None,
 ) -> None:
-    """Import QGroundControl plans: waypoints become targets, exclusion circles SAMs,
-    rally points and homes airports, each file a drone; the geo origin is the first
-    file's planned home position."""
-    from planner.interop.qgc import QgcPlanError, read_qgc_plan, scenario_from_qgc
-    from planner.scenario_io import ScenarioError, parse_json, parse_scenario, read_json_file
+    """Import QGroundControl plans and text missions: waypoints become targets, exclusion
+    circles SAMs, exclusion polygons no-fly zones, rally points and homes airports, each
+    file a drone; the geo origin is the first file's home. What is left out is noted."""
+    from planner.interop.importer import scenario_from_qgc
+    from planner.interop.qgc import QgcPlanError
+    from planner.scenario_io import ScenarioError, parse_scenario
 
     check_writable(out, "--out", (".json",))
     if fuel is not None and not (0 < fuel <= 10_000):
         raise fail(f"--fuel {fuel!r}: expected km from 0 to 10000")
-    plans = []
-    for path in files:
-        try:
-            data: Any = parse_json(read_json_file(path), str(path))
-            plans.append((shown(path), read_qgc_plan(data, shown(path))))
-        except ScenarioError as exc:
-            raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
-        except QgcPlanError as exc:
-            raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
+    sources = [_read_mission_file(path) for path in files]
     try:
-        result = scenario_from_qgc(plans, priority=priority, target_type=target_type, fuel=fuel)
-    except QgcPlanError as exc:
+        result = scenario_from_qgc(sources, priority=priority, target_type=target_type, fuel=fuel)
+        text = json.dumps(result.scenario, indent=2) + "\n"
+        scenario = parse_scenario(
+            text, source=f"the scenario imported from {', '.join(shown(f) for f in files)}"
+        )
+    except (ScenarioError, QgcPlanError) as exc:
         raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
-    text = json.dumps(result.scenario, indent=2) + "\n"
-    try:
-        scenario = parse_scenario(text, source="the imported scenario")
-    except ScenarioError as exc:
-        raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
+    except PlannerError as exc:
+        raise fail(f"{', '.join(shown(f) for f in files)}: {exc}") from None
     err = Console(stderr=True, emoji=False, highlight=False)
     for note in result.notes:
         err.print(f"note: {shown(note)}", markup=False, soft_wrap=True)
     env = scenario.environment
     summary = (
-        f"imported {len(files)} plan(s): {len(env.airports)} airports, {len(env.targets)}"
+        f"imported {len(files)} file(s): {len(env.airports)} airports, {len(env.targets)}"
         f" targets, {len(env.sams)} SAMs, {len(scenario.drone_configs)} drones"
     )
     if out is None:
@@ -227,6 +282,18 @@ def import_qgc(
     except OSError as exc:
         raise fail(f"{shown(out)}: cannot write ({exc.strerror or exc})", EXIT_FAILED) from None
     err.print(f"{summary}; wrote {shown(out)}", markup=False, soft_wrap=True)
+
+
+def _read_mission_file(path: Path) -> Any:
+    """One mission file (``importer.read_mission_file``); exit 2 naming every problem."""
+    from planner.interop.importer import read_mission_file
+    from planner.interop.qgc import QgcPlanError
+    from planner.scenario_io import ScenarioError, read_json_file
+
+    try:
+        return read_mission_file(read_json_file(path), shown(path))
+    except (ScenarioError, QgcPlanError) as exc:
+        raise fail(f"{exc.source}: {p}" for p in exc.problems) from None
 
 
 def print_positions(scenario: Scenario, solution: Solution) -> None:

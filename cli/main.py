@@ -62,7 +62,7 @@ def build_app() -> typer.Typer:
     from cli.dashboard import dashboard
     from cli.eval import eval_app
     from cli.fork import fork
-    from cli.interop import import_app
+    from cli.interop import ExportCommand, import_app
     from cli.live import command, edit
     from cli.plan import plan, validate
     from cli.replay import replay_cmd
@@ -82,7 +82,7 @@ def build_app() -> typer.Typer:
         help="ISR multi-drone mission system.",
     )
     app.command("validate")(validate)
-    app.command("plan")(plan)
+    app.command("plan", cls=ExportCommand)(plan)  # --export may be repeated
     app.command("schema")(schema)
     app.command("sim")(sim)
     app.command("run")(run)

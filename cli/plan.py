@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console, JustifyMethod
@@ -100,10 +100,11 @@ def plan(
     ] = None,
     seed: Annotated[int, typer.Option(help="random seed of the search")] = 0,
     export: Annotated[
-        tuple[str, Path] | None,
+        list[Any] | None,  # (FORMAT, FILE) pairs: cli.interop.ExportCommand takes two values
         typer.Option(
-            help="also write the plan for other tools: qgc (one .plan per drone),"
-            " geojson, mavlink (QGC WPL 110, one per drone)",
+            help="also write the plan for other tools, as often as you like: qgc (one .plan"
+            " per drone), geojson, mavlink (QGC WPL 110 and a .csv of what each item is, one"
+            " per drone)",
             metavar="FORMAT FILE",
         ),
     ] = None,
@@ -116,7 +117,7 @@ def plan(
     ] = 100.0,
 ) -> None:
     """Plan a mission and print the routes (or the Solution JSON)."""
-    from cli.interop import check_export, export_frame, print_positions, report_written
+    from cli.interop import check_exports, export_frame, placed, print_positions, report_written
     from cli.interop import write_export as write_plan_export
     from planner.interop import geo_solution
     from planner.mission import compile_mission
@@ -127,8 +128,8 @@ def plan(
     check_number(seconds, "--seconds", 0.0, MAX_SEARCH_SECONDS)
     check_writable(out, "--out", (".json",))
     check_writable(plot, "--plot", (".png", ".svg", ".pdf"))
-    exporting = check_export(export, origin, altitude)
-    scenario = load(file)
+    exporting = check_exports(export, origin, altitude)
+    scenario = placed(load(file), exporting, file)
     frame = export_frame(scenario, exporting, file)
     warn_plannability(file, scenario)  # the plan goes around what cannot be planned
     try:
@@ -165,8 +166,9 @@ def plan(
                     title=f"{shown(file.name)}: {solution.total_points:g} points ({strategy})",
                 ),
             )
-        if exporting is not None and frame is not None:
-            report_written(exporting, write_plan_export(exporting, scenario, solution, frame))
+        for each in exporting:  # a frame exists whenever there is an export (export_frame)
+            assert frame is not None
+            report_written(each, write_plan_export(each, scenario, solution, frame))
     except OSError as exc:
         raise fail(
             f"{shown(exc.filename or out or plot)}: cannot write ({exc.strerror or exc})",

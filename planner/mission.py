@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from planner.errors import PlannerError
+from planner.geodesy import planning_disks
 from planner.geometry import Path, PathTable, SamField
 from planner.model import DroneConfig, Environment, Scenario
 
@@ -99,7 +100,7 @@ class Mission:
 def compile_mission(scenario: Scenario) -> Mission:
     """Index the nodes, compute all SAM-aware legs, and describe each enabled drone."""
     env = scenario.environment
-    sams = SamField([(s.x, s.y, s.range) for s in env.sams])
+    sams = SamField(planning_disks(env.sams, scenario.geo))  # geodesic covers when geographic
     excluded = [t.id for t in env.targets if sams.inside_true((t.x, t.y))]
     planned_targets = [t for t in env.targets if t.id not in set(excluded)]
 

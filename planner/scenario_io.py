@@ -37,6 +37,7 @@ from planner.edits import (
 )
 from planner.errors import PlannerError
 from planner.geo import localize
+from planner.geodesy import geo_problems
 from planner.limits import (
     MAX_JSON_DEPTH,
     MAX_SAMS,
@@ -339,6 +340,7 @@ def scenario_problems(scenario: Scenario) -> list[str]:
     problems.extend(_sim_problems(scenario))
     problems.extend(_timeline_problems(scenario))
     problems.extend(motion_problems(scenario))
+    problems.extend(geo_problems(scenario))  # what the geographic frame cannot hold
     return problems
 
 

@@ -5,8 +5,11 @@ more (``planner.scenario_forms``), and the published schema says it too, so that
 validating as you type accepts every file the loader accepts:
 
 * ``"$schema"`` at the top and ``"$comment"`` (a string) in any object;
-* a target's (an airport's, a synthetic start's) position as ``pos: [x, y]`` and a SAM's as
-  ``x, y``, besides their own form; ``lat, lon`` too when the model has a ``geo`` origin.
+* every position (airports, targets, SAMs, synthetic starts, the timeline's targets and
+  SAMs) in any of the four forms the loader takes: ``x, y``, ``pos: [x, y]``, ``lat, lon``
+  and ``pos: {lat, lon}``, and ``x, y`` with ``pos: [x, y]`` together (the loader checks
+  that they agree); never lat/lon next to km, never half a pair; lat/lon only when the
+  scenario has a ``geo`` origin (``planner.scenario_forms``, ``planner.geo``).
 
 The bounds ``planner.limits`` checks in code (``must be from -10000 to 10000 km``) and its id
 characters are read from its validators and written as ``minimum``/``maximum`` and
@@ -45,15 +48,12 @@ def scenario_json_schema() -> dict[str, Any]:
         by_alias=True, mode="validation", schema_generator=_WithBounds
     )
     defs: dict[str, Any] = schema["$defs"]
-    geo = "geo" in schema["properties"]
-    pos = copy.deepcopy(defs["Sam"]["properties"]["pos"])
-    number = copy.deepcopy(defs["Target"]["properties"]["x"])
     for name in _XY_OBJECTS:
-        _either(defs[name], own=_XY, other={"pos": pos}, geo=geo)
+        _positioned(defs[name], own=_XY)
     for name in _POS_OBJECTS:
-        _either(defs[name], own=("pos",), other={"x": number, "y": number}, geo=geo)
-        if geo:  # a SAM's pos may be a lat/lon object too (planner.geo)
-            defs[name]["properties"]["pos"] = {"anyOf": [pos, _lat_lon_object()]}
+        _positioned(defs[name], own=("pos",))
+    schema["if"] = {"properties": {"geo": {"type": "object"}}, "required": ["geo"]}
+    schema["else"] = _without_lat_lon()
     for obj in [schema, *defs.values()]:
         _allow_comment(obj)
     schema["properties"] = {
@@ -87,31 +87,67 @@ def _checked_by(check: Callable[..., Any]) -> dict[str, Any]:
     return {}
 
 
-def _either(obj: dict[str, Any], own: tuple[str, ...], other: dict[str, Any], geo: bool) -> None:
-    """Let ``obj`` give its position in its ``own`` keys or in ``other``'s (or lat, lon)."""
+def _positioned(obj: dict[str, Any], own: tuple[str, ...]) -> None:
+    """Let ``obj`` give its position in any of the loader's forms (module docstring): its
+    ``own`` keys, ``x, y``, ``pos`` as a pair of km or a lat/lon object, or ``lat, lon``."""
     props = obj["properties"]
-    required = [k for k in obj.get("required", []) if k not in own]
-    forms = [list(own), list(other)]
-    if geo:
-        props.update(_lat_lon_object()["properties"])
-        forms.append(list(_LAT_LON))
-    props.update(other)
-    is_required = all(k in obj.get("required", []) for k in own)
-    if required:
-        obj["required"] = required
+    number = copy.deepcopy(props["x"] if "x" in props else props["pos"]["prefixItems"][0])
+    for key in _XY:
+        number.pop("title", None)
+        props.setdefault(key, copy.deepcopy(number))
+    pair = {"type": "array", "prefixItems": [number, number], "minItems": 2, "maxItems": 2}
+    props["pos"] = {"anyOf": [pair, _lat_lon_object()]}
+    props.update(_lat_lon_object()["properties"])
+    required = obj.get("required", [])
+    if all(k in required for k in own):
+        obj["anyOf"] = [{"required": list(form)} for form in (_XY, ("pos",), _LAT_LON)]
+    if rest := [k for k in required if k not in own]:
+        obj["required"] = rest
     else:
         obj.pop("required", None)
-    if is_required:
-        obj["anyOf"] = [{"required": keys} for keys in forms]
+    km = [{"required": [k]} for k in (*_XY, "pos")]
+    obj["dependentRequired"] = {"x": ["y"], "y": ["x"], "lat": ["lon"], "lon": ["lat"]}
+    obj["dependentSchemas"] = {"lat": {"not": {"anyOf": km}}}  # lat/lon, or km: not both
+    obj["allOf"] = [  # pos as lat/lon: nothing else
+        {
+            "if": {"properties": {"pos": {"type": "object"}}, "required": ["pos"]},
+            "then": {"not": {"anyOf": [{"required": [k]} for k in (*_XY, *_LAT_LON)]}},
+        }
+    ]
 
 
 def _lat_lon_object() -> dict[str, Any]:
-    degrees = {"type": "number", "description": "degrees (WGS 84), with the scenario's geo"}
+    """``{"lat": ..., "lon": ...}`` in degrees, bounded as ``planner.geo`` checks them."""
+    degrees = "degrees (WGS 84); only in a scenario with a geo origin"
     return {
         "type": "object",
-        "properties": {k: dict(degrees) for k in _LAT_LON},
+        "properties": {
+            "lat": {"type": "number", "minimum": -90, "maximum": 90, "description": degrees},
+            "lon": {"type": "number", "minimum": -180, "maximum": 180, "description": degrees},
+        },
         "required": list(_LAT_LON),
         "additionalProperties": False,
+    }
+
+
+def _without_lat_lon() -> dict[str, Any]:
+    """A scenario without a geo origin: no position anywhere in lat/lon."""
+    km_only = {
+        "not": {
+            "anyOf": [
+                {"required": ["lat"]},
+                {"required": ["lon"]},
+                {"properties": {"pos": {"type": "object"}}, "required": ["pos"]},
+            ]
+        }
+    }
+    places = {kind: {"items": km_only} for kind in ("airports", "targets", "sams")}
+    places["synthetic_starts"] = {"additionalProperties": km_only}
+    return {
+        "properties": {
+            "environment": {"properties": places},
+            "timeline": {"items": km_only},
+        }
     }
 
 

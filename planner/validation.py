@@ -2,8 +2,12 @@
 
 It trusts nothing in the plan: distances are recomputed from the mission's SAM-aware legs,
 eligibility from the drones' sensors, and the flown polyline (when the plan carries one) is
-checked point by point and chord by chord against the true SAM disks. Seed 000 §3 lists the
-hard constraints; seed 001's validator tools check fuel, conflicts and airports.
+checked point by point and chord by chord against the true SAM disks. In a geographic
+mission the polyline is also measured on the Earth against each SAM's true geodesic disk
+(``planner.geodesy``: the frame's straight legs and the geodesics between the exported
+waypoints, with pyproj.Geod), so that the km frame's distortion far from the origin can
+never carry a plan into a SAM. Seed 000 §3 lists the hard constraints; seed 001's validator
+tools check fuel, conflicts and airports.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
+from planner.geo import LocalFrame, local_frame
+from planner.geodesy import densify, polyline_geodesic_clearance
 from planner.mission import Mission
 from planner.model import Solution
 from planner.solution import FEASIBILITY_TOLERANCE
@@ -28,6 +34,8 @@ __all__ = [
 
 # A reported figure may differ from the recomputed one by rounding, not more.
 _REPORT_TOLERANCE = 1e-6
+# What the geodesic measure may be off by (km): its search resolves a few millimetres.
+_GEODESIC_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,7 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
     target_type = {t.id: t.type for t in env.targets}
     excluded = set(mission.excluded_targets)
     owner: dict[str, str] = {}
+    frame = local_frame(mission.scenario.geo) if mission.scenario.geo is not None else None
 
     for drone_id in enabled:
         if drone_id not in solution.routes:
@@ -160,6 +169,8 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
             found.append(
                 Violation("sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km")
             )
+        if frame is not None:
+            found.extend(_geodesic_violations(frame, mission, drone_id, polyline))
     for drone_id, targets in solution.allocation.items():
         visited = solution.routes[drone_id].visited_targets if drone_id in solution.routes else []
         if sorted(targets) != sorted(visited):
@@ -169,6 +180,25 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
                 )
             )
     return found
+
+
+def _geodesic_violations(
+    frame: LocalFrame, mission: Mission, drone_id: str, polyline: object
+) -> list[Violation]:
+    """The polyline against the SAMs' true geodesic disks, on the Earth."""
+    points = densify(np.asarray(polyline, dtype=float))  # the legs an export writes
+    worst = polyline_geodesic_clearance(frame, points, mission.environment.sams)
+    if worst.clearance_km >= -_GEODESIC_TOLERANCE or worst.where is None:
+        return []
+    lat, lon = worst.where
+    return [
+        Violation(
+            "sam",
+            drone_id,
+            f"path enters SAM {worst.sam_id}'s true (geodesic) disk by"
+            f" {-worst.clearance_km * 1000:.1f} m at ({lat:.6f}, {lon:.6f}), on a {worst.leg}",
+        )
+    ]
 
 
 def polyline_sam_clearance(mission: Mission, polyline: np.ndarray) -> tuple[float, str | None]:

@@ -1,5 +1,10 @@
 """The flight each drone of a plan flies, as waypoints in km: take-off, the SAM-avoiding
-path's points (targets marked), landing. Every export format is written from this."""
+path's points (targets marked), landing. Every export format is written from this.
+
+Straight legs longer than ``planner.geodesy.MAX_LEG_KM`` are cut into equal legs: an
+autopilot flies the geodesic between two waypoints, which parts from the planned straight
+leg of the km frame by up to a few km on a 1,000 km leg far from the origin, and by under
+5 m on a 25 km one (the validator measures the same legs, ``planner.validation``)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Literal
 
 from planner.errors import PlannerError
 from planner.geo import GeoOrigin, GeoPlan, LocalFrame, local_frame
+from planner.geodesy import densify
 from planner.model import Scenario, Solution, drone_label
 
 __all__ = ["Flight", "Waypoint", "flights", "geo_solution", "mission_frame"]
@@ -73,6 +79,7 @@ def flights(scenario: Scenario, solution: Solution) -> list[Flight]:
         if start is None or end is None:
             raise PlannerError(f"drone {drone_label(drone_id)}: route ends are not in the mission")
         path = result.path or [p for p in map(env.position, result.route) if p is not None]
+        path = [(float(x), float(y)) for x, y in densify(path)] if len(path) > 1 else path
         targets = [(t, env.position(t)) for t in result.visited_targets]
         points = [Waypoint(start[0], start[1], "takeoff", result.route[0])]
         for x, y in path[1:-1]:

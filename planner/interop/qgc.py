@@ -1,31 +1,25 @@
 """QGroundControl plan files: a plan out (one ``.plan`` per drone, since a plan file holds
-one vehicle's mission), a scenario in.
+one vehicle's mission), a plan file read in (``read_qgc_plan``; ``interop.importer`` makes
+a scenario of it).
 
 Out: each drone's mission is take-off at its start airport, a waypoint at every point of the
 SAM-avoiding path it flies (a target's waypoint carries the sim's capture radius as its
 acceptance radius, a pass-through point 0), and landing at its end airport; every file
 carries the SAMs as exclusion circle geofences (radius in metres) and the airports as rally
 points. Altitudes are relative to home (frame 3, ``MAV_FRAME_GLOBAL_RELATIVE_ALT``).
-
-In: waypoints become targets (when some waypoints carry an acceptance radius and others
-none, as the export writes them, the ones without are path points and are skipped),
-exclusion circles SAMs, rally points, homes and landing points airports; the geo origin is
-the first file's planned home position; each file is one drone.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 from planner.errors import PlannerError
-from planner.geo import GeoOrigin, LocalFrame, local_frame
+from planner.geo import LocalFrame
 from planner.interop._flight import Flight, flights
-from planner.interop.qgc_format import ComplexItemIn, PlanIn, SimpleItemIn
-from planner.limits import MAX_DRONE_SPEED, MAX_FUEL_KM, MIN_DRONE_SPEED, MIN_SAM_RANGE_KM
+from planner.interop.qgc_format import PlanIn
 from planner.model import Scenario, Solution
 from planner.scenario_io import json_path
 
@@ -34,12 +28,12 @@ __all__ = [
     "MAV_CMD_NAV_RETURN_TO_LAUNCH",
     "MAV_CMD_NAV_TAKEOFF",
     "MAV_CMD_NAV_WAYPOINT",
-    "QgcImport",
+    "PlanSource",
     "QgcPlanError",
     "mission_items",
+    "plan_source",
     "qgc_plans",
     "read_qgc_plan",
-    "scenario_from_qgc",
 ]
 
 MAV_CMD_NAV_WAYPOINT: Final = 16
@@ -51,9 +45,6 @@ ALTITUDE_MODE_RELATIVE: Final = 1  # QGC's AltMode: relative to home
 MAV_AUTOPILOT_PX4: Final = 12
 MAV_TYPE_FIXED_WING: Final = 1
 GROUND_STATION: Final = "isr-mission"
-# Two points closer than this (m) are one place when importing (a home on a rally point).
-SAME_PLACE_M: Final = 1.0
-FUEL_RESERVE: Final = 0.25  # an imported drone's fuel: its mission's length plus this share
 
 
 class QgcPlanError(PlannerError):
@@ -154,9 +145,10 @@ def read_qgc_plan(data: Any, source: str) -> PlanIn:
     if not isinstance(data, dict):
         raise QgcPlanError(source, [f"$: a plan file is a JSON object, got {type(data).__name__}"])
     if data.get("fileType") != "Plan":
-        got = data.get("fileType", "nothing")
+        got = repr(data.get("fileType", "nothing"))
+        got = got if len(got) <= 60 else got[:57] + "..."
         raise QgcPlanError(
-            source, [f'$.fileType: must be "Plan" (not a QGroundControl plan file), got {got!r}']
+            source, [f'$.fileType: must be "Plan" (not a QGroundControl plan file), got {got}']
         )
     try:
         return PlanIn.model_validate(data)
@@ -168,180 +160,19 @@ def read_qgc_plan(data: Any, source: str) -> PlanIn:
         raise QgcPlanError(source, list(dict.fromkeys(problems))) from None
 
 
-@dataclass
-class QgcImport:
-    """A scenario built from plan files (JSON-ready, positions in lat/lon around ``geo``),
-    and what was left out, one line each."""
+@dataclass(frozen=True)
+class PlanSource:
+    """A mission file read for import: the name it is reported by, its plan (a text mission
+    is read into the same model, ``interop.wpl``), and where its home and each mission item
+    are in the file (``$.mission.items[3]`` in a plan, ``line 5`` in a text mission)."""
 
-    scenario: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-
-
-class _Places:
-    """Named places, one per spot: a point within ``SAME_PLACE_M`` of a known one is it."""
-
-    def __init__(self, frame: LocalFrame, prefix: str):
-        self.frame = frame
-        self.prefix = prefix
-        self.items: list[dict[str, Any]] = []
-        self._km: list[tuple[float, float]] = []
-
-    def find(self, lat: float, lon: float) -> str | None:
-        x, y = self.frame.to_local(lat, lon)
-        for item, (px, py) in zip(self.items, self._km):
-            if math.hypot(px - x, py - y) * 1000.0 <= SAME_PLACE_M:
-                return str(item["id"])
-        return None
-
-    def add(self, lat: float, lon: float, **extra: Any) -> str:
-        known = self.find(lat, lon)
-        if known is not None:
-            return known
-        item_id = f"{self.prefix}{len(self.items) + 1}"
-        self.items.append({"id": item_id, "lat": lat, "lon": lon, **extra})
-        self._km.append(self.frame.to_local(lat, lon))
-        return item_id
+    source: str
+    plan: PlanIn
+    item_at: tuple[str, ...]
+    home_at: str = "$.mission.plannedHomePosition"
 
 
-def scenario_from_qgc(
-    plans: list[tuple[str, PlanIn]],
-    *,
-    priority: float = 1.0,
-    target_type: str = "A",
-    fuel: float | None = None,
-) -> QgcImport:
-    """A scenario from plan files (``(source, plan)``, one drone each): see the module's
-    docstring for what becomes what. ``fuel`` (km) for every drone, else each drone's own
-    mission length plus ``FUEL_RESERVE``."""
-    if not plans:
-        raise PlannerError("no plan file to import")
-    home0 = plans[0][1].mission.plannedHomePosition
-    geo = {"lat0": home0[0], "lon0": home0[1]}
-    frame = local_frame(GeoOrigin.model_validate(geo))
-    airports = _Places(frame, "A")
-    targets = _Places(frame, "T")
-    sams: list[dict[str, Any]] = []
-    notes: list[str] = []
-    for _, plan in plans:
-        for point in plan.rallyPoints.points:
-            airports.add(point[0], point[1])
-    drones: dict[str, Any] = {}
-    speeds: dict[str, float] = {}
-    for n, (source, plan) in enumerate(plans, start=1):
-        _fence_sams(source, plan, frame, sams, notes)
-        home = plan.mission.plannedHomePosition
-        home_id = airports.add(home[0], home[1])
-        end_id = home_id
-        track: list[tuple[float, float]] = [frame.to_local(home[0], home[1])]
-        waypoints = _waypoints(source, plan, notes)
-        for i, item in enumerate(plan.mission.items):
-            if not isinstance(item, SimpleItemIn):
-                continue
-            lat, lon = item.position()
-            if item.command == MAV_CMD_NAV_RETURN_TO_LAUNCH:
-                end_id = home_id
-                track.append(frame.to_local(home[0], home[1]))
-                continue
-            if lat is None or lon is None or (lat == 0 and lon == 0):
-                continue  # a command without a place (speed, camera...)
-            track.append(frame.to_local(lat, lon))
-            if item.command == MAV_CMD_NAV_LAND:
-                end_id = airports.add(lat, lon)
-            elif i in waypoints:
-                targets.add(lat, lon, priority=priority, type=target_type)
-        if track[-1] != frame.to_local(home[0], home[1]) and end_id == home_id:
-            track.append(frame.to_local(home[0], home[1]))
-        length = sum(math.dist(a, b) for a, b in zip(track, track[1:]))
-        budget = (
-            fuel if fuel is not None else min(math.ceil(length * (1 + FUEL_RESERVE)), MAX_FUEL_KM)
-        )
-        drone: dict[str, Any] = {"fuelBudget": max(budget, 1), "home_airport": home_id}
-        if end_id != home_id:
-            drone["end_airport"] = end_id
-        drones[str(n)] = {**drone, "accessibleTargets": "ALL"}
-        cruise = plan.mission.cruiseSpeed
-        if cruise is not None and MIN_DRONE_SPEED <= cruise / 1000.0 <= MAX_DRONE_SPEED:
-            speeds[str(n)] = cruise / 1000.0
-        elif cruise is not None:
-            notes.append(
-                f"{source}: $.mission.cruiseSpeed {cruise:g} m/s is out of range; the default speed is used"
-            )
-    scenario: dict[str, Any] = {
-        "geo": geo,
-        "environment": {"airports": airports.items, "targets": targets.items, "sams": sams},
-        "drone_configs": drones,
-    }
-    if speeds:
-        common = next(iter(speeds.values()))
-        sim: dict[str, Any] = {"speed": common}
-        others = {d: v for d, v in speeds.items() if v != common}
-        if others:
-            sim["drone_speeds"] = others
-        scenario["sim"] = sim
-    return QgcImport(scenario, notes)
-
-
-def _fence_sams(
-    source: str, plan: PlanIn, frame: LocalFrame, sams: list[dict[str, Any]], notes: list[str]
-) -> None:
-    """Exclusion circles to SAMs (one per spot and radius across files), notes for the rest."""
-    fence = plan.geoFence
-    for i, fc in enumerate(fence.circles):
-        at = f"{source}: $.geoFence.circles[{i}]"
-        if fc.inclusion:
-            notes.append(f"{at}: an inclusion circle is not imported (SAMs keep drones out)")
-            continue
-        radius_km = fc.circle.radius / 1000.0
-        if radius_km < MIN_SAM_RANGE_KM:
-            raise QgcPlanError(
-                source,
-                [
-                    f"$.geoFence.circles[{i}].circle.radius: {fc.circle.radius:g} m is smaller"
-                    f" than the smallest SAM the planner takes, {MIN_SAM_RANGE_KM * 1000:g} m"
-                ],
-            )
-        lat, lon = fc.circle.center
-        x, y = frame.to_local(lat, lon)
-        same = any(
-            math.hypot(*(a - b for a, b in zip(frame.to_local(s["lat"], s["lon"]), (x, y))))
-            * 1000.0
-            <= SAME_PLACE_M
-            and abs(s["range"] - radius_km) * 1000.0 <= SAME_PLACE_M
-            for s in sams
-        )
-        if not same:
-            sams.append({"id": f"SAM{len(sams) + 1}", "lat": lat, "lon": lon, "range": radius_km})
-    polygons = len(fence.polygons) + (1 if fence.polygon else 0)
-    if polygons:
-        notes.append(f"{source}: {polygons} polygon geofence(s) not imported (SAMs are circles)")
-
-
-def _waypoints(source: str, plan: PlanIn, notes: list[str]) -> set[int]:
-    """Indices of the items that become targets: NAV_WAYPOINTs, less the export's path
-    points (acceptance radius 0 where others have one)."""
-    simple = [
-        (i, item)
-        for i, item in enumerate(plan.mission.items)
-        if isinstance(item, SimpleItemIn) and item.command == MAV_CMD_NAV_WAYPOINT
-    ]
-    radii = {i: (item.params[1] or 0.0) if len(item.params) > 1 else 0.0 for i, item in simple}
-    marked = any(r > 0 for r in radii.values())
-    chosen = {i for i, r in radii.items() if r > 0 or not marked}
-    if marked and len(chosen) < len(radii):
-        notes.append(
-            f"{source}: {len(radii) - len(chosen)} waypoint(s) without an acceptance radius"
-            " taken as path points, not targets"
-        )
-    for i, item in enumerate(plan.mission.items):
-        if isinstance(item, ComplexItemIn):
-            notes.append(
-                f"{source}: $.mission.items[{i}]: complex item {item.complexItemType!r} not imported"
-            )
-        elif isinstance(item, SimpleItemIn) and item.command not in (
-            MAV_CMD_NAV_WAYPOINT,
-            MAV_CMD_NAV_TAKEOFF,
-            MAV_CMD_NAV_LAND,
-            MAV_CMD_NAV_RETURN_TO_LAUNCH,
-        ):
-            notes.append(f"{source}: $.mission.items[{i}]: command {item.command} not imported")
-    return chosen
+def plan_source(source: str, plan: PlanIn) -> PlanSource:
+    """A ``.plan`` file's ``PlanSource``: its items named by JSON path."""
+    where = tuple(f"$.mission.items[{i}]" for i in range(len(plan.mission.items)))
+    return PlanSource(source, plan, where)

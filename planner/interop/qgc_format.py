@@ -14,14 +14,18 @@ Two readings of it:
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from planner.geo import Latitude, Longitude
 
 __all__ = [
+    "GLOBAL_FRAMES",
     "FenceCircle",
+    "FencePolygonIn",
     "GeoFence",
     "GeoFenceIn",
     "MissionIn",
@@ -132,25 +136,57 @@ class PlanFile(_Strict):
 # ----- what QGroundControl loads --------------------------------------------------------
 
 
+# MAV_FRAMEs whose x, y are latitude and longitude (global, relative, terrain; int forms)
+GLOBAL_FRAMES = frozenset({0, 3, 5, 6, 10, 11})
+
+
 class SimpleItemIn(_Lenient):
-    """A simple item as QGC loads it: seven params, or (older files) four and a
-    ``coordinate``."""
+    """A simple item as QGC loads it (``MissionItem::load``): seven params, or (older files)
+    four and a ``coordinate`` that QGC appends to them; a latitude or longitude among them
+    is bounded (QGC would load latitude 100, then fly nowhere)."""
 
     type: Literal["SimpleItem"]
     command: Count
     frame: Count
     autoContinue: Annotated[bool, Strict()]
-    params: list[Param] = Field(min_length=4, max_length=7)
     coordinate: Coordinate3 | None = None
+    params: list[Param]
     doJumpId: Annotated[int, Strict()] | None = None
 
-    def position(self) -> tuple[float | None, float | None]:
-        """(latitude, longitude), either None when the item has no position."""
+    @field_validator("params")
+    @classmethod
+    def _seven(cls, params: list[float | None], info: ValidationInfo) -> list[float | None]:
+        with_coordinate = "coordinate" in info.data and info.data["coordinate"] is not None
+        if len(params) != (4 if with_coordinate else 7):
+            raise PydanticCustomError(
+                "qgc_params",
+                "must hold 7 values (param1-4, latitude, longitude, altitude), or 4 next to a"
+                " coordinate, as QGroundControl loads an item; got {count}",
+                {"count": len(params)},
+            )
+        for index, name, bound in ((4, "latitude", 90.0), (5, "longitude", 180.0)):
+            value = params[index] if len(params) == 7 else None
+            if value is not None and not -bound <= value <= bound:
+                raise PydanticCustomError(
+                    "qgc_coordinate",
+                    "params[{index}] is the {name}: must be from -{bound} to {bound}, got {value}",
+                    {"index": index, "name": name, "bound": f"{bound:g}", "value": f"{value:g}"},
+                )
+        return params
+
+    def position(self) -> tuple[float, float] | None:
+        """(latitude, longitude), or None when the item has no place: a command without
+        one (latitude and longitude null, or both 0, as QGC writes them) or a frame whose
+        x, y are not latitude and longitude."""
+        lat: float | None = self.params[4] if len(self.params) == 7 else None
+        lon: float | None = self.params[5] if len(self.params) == 7 else None
         if self.coordinate is not None:
-            return self.coordinate[0], self.coordinate[1]
-        if len(self.params) == 7:
-            return self.params[4], self.params[5]
-        return None, None
+            lat, lon = self.coordinate[0], self.coordinate[1]
+        if lat is None or lon is None or (lat == 0 and lon == 0):
+            return None
+        if self.frame not in GLOBAL_FRAMES or not (math.isfinite(lat) and math.isfinite(lon)):
+            return None
+        return lat, lon
 
 
 class ComplexItemIn(_Lenient):
@@ -184,13 +220,23 @@ class FenceCircleIn(_Lenient):
     inclusion: Annotated[bool, Strict()]
 
 
+class FencePolygonIn(_Lenient):
+    """A polygon geofence: its vertices (latitude, longitude) and whether it keeps the
+    vehicle in (``inclusion`` true) or out."""
+
+    polygon: list[Coordinate2]
+    inclusion: Annotated[bool, Strict()]
+
+
 class GeoFenceIn(_Lenient):
-    """The ``geoFence`` object (version 1 files hold one ``polygon`` and no circles)."""
+    """The ``geoFence`` object (version 1 files hold one ``polygon`` and no circles: QGC
+    ignores them, ``GeoFenceController::load``)."""
 
     version: Annotated[int, Strict(), Field(ge=1, le=2)] = 2
     circles: list[FenceCircleIn] = Field(default_factory=list)
-    polygons: list[dict[str, Any]] = Field(default_factory=list)
+    polygons: list[FencePolygonIn] = Field(default_factory=list)
     polygon: list[Any] = Field(default_factory=list)
+    breachReturn: Any = None
 
 
 class RallyPointsIn(_Lenient):

@@ -99,7 +99,8 @@ def test_the_schema_takes_both_position_forms_and_notes_and_refuses_a_typo():
     data["drone_configs"]["1"]["fuelBuget"] = 10  # a typo is an error in the editor too
     del data["environment"]["targets"][1]["x"]  # and a target with no position
     paths = sorted(e.json_path for e in validator.iter_errors(data))
-    assert paths == ["$.drone_configs['1']", "$.environment.targets[1]"]
+    # the target twice: no whole position form, and a y without its x
+    assert paths == ["$.drone_configs['1']", "$.environment.targets[1]", "$.environment.targets[1]"]
 
 
 # ----- isr scenario new ----------------------------------------------------------------------
@@ -309,3 +310,25 @@ def test_the_schema_carries_the_limits_bounds_and_id_characters():
         "$.environment.airports[0].id",
         "$.environment.targets[0].x",
     ]
+
+
+def test_isr_validate_and_the_schema_agree_on_every_position_form(tmp_path):
+    """The documented forms on a target, with and without a geo origin, through the real
+    ``isr validate``: exit 0 exactly where the schema file says valid (the full matrix of
+    forms and kinds is ``tests/planner/test_schema_forms.py``, on the loader itself)."""
+    from tests.planner.test_schema_forms import DOCUMENTED, WRONG, _scenario
+
+    validator = _validator()
+    forms = {
+        **DOCUMENTED,
+        "lat alone": WRONG["lat alone"],
+        "x, y and lat, lon": WRONG["x, y and lat, lon"],
+    }
+    for geo in (True, False):
+        for name, form in forms.items():
+            data = _scenario("target", form, geo)
+            path = tmp_path / "form.json"
+            path.write_text(json.dumps(data))
+            done = isr("validate", str(path))
+            assert done.returncode in (0, 2), done.stderr
+            assert (done.returncode == 0) == validator.is_valid(data), (name, geo, done.stderr)
