@@ -1,15 +1,16 @@
 # Two commands do all set-up on a fresh machine:
 #   make run    start the demo mission live with its dashboard (creates .venv on first use)
-#   make test   the checks, then the test suite (same set-up, plus the browser and broker
-#               the tests use)
-# and one for the checks alone:
-#   make check  ruff (lint and format), mypy, the import contracts (the house's layers)
+#   make test   the checks, then the test suite on parallel workers, with its 25 slowest
+#               tests (same set-up, plus the browser and the Mosquitto the tests use)
+# and one for the checks alone, one for the suite's coverage:
+#   make check     ruff (lint and format), mypy, the import contracts (the house's layers)
+#   make coverage  the suite under coverage, then the figures per package
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check browser broker bench-peers clean
+.PHONY: run test coverage check browser broker bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +21,22 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/isr run scenarios/demo.json
 
+# Test workers (pytest-xdist). Most tests wait rather than compute (paced missions,
+# browsers, brokers, the `isr` processes they start), so more workers than the 2 cores pay
+# (docs/development.md). TEST_WORKERS=0 runs the suite in this one process.
+TEST_WORKERS ?= 4
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25
+
 test: check browser broker
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
+
+# The suite once more under coverage (pytest-cov: the test processes and the `isr` processes
+# they start), then the figures per package. Tracing every line makes the suite about twice
+# as slow, so `make test` does not; CI runs both.
+coverage: $(STAMP) browser broker
+	rm -f .coverage .coverage.*
+	$(PYTEST) --cov --cov-report= || echo "coverage: the run above had failures"
+	$(BIN)/python .ci/coverage_by_package.py
 
 check: $(STAMP)
 	$(BIN)/ruff check .
@@ -39,19 +54,18 @@ browser:
 	      || echo "warning: could not install chromium; the browser test will fail"; \
 	  else echo "warning: no chromium: run 'apt-get install chromium' for the browser test"; fi; }
 
-# The MQTT tests use a real Mosquitto broker on 127.0.0.1:1883: started here if installed
-# and not running (apt-get install mosquitto installs it).
+# The MQTT tests start Mosquitto brokers of their own (one per test worker, on free ports:
+# tests/conftest.py): installed here when missing and we are root.
 broker:
-	@$(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 1883), 1).close()" 2>/dev/null \
-	  || { command -v mosquitto >/dev/null 2>&1 && mosquitto -d && echo "started mosquitto"; } \
+	@command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] \
 	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	       (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto >/dev/null) && \
-	       mosquitto -d && echo "installed and started mosquitto"; } \
-	  || echo "warning: no MQTT broker on 127.0.0.1:1883; the MQTT tests will fail"
+	       echo "installed mosquitto"; } \
+	  || echo "warning: no mosquitto; the MQTT tests will fail"
 
 # Optional: the OR-Tools and PyVRP peers for bench/top.py.
 bench-peers: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,peers]'
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info .coverage .coverage.*

@@ -5,17 +5,27 @@ Tests that talk to a real part carry its marker (``browser``, ``mqtt``, ``postgr
 the part is missing the test fails, never skips, with a message saying how to start it:
 CI runs every test, so a missing part must show.
 
+The suite runs in parallel (``make test``: pytest-xdist workers), so what a test shares is
+per worker: each test process has a Mosquitto of its own (``MQTT``, started on the first
+``mqtt`` test), a ``postgres`` test gets a database of its own (``postgres_url``), servers
+bind port 0 and files go under ``tmp_path``. Before the workers start, the controller
+compiles the numba kernels once into their on-disk cache, so on a fresh clone the workers
+load them instead of each compiling them again.
+
 Hypothesis runs derandomised when ``CI`` is set (``.ci/run`` sets it), so a CI run is
 repeatable; a developer's run keeps exploring new examples.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
 import signal
 import socket
+import tempfile
+import uuid
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -24,6 +34,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from tests.executive.bus.broker import Mosquitto, free_port
 from tests.messages_api import MessagesAPIServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,13 +50,17 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-MQTT = ("127.0.0.1", 1883)
+# This process's own broker (see the module's docstring): its port is chosen now, outside the
+# ephemeral range so nothing else takes it meanwhile, and it starts on the first mqtt test.
+MQTT = ("127.0.0.1", free_port())
 POSTGRES = ("127.0.0.1", 5432)
+POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"  # where test databases are made
 CHROMIUM = "/usr/bin/chromium"
 
 _HOW_TO_START = {
-    "mqtt": "no MQTT broker on 127.0.0.1:1883: install and start Mosquitto "
-    "(apt-get install mosquitto && mosquitto -d; `make test` does both)",
+    "mqtt": "cannot start the suite's MQTT broker (a Mosquitto of its own on 127.0.0.1:"
+    f"{MQTT[1]}): install Mosquitto (apt-get install mosquitto; `make test` does it when "
+    "run as root)",
     "postgres": "no PostgreSQL on 127.0.0.1:5432: start it "
     "(pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start) with a "
     "'test' database that user postgres may use",
@@ -69,9 +84,38 @@ def chromium_path() -> str | None:
     return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
 
 
+class _SuiteBroker:
+    """The Mosquitto of this test process (anonymous, no persistence) on ``MQTT``."""
+
+    def __init__(self) -> None:
+        self.broker: Mosquitto | None = None
+        self.folder: str | None = None
+        self.failed: str | None = None
+
+    def up(self) -> bool:
+        if self.broker is None and self.failed is None:
+            self.folder = tempfile.mkdtemp(prefix="isr-test-mqtt-")
+            self.broker = Mosquitto(Path(self.folder), port=MQTT[1])
+            atexit.register(self.stop)  # also when pytest ends without unconfiguring
+            try:
+                self.broker.start()
+            except (OSError, AssertionError) as exc:
+                self.failed = str(exc)
+        return self.failed is None
+
+    def stop(self) -> None:
+        if self.broker is not None:
+            self.broker.stop()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_BROKER = _SuiteBroker()
+
+
 def _available(part: str) -> bool:
     if part == "mqtt":
-        return _listening(MQTT)
+        return _BROKER.up()
     if part == "postgres":
         return _listening(POSTGRES)
     return chromium_path() is not None
@@ -80,7 +124,77 @@ def _available(part: str) -> bool:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for part in ("mqtt", "postgres", "browser"):
         if item.get_closest_marker(part) is not None and not _available(part):
-            pytest.fail(_HOW_TO_START[part], pytrace=False)
+            why = (
+                f" ({_BROKER.failed.splitlines()[0]})" if part == "mqtt" and _BROKER.failed else ""
+            )
+            pytest.fail(_HOW_TO_START[part] + why, pytrace=False)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test module's own module-scoped fixture (a mission flown and stored, a live run) is
+    # built once per process that runs its tests: keep those tests on one worker
+    # (``--dist loadgroup``), so it is built once, not once per worker.
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(
+            d.scope in ("module", "class") and d.baseid.split("::", 1)[0] == module
+            for defs in info.name2fixturedefs.values()
+            for d in defs
+        ):
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The xdist controller runs no test: it fills numba's on-disk cache before the workers
+    # start, so they load the kernels (about a second) instead of each compiling them
+    # (about 20 s of CPU each on a fresh clone, all at once on two cores).
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        _warm_kernels()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _BROKER.stop()
+
+
+def _warm_kernels() -> None:
+    """Compile (or load) every numba kernel the suite uses: the planner's and the sim's."""
+    from planner import orienteering, team_search
+    from planner.mission import compile_mission
+    from planner.planning import plan_mission
+    from planner.scenario import load_scenario
+    from sim import Sim
+
+    team_search.warmup()
+    orienteering.warmup()
+    demo = load_scenario(SCENARIOS / "demo.json")
+    mission = compile_mission(demo)
+    sim = Sim(demo, plan_mission(mission, "efficient").solution, mission=mission)
+    for _ in range(3):
+        sim.step()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A SQLAlchemy URL of a database of this test's own on the PostgreSQL server, made here
+    and dropped afterwards: parallel workers (and other suites on the server) never share
+    tables. Use with the ``postgres`` marker."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"isr_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield f"postgresql+psycopg://postgres@{POSTGRES[0]}:{POSTGRES[1]}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """``isr edit``, ``isr command`` and ``isr ask --url/--mqtt`` on a live run: a real ``isr run``
-process serving its dashboard and publishing on the real Mosquitto (127.0.0.1:1883), acted
+process serving its dashboard and publishing on a real Mosquitto (``tests.conftest.MQTT``), acted
 on through the dashboard's HTTP API and through the broker (commands signed with the run's
 token). What the commands did is read back from the dashboard. Refusals (a duplicate SAM,
 an unknown target, a bad command, a wrong token, an unknown or ended run) exit 2 with the

@@ -1,4 +1,4 @@
-"""MQTT status on every exit, with the real Mosquitto on 127.0.0.1:1883: ``isr run --mqtt``
+"""MQTT status on every exit, with a real Mosquitto (``tests.conftest.MQTT``): ``isr run --mqtt``
 stopped by Ctrl-C (SIGINT) leaves ``interrupted`` as the run's retained status, by SIGTERM
 ``crashed`` (saying it was terminated), never a ghost ``running``; and ``isr dashboard
 --mqtt`` that finds a ghost ``running`` run (nothing heard from it) marks it stale and moves

@@ -119,7 +119,9 @@ def test_dashboard_in_a_real_browser(chromium, output_dir):
 
             # loads: the websocket is open, the map is drawn, the token is kept off the URL
             page.wait_for_selector('#st-ws[data-state="open"]')
-            page.wait_for_function("document.querySelectorAll('#l-drones g.drone').length === 3")
+            page.wait_for_function(
+                "() => document.querySelectorAll('#l-drones g.drone').length === 3"
+            )
             page.wait_for_selector("#l-airports [data-airport-id='A1']", state="attached")
             assert "token" not in page.url
             assert page.input_value("#token") == TOKEN

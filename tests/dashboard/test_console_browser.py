@@ -124,7 +124,9 @@ def test_the_operator_console_in_a_real_browser(chromium, output_dir, tmp_path):
             page.goto(url)
             page.set_default_timeout(TIMEOUT_MS)
             page.wait_for_selector('#st-ws[data-state="open"]')
-            page.wait_for_function("document.querySelectorAll('#l-drones g.drone').length === 3")
+            page.wait_for_function(
+                "() => document.querySelectorAll('#l-drones g.drone').length === 3"
+            )
 
             # labels: D1 stays parked at A1 (which D3 shares); no two labels overlap
             page.wait_for_function("() => window.isr.viewport && window.isr.viewport.view")

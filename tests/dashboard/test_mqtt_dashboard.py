@@ -1,5 +1,5 @@
 """``isr dashboard --mqtt``: a dashboard in a process of its own, fed by the real Mosquitto
-broker on 127.0.0.1:1883, watching a mission that ``isr run --mqtt`` flies in another
+broker (``tests.conftest.MQTT``), watching a mission that ``isr run --mqtt`` flies in another
 process. It mirrors the run, and a command sent through it takes effect in the mission.
 Both are given the same control token: the mission's MQTT messages are signed with it."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import os
 import queue
+import random
 import shutil
 import signal
 import socket
@@ -26,10 +27,24 @@ MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 READY = "running"  # "mosquitto version 2.0.11 running"
 
 
+# Below Linux's ephemeral range (32768-60999): the kernel never hands these ports to a
+# connection or to a ``port=0`` server, so one stays free between choosing it and the broker
+# binding it (and between a kill and a restart), however many tests run beside this one.
+_PORTS = (20000, 32000)
+_RANDOM = random.SystemRandom()  # not the seedable module state: workers never agree
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 nobody listens on now, outside the ephemeral range."""
+    for _ in range(200):
+        port = _RANDOM.randrange(*_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError(f"no free port in {_PORTS[0]}-{_PORTS[1]} after 200 tries")
 
 
 class Mosquitto:

@@ -1,4 +1,4 @@
-"""The MQTT bus against the real Mosquitto broker on 127.0.0.1:1883.
+"""The MQTT bus against a real Mosquitto broker (the test process's own: ``tests.conftest.MQTT``).
 
 Each test uses its own run id and clears the retained topics it left behind. Waits are on
 messages (``asyncio.wait_for`` with generous timeouts), never on the wall clock.
@@ -25,10 +25,10 @@ from executive.planning.algorithmic import AlgorithmicPlanner
 from executive.traces.sinks import ListSink
 from mission.live.host import MissionHost
 from planner.scenario import load_scenario
-from tests.conftest import ROOT
+from tests.conftest import MQTT, ROOT
 
 SCENARIO = ROOT / "scenarios" / "new_target.json"
-HOST, PORT = "127.0.0.1", 1883
+HOST, PORT = MQTT
 URL = f"mqtt://{HOST}:{PORT}"
 WAIT = 60.0  # seconds: generous, for a loaded 2-core machine
 

@@ -80,22 +80,20 @@ def test_bad_urls_and_unknown_runs_are_clear_errors(tmp_path):
     assert done.exit_code == 2 and "no run 'zzzzzz'" in done.output
 
 
-POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
 @pytest.mark.postgres
-def test_a_postgresql_url_holds_a_run_that_replays_exactly():
+def test_a_postgresql_url_holds_a_run_that_replays_exactly(postgres_url):
     """Teams keep many runs in PostgreSQL: the same tables, the same exact replay."""
     done = runner.invoke(
-        app, ["run", str(SCENARIOS / "lost_drone.json"), "--headless", "--db", POSTGRES, "--json"]
+        app,
+        ["run", str(SCENARIOS / "lost_drone.json"), "--headless", "--db", postgres_url, "--json"],
     )
     assert done.exit_code == 0, done.output
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    reader = TraceReader(POSTGRES)
+    reader = TraceReader(postgres_url)
     run = reader.run(out["run_id"])
     assert run["status"] == "ended" and run["outcome"]["total_points"] == out["total_points"]
     assert any(r["agent"] == "planning_round" for r in reader.agent_runs(run["run_id"]))
     reader.close()
-    replayed = runner.invoke(app, ["replay", out["run_id"], "--db", POSTGRES])
+    replayed = runner.invoke(app, ["replay", out["run_id"], "--db", postgres_url])
     assert replayed.exit_code == 0, replayed.output
     assert "replayed exactly" in replayed.output
