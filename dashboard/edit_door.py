@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dashboard.live_view import LiveView
-from planner.edits import AddSam, AddTarget, DisableDrone, Edit, RemoveSam, RemoveTarget, RevealSam
-from sim.edit_check import EditProblem, IdWorld, edit_problem
+from planner.edits import Edit
+from sim.edit_check import EditProblem, IdWorld, changes_ids, edit_problem
 
 __all__ = ["EditDoor", "world_of_scene"]
 
-# Edits that change which ids exist (the only ones the rule needs to remember).
-_CHANGES_IDS = (AddTarget, RemoveTarget, AddSam, RemoveSam, RevealSam, DisableDrone)
 _OUTCOMES = ("edit_applied", "edit_rejected")
 
 
@@ -69,7 +67,7 @@ class EditDoor:
 
     def passed(self, edit: Edit) -> None:
         """``edit`` was sent to the run: count it until the scene shows it."""
-        if isinstance(edit, _CHANGES_IDS):
+        if changes_ids(edit):  # the only edits the rule needs to remember
             view = self.view
             self._passed.append(_Passed(view.run_id, edit, time.monotonic(), view.last_seq))
 

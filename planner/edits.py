@@ -23,12 +23,23 @@ op                      fields (besides ``t`` / ``tick`` / ``source``)
 ``disable_drone``       ``drone`` (the drone is lost)
 ``set_fuel``            ``drone, fuel`` (km of flight left)
 ======================  =========================================================
+
+This module is the one place a kind of change is defined: its model (fields typed from
+``planner.limits``, so its bounds hold at every door) and, in its ``change`` (a
+``ChangeKind``), what the rest of the code derives from it: whether it changes the
+environment or the fleet (``ENV_EDITS``, ``FLEET_EDITS``), the replan trigger it raises (its
+class in lessons), the generator's disruption classes that place it, and whether a replay
+seek and a what-if apply it (or why not). How it changes a world is one ``case`` of
+``planner.changes.apply_edit``. Every other dispatch on an edit is a ``match`` ending in
+``assert_never``, so a kind added here and forgotten there fails mypy (``docs/extending.md``
+lists the places).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Self
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from typing_extensions import override
@@ -46,10 +57,17 @@ from planner.limits import (
 )
 
 __all__ = [
+    "DISRUPTION_CLASSES",
+    "EDIT_MODELS",
     "EDIT_OPS",
+    "ENV_EDITS",
+    "FLEET_EDITS",
+    "TRIGGERS",
     "AddSam",
     "AddTarget",
+    "ChangeKind",
     "DisableDrone",
+    "DisruptionClass",
     "Edit",
     "EditSource",
     "MoveSam",
@@ -59,11 +77,57 @@ __all__ = [
     "RevealSam",
     "SetFuel",
     "SetPriority",
+    "Trigger",
+    "model_of",
     "parse_edit",
     "tick_of_time",
 ]
 
 EditSource = Literal["timeline", "operator", "sensor"]
+
+# Why the executive replans (``Policy.triggers`` picks which do): sam, a newly known SAM
+# touches a planned path or target; drone_lost, a drone is lost; target, a target is added,
+# removed, moved or its priority changes; fuel, a drone's fuel is changed by an edit;
+# operator, CUT, REPLAN, RESET or a reallocation in words; sam_cleared, a known SAM removed,
+# moved off or shrunk frees a target or a planned path it bent (executive.loop.cleared).
+Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator", "sam_cleared"]
+TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator", "sam_cleared")
+
+# The generator's disruption classes (planner.scenario.generator), each placed as the edit
+# whose ``change`` names it; a suite cycles through them in this order.
+DisruptionClass = Literal[
+    "popup_sam", "lost_drone", "new_target", "moved_target", "fuel_leak", "sam_moves"
+]
+DISRUPTION_CLASSES: tuple[DisruptionClass, ...] = (
+    "popup_sam",
+    "lost_drone",
+    "new_target",
+    "moved_target",
+    "fuel_leak",
+    "sam_moves",
+)
+
+
+@dataclass(frozen=True)
+class ChangeKind:
+    """What a kind of edit means beyond its fields; every edit class says it (``change``).
+
+    ``scope``: "environment" (targets and SAMs: what a scene, a scenario and the sim's
+    environment hold) or "fleet" (a drone's state). ``trigger``: the replan trigger it
+    raises, and its disruption class in lessons. ``disruptions``: the generator's classes
+    that place it. ``seek`` / ``what_if``: None when a replay seek / a what-if applies it
+    with ``planner.changes.apply_edit``, else why it does not apply there."""
+
+    scope: Literal["environment", "fleet"]
+    trigger: Trigger
+    disruptions: tuple[DisruptionClass, ...] = ()
+    seek: str | None = None
+    what_if: str | None = None
+
+
+# A fleet edit's effect reaches a replay's picture through the events and telemetry it
+# causes, not through the edit itself.
+_SEEK_FLEET = "a drone's state in a replay's picture comes from its events and telemetry"
 
 # A time given in seconds lands on the first tick boundary at or after it; this slack keeps
 # 0.15 s at 20 Hz on tick 3 despite binary rounding (0.15 * 20 = 3.0000000000000004).
@@ -79,10 +143,17 @@ class _Edit(BaseModel):
     """What every edit has: its stamp (``t`` or ``tick``) and its ``source``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    change: ClassVar[ChangeKind]  # what the kind means (see ChangeKind)
 
     t: Seconds | None = None
     tick: Tick | None = None
     source: EditSource = "timeline"
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "change" not in cls.__dict__:  # fails on import, before anything can use it
+            raise TypeError(f"edit {cls.__name__} must say what it means: change = ChangeKind(...)")
 
     @model_validator(mode="after")
     def _one_stamp(self) -> Self:
@@ -111,6 +182,7 @@ class AddTarget(_Edit):
     """A new target appears (a pop-up), with its priority and sensor type."""
 
     op: Literal["add_target"] = "add_target"
+    change = ChangeKind(scope="environment", trigger="target", disruptions=("new_target",))
     id: Identifier
     x: Coordinate
     y: Coordinate
@@ -126,6 +198,7 @@ class RemoveTarget(_Edit):
     """A target disappears; nobody can collect it any more."""
 
     op: Literal["remove_target"] = "remove_target"
+    change = ChangeKind(scope="environment", trigger="target")
     id: Identifier
 
     @override
@@ -137,6 +210,7 @@ class MoveTarget(_Edit):
     """A target moves to ``(x, y)``."""
 
     op: Literal["move_target"] = "move_target"
+    change = ChangeKind(scope="environment", trigger="target", disruptions=("moved_target",))
     id: Identifier
     x: Coordinate
     y: Coordinate
@@ -150,6 +224,7 @@ class SetPriority(_Edit):
     """A target's priority (its points) changes."""
 
     op: Literal["set_priority"] = "set_priority"
+    change = ChangeKind(scope="environment", trigger="target")
     id: Identifier
     priority: Priority
 
@@ -163,6 +238,7 @@ class AddSam(_Edit):
     until a drone detects them or a ``reveal_sam`` announces them."""
 
     op: Literal["add_sam"] = "add_sam"
+    change = ChangeKind(scope="environment", trigger="sam", disruptions=("popup_sam",))
     id: Identifier
     pos: tuple[Coordinate, Coordinate]
     range: SamRange
@@ -178,6 +254,7 @@ class RemoveSam(_Edit):
     """A SAM is gone."""
 
     op: Literal["remove_sam"] = "remove_sam"
+    change = ChangeKind(scope="environment", trigger="sam_cleared")
     id: Identifier
 
     @override
@@ -189,6 +266,7 @@ class MoveSam(_Edit):
     """A SAM moves to ``pos`` (and takes a new ``range`` if one is given)."""
 
     op: Literal["move_sam"] = "move_sam"
+    change = ChangeKind(scope="environment", trigger="sam", disruptions=("sam_moves",))
     id: Identifier
     pos: tuple[Coordinate, Coordinate]
     range: SamRange | None = None
@@ -203,6 +281,11 @@ class RevealSam(_Edit):
     """A hidden SAM becomes known: announced, or detected by a drone."""
 
     op: Literal["reveal_sam"] = "reveal_sam"
+    change = ChangeKind(
+        scope="environment",
+        trigger="sam",
+        what_if="a what-if plans on the known world, where a hidden SAM is not there to reveal",
+    )
     id: Identifier
 
     @override
@@ -214,6 +297,9 @@ class DisableDrone(_Edit):
     """A drone is lost: it stops flying and its remaining targets need another drone."""
 
     op: Literal["disable_drone"] = "disable_drone"
+    change = ChangeKind(
+        scope="fleet", trigger="drone_lost", disruptions=("lost_drone",), seek=_SEEK_FLEET
+    )
     drone: Identifier
 
     @override
@@ -225,6 +311,7 @@ class SetFuel(_Edit):
     """A drone has ``fuel`` km of flight left from now on."""
 
     op: Literal["set_fuel"] = "set_fuel"
+    change = ChangeKind(scope="fleet", trigger="fuel", disruptions=("fuel_leak",), seek=_SEEK_FLEET)
     drone: Identifier
     fuel: Fuel
 
@@ -247,18 +334,20 @@ Edit = Annotated[
     Field(discriminator="op"),
 ]
 
-EDIT_OPS: tuple[str, ...] = (
-    "add_target",
-    "remove_target",
-    "move_target",
-    "set_priority",
-    "add_sam",
-    "remove_sam",
-    "move_sam",
-    "reveal_sam",
-    "disable_drone",
-    "set_fuel",
+# Derived from the union: every model, its op, and which change the environment or the fleet.
+EDIT_MODELS: tuple[type[_Edit], ...] = get_args(get_args(Edit)[0])
+EDIT_OPS: tuple[str, ...] = tuple(m.model_fields["op"].default for m in EDIT_MODELS)
+ENV_EDITS: tuple[type[_Edit], ...] = tuple(
+    m for m in EDIT_MODELS if m.change.scope == "environment"
 )
+FLEET_EDITS: tuple[type[_Edit], ...] = tuple(m for m in EDIT_MODELS if m.change.scope == "fleet")
+_BY_OP: dict[str, type[_Edit]] = dict(zip(EDIT_OPS, EDIT_MODELS, strict=True))
+
+
+def model_of(op: str) -> type[_Edit] | None:
+    """The edit model of ``op`` ("add_sam" -> ``AddSam``), or None for no such op."""
+    return _BY_OP.get(op)
+
 
 _ADAPTER: TypeAdapter[Edit] = TypeAdapter(Edit)
 

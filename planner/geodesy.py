@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, assert_never
 
 import numpy as np
 
@@ -338,7 +338,18 @@ def geo_problems(scenario: Scenario) -> list[str]:
 
 def _placed(scenario: Scenario) -> Iterator[tuple[str, float, float, float]]:
     """(JSON path, x, y, how far beyond the point it reaches) of every position."""
-    from planner.edits import AddSam, AddTarget, MoveSam, MoveTarget
+    from planner.edits import (
+        AddSam,
+        AddTarget,
+        DisableDrone,
+        MoveSam,
+        MoveTarget,
+        RemoveSam,
+        RemoveTarget,
+        RevealSam,
+        SetFuel,
+        SetPriority,
+    )
 
     env = scenario.environment
     for i, a in enumerate(env.airports):
@@ -360,3 +371,14 @@ def _placed(scenario: Scenario) -> Iterator[tuple[str, float, float, float]]:
             case MoveSam():
                 reach = edit.range if edit.range is not None else ranges.get(edit.id, 0.0)
                 yield f"$.timeline[{i}]", edit.pos[0], edit.pos[1], reach
+            case (
+                RemoveTarget()
+                | SetPriority()
+                | RemoveSam()
+                | RevealSam()
+                | DisableDrone()
+                | SetFuel()
+            ):
+                pass  # places nothing
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)

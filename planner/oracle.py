@@ -5,8 +5,9 @@ reference to compare replanning with, not something a real operator could fly.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
+from planner.changes import ScenarioPicture, apply_edit
 from planner.edits import (
     AddSam,
     AddTarget,
@@ -15,6 +16,8 @@ from planner.edits import (
     MoveTarget,
     RemoveSam,
     RemoveTarget,
+    RevealSam,
+    SetFuel,
     SetPriority,
 )
 from planner.model import Scenario, Solution
@@ -28,42 +31,26 @@ __all__ = ["oracle_plan", "oracle_scenario"]
 def oracle_scenario(scenario: Scenario) -> Scenario:
     """``scenario`` as it will be: the timeline's targets, SAMs (hidden ones known) and lost
     drones applied up front, and no timeline left."""
-    data = scenario.model_dump(mode="json", by_alias=True)
-    env = data["environment"]
-    targets = {t["id"]: t for t in env["targets"]}
-    sams = {s["id"]: s for s in env["sams"]}
+    picture = ScenarioPicture(scenario)
     for edit in scenario.timeline:
         match edit:
-            case AddTarget():
-                targets[edit.id] = {
-                    "id": edit.id,
-                    "x": edit.x,
-                    "y": edit.y,
-                    "priority": edit.priority,
-                    "type": edit.type,
-                }
-            case RemoveTarget():
-                targets.pop(edit.id, None)
-            case MoveTarget() if edit.id in targets:
-                targets[edit.id].update(x=edit.x, y=edit.y)
-            case SetPriority() if edit.id in targets:
-                targets[edit.id]["priority"] = edit.priority
-            case AddSam():
-                sams[edit.id] = {"id": edit.id, "pos": list(edit.pos), "range": edit.range}
-            case RemoveSam():
-                sams.pop(edit.id, None)
-            case MoveSam() if edit.id in sams:
-                sams[edit.id]["pos"] = list(edit.pos)
-                if edit.range is not None:
-                    sams[edit.id]["range"] = edit.range
-            case DisableDrone() if edit.drone in data["drone_configs"]:
-                data["drone_configs"][edit.drone]["enabled"] = False
-            case _:
-                pass  # reveals (every SAM is known here), fuel changes, unknown ids
-    env["targets"] = list(targets.values())
-    env["sams"] = list(sams.values())
-    data["timeline"] = []
-    return Scenario.model_validate(data)
+            case (
+                AddTarget()
+                | RemoveTarget()
+                | MoveTarget()
+                | SetPriority()
+                | AddSam()
+                | RemoveSam()
+                | MoveSam()
+                | RevealSam()  # every SAM is known here anyway
+                | DisableDrone()
+            ):
+                apply_edit(picture, edit)  # an id that names nothing changes nothing
+            case SetFuel():
+                pass  # the fuel left at some time is no budget at the start
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)
+    return picture.scenario(hidden_known=True)
 
 
 def oracle_plan(

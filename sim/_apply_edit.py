@@ -1,17 +1,21 @@
 """Applying an environment edit (``planner.edits``) to the world at a tick boundary.
 
-An edit that can be applied changes the environment (or a drone: ``set_fuel``,
-``disable_drone``) and yields ``EditApplied`` (plus ``DroneLost`` for a disabled drone); one
-that cannot yields ``EditRejected`` with the reason. An edit that names a hidden SAM (adding
-one hidden, moving or removing one that is still hidden) is reported on the truth-only
-channel, so the executive never hears of a SAM it cannot know.
+What each kind of edit does is ``planner.changes.apply_edit``'s, on the slots here (the
+same function changes a replay's picture and a what-if's scenario). An edit that can be
+applied changes the environment (or a drone: ``set_fuel``, ``disable_drone``) and yields
+``EditApplied`` (plus ``DroneLost`` for a disabled drone); one that cannot yields
+``EditRejected`` with the reason. An edit that names a hidden SAM (adding one hidden, moving
+or removing one that is still hidden) is reported on the truth-only channel, so the
+executive never hears of a SAM it cannot know.
 """
 
 from __future__ import annotations
 
 from typing import Literal, assert_never
 
+from planner.changes import apply_edit as apply_edit_to
 from planner.edits import (
+    ENV_EDITS,
     AddSam,
     AddTarget,
     DisableDrone,
@@ -24,6 +28,7 @@ from planner.edits import (
     SetFuel,
     SetPriority,
 )
+from planner.model import Sam, Target
 from sim import _kernels as K
 from sim._environment import EnvironmentState
 from sim._fleet import Fleet
@@ -57,8 +62,14 @@ def _names_hidden_sam(edit: Edit, env: EnvironmentState) -> bool:
             return hidden
         case RemoveSam(id=sam_id) | MoveSam(id=sam_id):
             return env.is_hidden_sam(sam_id)
-        case _:
+        case RevealSam():
+            return False  # revealed, the SAM is known: its reveal is observable
+        case (
+            AddTarget() | RemoveTarget() | MoveTarget() | SetPriority() | DisableDrone() | SetFuel()
+        ):
             return False
+        case _:  # pragma: no cover - the union is closed
+            assert_never(edit)
 
 
 class _World:
@@ -88,38 +99,59 @@ def _apply(edit: Edit, tick: int, env: EnvironmentState, fleet: Fleet) -> list[E
     if problem is not None:
         raise Rejected(problem.message)
     # The ids resolve now: every slot looked up below is live.
-    match edit:
-        case AddTarget():
-            env.put_target(edit.id, edit.x, edit.y, edit.priority, edit.type)
-            fleet.refresh_eligibility()
-        case RemoveTarget():
-            env.t_alive[env.t_index[edit.id]] = False
-        case MoveTarget():
-            j = env.t_index[edit.id]
-            env.T[0, j], env.T[1, j] = edit.x, edit.y
-        case SetPriority():
-            env.T[2, env.t_index[edit.id]] = edit.priority
-        case AddSam():
-            env.put_sam(edit.id, edit.pos[0], edit.pos[1], edit.range, known=not edit.hidden)
-        case RemoveSam():
-            q = env.s_index[edit.id]
-            env.s_alive[q] = False
-            env.s_known[q] = False
-        case MoveSam():
-            q = env.s_index[edit.id]
-            env.SM[0, q], env.SM[1, q] = edit.pos
-            if edit.range is not None:
-                env.SM[2, q] = edit.range
-        case RevealSam():
-            env.s_known[env.s_index[edit.id]] = True
-        case SetFuel():
-            fleet.F[K.FUEL, fleet.index[edit.drone]] = edit.fuel
-            return []  # the environment did not change
-        case DisableDrone():
-            i = fleet.index[edit.drone]
-            fleet.lose(i, "disabled")
-            return [DroneLost(tick=tick, drone=edit.drone, reason="disabled", pos=fleet.xy(i))]
-        case _:  # pragma: no cover - the union is closed
-            assert_never(edit)
-    env.changed()
-    return []
+    world = _Picture(env, fleet, tick)
+    apply_edit_to(world, edit)  # what each kind does: planner.changes, for every world
+    if isinstance(edit, ENV_EDITS):
+        env.changed()
+    return world.events
+
+
+class _Picture:
+    """The environment's slots and the fleet as a ``planner.changes.Picture``: what an edit
+    does here, and the events it causes (a disabled drone's ``DroneLost``)."""
+
+    def __init__(self, env: EnvironmentState, fleet: Fleet, tick: int) -> None:
+        self.env, self.fleet, self.tick = env, fleet, tick
+        self.events: list[Event] = []
+
+    def target(self, target_id: str) -> Target | None:
+        return self.env.target(target_id)
+
+    def put_target(self, target: Target) -> None:
+        env = self.env
+        j = env.live_target(target.id)
+        new_type = target.type not in env.types
+        if j is None:
+            env.put_target(target.id, target.x, target.y, target.priority, target.type)
+        else:  # moved or re-prioritised: who collected it stays
+            env.set_target(j, target.x, target.y, target.priority, target.type)
+        if j is None or new_type:  # who can sense it
+            self.fleet.refresh_eligibility()
+
+    def drop_target(self, target_id: str) -> None:
+        j = self.env.live_target(target_id)
+        if j is not None:
+            self.env.t_alive[j] = False
+
+    def sam(self, sam_id: str) -> tuple[Sam, bool] | None:
+        return self.env.sam(sam_id)
+
+    def put_sam(self, sam: Sam, *, known: bool) -> None:
+        self.env.put_sam(sam.id, sam.x, sam.y, sam.range, known=known)
+
+    def drop_sam(self, sam_id: str) -> None:
+        q = self.env.live_sam(sam_id)
+        if q is not None:
+            self.env.s_alive[q] = False
+            self.env.s_known[q] = False
+
+    def disable_drone(self, drone_id: str) -> None:
+        fleet = self.fleet
+        i = fleet.index[drone_id]
+        fleet.lose(i, "disabled")
+        self.events.append(
+            DroneLost(tick=self.tick, drone=drone_id, reason="disabled", pos=fleet.xy(i))
+        )
+
+    def set_fuel(self, drone_id: str, fuel: float) -> None:
+        self.fleet.F[K.FUEL, self.fleet.index[drone_id]] = fuel

@@ -92,6 +92,12 @@ class EnvironmentState:
         self.s_alive[q] = True
         self.s_known[q] = known
 
+    def set_target(self, j: int, x: float, y: float, priority: float, type_: str) -> None:
+        """Replace the fields of the target in slot ``j``; whether it is live and who
+        collected it stay."""
+        self.T[:, j] = (x, y, priority)
+        self.t_type[j] = self.types.setdefault(type_, len(self.types))
+
     # ----- lookups -------------------------------------------------------------------
 
     def live_target(self, target_id: str) -> int | None:
@@ -103,6 +109,24 @@ class EnvironmentState:
         """The slot of a live SAM, or None."""
         q = self.s_index.get(sam_id)
         return q if q is not None and self.s_alive[q] else None
+
+    def target(self, target_id: str) -> Target | None:
+        """The live target ``target_id`` (collected or not), or None."""
+        j = self.live_target(target_id)
+        if j is None:
+            return None
+        x, y, priority = (float(v) for v in self.T[:, j])
+        return Target(
+            id=target_id, x=x, y=y, priority=priority, type=self._type_name(int(self.t_type[j]))
+        )
+
+    def sam(self, sam_id: str) -> tuple[Sam, bool] | None:
+        """The live SAM ``sam_id`` and whether it is known, or None."""
+        q = self.live_sam(sam_id)
+        if q is None:
+            return None
+        x, y, radius = (float(v) for v in self.SM[:, q])
+        return Sam(id=sam_id, pos=(x, y), range=radius), bool(self.s_known[q])
 
     def is_hidden_sam(self, sam_id: str) -> bool:
         """Is ``sam_id`` a live SAM that is not known?"""

@@ -13,7 +13,7 @@ accepted but has not seen applied yet.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, assert_never
 
 from planner.edits import (
     AddSam,
@@ -29,7 +29,7 @@ from planner.edits import (
     SetPriority,
 )
 
-__all__ = ["DroneState", "EditProblem", "EditWorld", "IdWorld", "edit_problem"]
+__all__ = ["DroneState", "EditProblem", "EditWorld", "IdWorld", "changes_ids", "edit_problem"]
 
 # absent: no such drone; lost: it was lost (no edit can touch it); live: any other state.
 DroneState = Literal["absent", "lost", "live"]
@@ -95,7 +95,21 @@ def edit_problem(edit: Edit, world: EditWorld) -> EditProblem | None:
                 return EditProblem("unknown", "$.drone", f"no drone {did!r}")
             if drone == "lost":
                 return EditProblem("conflict", "$.drone", f"drone {did} is already lost")
+        case _:  # pragma: no cover - the union is closed
+            assert_never(edit)
     return None
+
+
+def changes_ids(edit: Edit) -> bool:
+    """Does ``edit`` change which ids exist (or a SAM's known state, or a drone's lost
+    state): what ``IdWorld.apply`` remembers of it?"""
+    match edit:
+        case AddTarget() | RemoveTarget() | AddSam() | RemoveSam() | RevealSam() | DisableDrone():
+            return True
+        case MoveTarget() | SetPriority() | MoveSam() | SetFuel():
+            return False
+        case _:  # pragma: no cover - the union is closed
+            assert_never(edit)
 
 
 @dataclass
@@ -143,5 +157,7 @@ class IdWorld:
                 self.sams[sid] = True
             case DisableDrone(drone=did):
                 self.drones[did] = True
-            case _:  # moves, priorities and fuel change no id
-                pass
+            case MoveTarget() | SetPriority() | MoveSam() | SetFuel():
+                pass  # moves, priorities and fuel change no id
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)

@@ -42,6 +42,7 @@ from sqlalchemy import delete, select
 
 from executive.traces import schema as S
 from executive.traces.engine import database_errors, open_store
+from planner.edits import EDIT_MODELS, EDIT_OPS, TRIGGERS, RevealSam
 from planner.model import Scenario
 
 if TYPE_CHECKING:
@@ -60,26 +61,15 @@ __all__ = [
 
 PROMPT_LESSONS = 3  # lessons in a prompt: a few lines, not a history
 
-# A change (a replan trigger's or a timeline edit's first word) -> its disruption class.
-_CLASS_OF = {
-    "add_sam": "sam",
-    "reveal_sam": "sam",
-    "move_sam": "sam",
-    "sam_detected": "sam",
-    "sam": "sam",
-    "remove_sam": "sam_cleared",
-    "sam_cleared": "sam_cleared",
-    "add_target": "target",
-    "remove_target": "target",
-    "move_target": "target",
-    "set_priority": "target",
-    "target": "target",
-    "set_fuel": "fuel",
-    "fuel": "fuel",
-    "disable_drone": "drone_lost",
-    "drone_lost": "drone_lost",
+# A change (a replan trigger's or a timeline edit's first word) -> its disruption class: an
+# edit's is its kind's trigger (planner.edits), a trigger's is itself; and the executive's
+# own labels: a detection is a reveal_sam (SamDetected.as_edit), a drone sent home by fuel
+# safety raises drone_lost.
+_CLASS_OF: dict[str, str] = {
+    **{trigger: trigger for trigger in TRIGGERS},
+    **{op: model.change.trigger for op, model in zip(EDIT_OPS, EDIT_MODELS, strict=True)},
+    "sam_detected": RevealSam.change.trigger,
     "safety_return": "drone_lost",
-    "operator": "operator",
 }
 
 

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents.words.state import MissionState
 from executive.errors import ExecutiveError
 from executive.loop.cut import build_replan
+from planner.changes import ScenarioPicture, apply_edit
 from planner.constraints import (
     OperatorConstraints,
     constrain_mission,
@@ -55,10 +56,11 @@ from planner.constraints import (
     describe_constraints,
     parse_constraints,
 )
+from planner.edits import DisableDrone, Edit, RemoveSam, RemoveTarget, SetFuel, SetPriority
 from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.mission import compile_mission
-from planner.model import Scenario, Solution, drone_label
+from planner.model import DroneConfig, Scenario, Solution, drone_label
 from planner.planning import team_problem
 from planner.postopt import post_optimise
 from planner.solution import build_solution
@@ -310,9 +312,12 @@ def apply_changes(
 ) -> tuple[Scenario, OperatorConstraints, list[str]]:
     """The remainder ``scenario`` (``from_start``: the whole mission as loaded) with
     ``changes`` applied, the constraints to plan it under, and notes (a change with no
-    effect says why)."""
-    env = scenario.environment.model_dump(by_alias=True)
-    configs = {k: v.model_dump(by_alias=True) for k, v in scenario.drone_configs.items()}
+    effect says why). Each change is read as the edit it amounts to (``planner.edits``:
+    ``set_fuel`` / ``set_budget`` a ``SetFuel`` of the fuel to plan with, ``lose_drone`` a
+    ``DisableDrone``, ``set_priority``, ``remove_target``, ``remove_sam`` theirs), applied
+    to a typed copy by ``planner.changes.apply_edit``, as a replay or the sim would."""
+    picture = ScenarioPicture(scenario)
+    invalid = _Invalid()
     try:
         constraints = parse_constraints(_base_constraints(state))
     except ValidationError:
@@ -322,13 +327,15 @@ def apply_changes(
         kind = change.get("kind")
         if kind in ("set_fuel", "set_budget", "lose_drone"):
             drone = str(change["drone"])
-            if drone not in configs:
+            if drone not in picture.drones:
                 raise WhatIfError(f"what if: unknown drone {drone_label(drone)}")
             d = state.drones.get(drone)
-            if from_start and d is not None and configs[drone]["enabled"]:
-                _from_start_fuel(configs[drone], change, d, notes)
+            enabled = picture.drones[drone].enabled
+            if from_start and d is not None and enabled:
+                with invalid:
+                    apply_edit(picture, _from_start_edit(picture.drones[drone], change, d, notes))
                 continue
-            if d is None or d.status == "lost" or not configs[drone]["enabled"]:
+            if d is None or d.status == "lost" or not enabled:
                 if kind == "lose_drone":
                     notes.append(f"{drone_label(drone)} is already lost")
                     continue
@@ -336,7 +343,7 @@ def apply_changes(
                     f"what if: {drone_label(drone)} is lost; its fuel cannot change anything"
                 )
             if kind == "lose_drone":
-                configs[drone]["enabled"] = False
+                apply_edit(picture, DisableDrone(drone=drone))
                 continue
             if kind == "set_budget":  # the budget moves; what was flown stays flown
                 budget = _new_budget(change, d.budget)
@@ -351,11 +358,12 @@ def apply_changes(
                 fuel = float(change["fuel"])
             if fuel < 0:
                 raise WhatIfError(f"what if: {drone_label(drone)} would have {fuel:g} km of fuel")
-            configs[drone]["fuelBudget"] = max(0.0, fuel - state.fuel_reserve)
+            with invalid:  # the remainder plans with the fuel above the reserve
+                apply_edit(picture, SetFuel(drone=drone, fuel=max(0.0, fuel - state.fuel_reserve)))
             notes.append(f"{drone_label(drone)} fuel from now {fuel:.1f} km (now {d.fuel:.1f})")
         elif kind in ("set_priority", "remove_target"):
             target = str(change["target"])
-            found = next((t for t in env["targets"] if t["id"] == target), None)
+            found = picture.target(target)
             if found is None:
                 if target in state.collected:
                     notes.append(
@@ -365,15 +373,16 @@ def apply_changes(
                     continue
                 raise WhatIfError(f"what if: unknown target {target}")
             if kind == "set_priority":
-                notes.append(f"{target} priority {found['priority']:g} -> {change['priority']:g}")
-                found["priority"] = float(change["priority"])
+                notes.append(f"{target} priority {found.priority:g} -> {change['priority']:g}")
+                with invalid:
+                    apply_edit(picture, SetPriority(id=target, priority=float(change["priority"])))
             else:
-                env["targets"] = [t for t in env["targets"] if t["id"] != target]
+                apply_edit(picture, RemoveTarget(id=target))
         elif kind == "remove_sam":
             sam = str(change["sam"])
-            if not any(s["id"] == sam for s in env["sams"]):
+            if picture.sam(sam) is None:
                 raise WhatIfError(f"what if: {sam} is not a known SAM")
-            env["sams"] = [s for s in env["sams"] if s["id"] != sam]
+            apply_edit(picture, RemoveSam(id=sam))
         elif kind == "constraints":
             try:
                 more = parse_constraints(change["constraints"])
@@ -384,15 +393,40 @@ def apply_changes(
             constraints = _merge(constraints, more)
         else:
             raise WhatIfError(f"what if: unknown change {kind!r}")
+    invalid.check()
     try:
-        changed = Scenario.model_validate(
-            {"environment": env, "drone_configs": configs, "sim": scenario.sim.model_dump()}
-        )
+        changed = picture.scenario()
     except ValidationError as exc:
-        raise WhatIfError(
-            f"what if: the changed problem is not valid: {exc.errors()[0]['msg']}"
-        ) from None
+        raise _not_valid(exc) from None
     return changed, constraints, notes
+
+
+class _Invalid:
+    """A value the mission's bounds refuse (a fuel, a priority): kept while the other
+    changes are read (a change that names nothing is said first), then raised by
+    ``check``. Used as ``with invalid:`` around the edit made of one change."""
+
+    def __init__(self) -> None:
+        self.refused: ValidationError | None = None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> bool:
+        if isinstance(exc, ValidationError):
+            self.refused = self.refused or exc
+            return True  # the change is left out; check() refuses the whole what-if
+        return False
+
+    def check(self) -> None:
+        if self.refused is not None:
+            raise _not_valid(self.refused)
+
+
+def _not_valid(exc: ValidationError) -> WhatIfError:
+    return WhatIfError(f"what if: the changed problem is not valid: {exc.errors()[0]['msg']}")
 
 
 def _new_budget(change: Mapping[str, Any], budget: float) -> float:
@@ -401,20 +435,20 @@ def _new_budget(change: Mapping[str, Any], budget: float) -> float:
     return float(change["budget"] if "budget" in change else change["fuel"])
 
 
-def _from_start_fuel(
-    config: dict[str, Any], change: Mapping[str, Any], d: Any, notes: list[str]
-) -> None:
-    """A fuel change on the mission from its start: every fuel is a budget there."""
+def _from_start_edit(
+    config: DroneConfig, change: Mapping[str, Any], d: Any, notes: list[str]
+) -> Edit:
+    """A fuel change on the mission from its start, as its edit: every fuel is a budget
+    there."""
     label = drone_label(d.id)
     if change.get("kind") == "lose_drone":
-        config["enabled"] = False
         notes.append(f"{label} is left out from the start")
-        return
-    budget = _new_budget(change, float(config["fuelBudget"]))
+        return DisableDrone(drone=d.id)
+    budget = _new_budget(change, config.fuel_budget)
     if budget < 0:
         raise WhatIfError(f"what if: {label} would have {budget:g} km of fuel")
     notes.append(f"{label} fuel budget from the start {budget:.1f} km (was {d.budget:.1f})")
-    config["fuelBudget"] = budget
+    return SetFuel(drone=d.id, fuel=budget)
 
 
 def plan_remainder(

@@ -49,7 +49,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from executive.contracts import (
     DRONE_COMMANDS,
@@ -73,18 +73,41 @@ from executive.loop.safety import Safety
 from executive.traces.fork import ForkPoint
 from executive.traces.sinks import backlog, drain, dropped_by
 from planner.constraints import OperatorConstraints, merge_constraints
-from planner.edits import Edit
+from planner.edits import (
+    AddSam,
+    AddTarget,
+    DisableDrone,
+    Edit,
+    MoveSam,
+    MoveTarget,
+    RemoveSam,
+    RemoveTarget,
+    RevealSam,
+    SetFuel,
+    SetPriority,
+)
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
 from sim import (
     Clock,
+    CommandApplied,
+    CommandRejected,
+    DroneHolding,
+    DroneLanded,
+    DroneLost,
     DroneTelemetry,
+    EditApplied,
+    EditRejected,
+    Event,
     Hold,
     Pacer,
     ResumeFlight,
+    SamDetected,
     Sim,
     SimError,
+    TargetCollected,
+    TargetMissed,
     TickResult,
     WallClock,
 )
@@ -671,27 +694,52 @@ class Executive:
         """Each drone's telemetry frame at the end of the tick (``FleetView.telemetry``)."""
         return result.fleet.telemetry()
 
-    def _react(self, event: Any) -> None:
-        kind = event.kind
-        rounds = self.rounds
-        if kind == "sam_detected":
-            self.safety.sam_known(event.sam, f"sam_detected:{event.sam}")
-        elif kind == "edit_applied":
-            edit = event.edit
-            op = edit.op
-            if op in ("add_sam", "move_sam") and not getattr(edit, "hidden", False):
-                self.safety.sam_known(edit.id, f"{op}:{edit.id}")
-            if op in ("move_sam", "remove_sam"):
-                self._sam_cleared(edit.id, f"{op}:{edit.id}")
-            if op == "reveal_sam":
-                self.safety.sam_known(edit.id, f"reveal_sam:{edit.id}")
-            elif op in ("add_target", "remove_target", "move_target", "set_priority"):
-                rounds.trigger("target", f"{op}:{edit.id}")
-            elif op == "set_fuel":
-                rounds.trigger("fuel", f"set_fuel:{edit.drone}")
-        elif kind == "drone_lost":
-            self.safety.lost(event.drone)
-            rounds.trigger("drone_lost", f"drone_lost:{event.drone}")
+    def _react(self, event: Event) -> None:
+        match event:
+            case SamDetected():
+                self.safety.sam_known(event.sam, f"sam_detected:{event.sam}")
+            case EditApplied():
+                self._react_edit(event.edit)
+            case DroneLost():
+                self.safety.lost(event.drone)
+                self.rounds.trigger("drone_lost", f"drone_lost:{event.drone}")
+            case (
+                TargetCollected()
+                | TargetMissed()
+                | DroneLanded()
+                | DroneHolding()
+                | EditRejected()
+                | CommandApplied()
+                | CommandRejected()
+            ):
+                pass  # traced and published; nothing to replan
+            case _:  # pragma: no cover - the union is closed
+                assert_never(event)
+
+    def _react_edit(self, edit: Edit) -> None:
+        """An applied edit, by kind: a SAM that becomes known goes to the safety layer
+        (which asks for a "sam" replan if it touches a plan); a known SAM removed or moved
+        may free what it bent ("sam_cleared"); the others ask for a replan of their kind's
+        trigger (``planner.edits``: ``edit.change.trigger``)."""
+        match edit:
+            case AddSam():
+                if not edit.hidden:  # a hidden one reaches the traces only, never here
+                    self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
+            case MoveSam():
+                self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
+                self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
+            case RemoveSam():
+                self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
+            case RevealSam():
+                self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
+            case AddTarget() | RemoveTarget() | MoveTarget() | SetPriority():
+                self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.id}")
+            case SetFuel():
+                self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.drone}")
+            case DisableDrone():
+                pass  # the DroneLost event it causes asks for the replan
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)
 
     def _sam_cleared(self, sam_id: str, trigger: str) -> None:
         """A known SAM removed, moved or shrunk: replan at once if that frees a target or a

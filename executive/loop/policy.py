@@ -8,15 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TRIGGERS", "Policy"]
+from planner.edits import TRIGGERS, Trigger
 
-# sam: a newly known SAM touches a planned path or target; drone_lost: a drone is lost;
-# target: a target is added, removed, moved or its priority changes; fuel: a drone's fuel
-# is changed by an edit; operator: CUT, REPLAN, RESET or a reallocation in words;
-# sam_cleared: a known SAM removed, moved off or shrunk frees a target or a planned path it
-# bent (executive.loop.cleared).
-Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator", "sam_cleared"]
-TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator", "sam_cleared")
+__all__ = ["TRIGGERS", "Policy", "Trigger"]
 
 
 class Policy(BaseModel):
@@ -25,7 +19,7 @@ class Policy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     replan: bool = True  # False: fly the first plan blindly (--no-replan)
-    triggers: tuple[Trigger, ...] = TRIGGERS  # the changes that start a replan (see Trigger)
+    triggers: tuple[Trigger, ...] = TRIGGERS  # the changes that start a replan (planner.edits)
     commit: Literal["auto", "review"] = "auto"  # review: a draft waits for ACCEPT / REJECT
     fuel_reserve: float = Field(1.0, ge=0)  # km kept above the way to an allowed end airport
     planning_deadline_s: float = Field(0.5, gt=0)  # wall seconds a planning round may take

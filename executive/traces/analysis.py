@@ -13,9 +13,22 @@ tick where their recorded state hashes differ.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, assert_never
 
+from executive.traces.codec import recorded_edit
 from executive.traces.reader import TraceReader
+from planner.edits import (
+    AddSam,
+    AddTarget,
+    DisableDrone,
+    MoveSam,
+    MoveTarget,
+    RemoveSam,
+    RemoveTarget,
+    RevealSam,
+    SetFuel,
+    SetPriority,
+)
 
 __all__ = [
     "MARKER_KINDS",
@@ -223,12 +236,28 @@ def _all_targets(reader: TraceReader, run: dict[str, Any]) -> list[dict[str, Any
     scenario = run.get("scenario") or {}
     targets = list((scenario.get("environment") or {}).get("targets") or [])
     for e in reader.events(run["run_id"]):
-        edit = (e.get("payload") or {}).get("edit")
-        if e["kind"] == "edit_applied" and isinstance(edit, dict):
-            if edit.get("op") == "add_target":
-                targets.append(edit)
-            elif edit.get("op") == "set_priority":
-                targets.append({"id": edit["id"], "priority": edit["priority"]})
+        if e["kind"] != "edit_applied":
+            continue
+        data = (e.get("payload") or {}).get("edit")
+        match recorded_edit(data):
+            case AddTarget():
+                targets.append(data)
+            case SetPriority() as edit:
+                targets.append({"id": edit.id, "priority": edit.priority})
+            case (
+                None
+                | RemoveTarget()
+                | MoveTarget()
+                | AddSam()
+                | RemoveSam()
+                | MoveSam()
+                | RevealSam()
+                | DisableDrone()
+                | SetFuel()
+            ):
+                pass  # no new target, no new points
+            case edit:  # pragma: no cover - the union is closed
+                assert_never(edit)
     seen: dict[str, dict[str, Any]] = {}
     for t in targets:  # the last priority a target had is the one it was collected at
         seen[t["id"]] = {**seen.get(t["id"], {}), **t}

@@ -14,12 +14,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any, assert_never
 
 from executive.contracts import EventRecord, PlanVersionRecord, TraceRecord
+from executive.traces.codec import recorded_edit
+from planner.edits import (
+    AddSam,
+    AddTarget,
+    DisableDrone,
+    MoveSam,
+    MoveTarget,
+    RemoveSam,
+    RemoveTarget,
+    RevealSam,
+    SetFuel,
+    SetPriority,
+)
 
 __all__ = ["lost_to_known_sams", "unapproved_commits"]
-
-_MAKES_KNOWN = ("add_sam", "move_sam", "reveal_sam")
 
 
 def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
@@ -32,9 +44,8 @@ def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
         p = r.payload
         if r.kind == "sam_detected":
             known.setdefault(p["sam"], r.tick)
-        elif r.kind == "edit_applied" and p["edit"]["op"] in _MAKES_KNOWN:
-            if not p["edit"].get("hidden"):
-                known.setdefault(p["edit"]["id"], r.tick)
+        elif r.kind == "edit_applied" and (sam := _made_known(p["edit"])) is not None:
+            known.setdefault(sam, r.tick)
         elif (
             r.kind == "drone_lost"
             and p.get("reason") == "sam"
@@ -42,6 +53,28 @@ def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
         ):
             lost.append(p["drone"])
     return lost
+
+
+def _made_known(data: Any) -> str | None:
+    """The SAM an applied edit (its JSON) makes known to the executive, or None."""
+    match recorded_edit(data):
+        case AddSam() as edit:
+            return None if edit.hidden else edit.id
+        case MoveSam() | RevealSam() as edit:
+            return edit.id
+        case (
+            AddTarget()
+            | RemoveTarget()
+            | MoveTarget()
+            | SetPriority()
+            | RemoveSam()
+            | DisableDrone()
+            | SetFuel()
+            | None
+        ):
+            return None
+        case edit:  # pragma: no cover - the union is closed
+            assert_never(edit)
 
 
 def unapproved_commits(records: Iterable[TraceRecord]) -> list[str]:

@@ -3,15 +3,16 @@ replay resubmits, exactly."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 
-from planner.edits import Edit, parse_edit
+from planner.edits import Edit, model_of, parse_edit
 from planner.path_codec import path_from_json, path_to_json
 from sim.commands import Command, FlyPath
 
-__all__ = ["input_from_json", "input_to_json"]
+__all__ = ["input_from_json", "input_to_json", "recorded_edit"]
 
 _COMMAND = TypeAdapter(Command)
 
@@ -51,3 +52,15 @@ def input_from_json(kind: str, payload: dict[str, Any]) -> Edit | Command:
             waypoints=tuple((t, float(s)) for t, s in payload["waypoints"]),
         )
     return _COMMAND.validate_python(payload)
+
+
+def recorded_edit(data: Any) -> Edit | None:
+    """The edit an event record carries (``edit_applied``'s ``edit``), typed for a ``match``
+    but not validated again (it was when it was made, and an audit reads what is there);
+    None when ``data`` is not an edit of a known op."""
+    if not isinstance(data, Mapping):
+        return None
+    model = model_of(str(data.get("op")))
+    if model is None:
+        return None
+    return cast(Edit, model.model_construct(**{str(k): v for k, v in data.items()}))

@@ -15,13 +15,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pydantic import ValidationError
+
 from executive.traces.analysis import tracks
 from executive.traces.reader import TraceReader
+from planner.changes import apply_edit
+from planner.edits import parse_edit
+from planner.model import Sam, Target
 
-__all__ = ["TRAIL_POINTS", "state_at"]
+__all__ = ["TRAIL_POINTS", "apply_event", "state_at"]
 
 TRAIL_POINTS = 400  # per drone, at most, in a seek's flown trail
 _ENDS = {"drone_lost": "lost", "drone_landed": "landed"}  # events that end a drone's flight
+_TARGET_KEYS = ("id", "x", "y", "priority", "type")  # a target's own fields in the scene
 
 
 def state_at(reader: TraceReader, run: dict[str, Any], tick: int) -> dict[str, Any]:
@@ -31,7 +37,7 @@ def state_at(reader: TraceReader, run: dict[str, Any], tick: int) -> dict[str, A
     scene: dict[str, Any] = copy.deepcopy(snap["scene"]) if snap else _bare(run)
     since = snap["tick"] + 1 if snap else 0
     for event in reader.events_range(run_id, since, tick):
-        _apply(scene, event)
+        apply_event(scene, event)
     telemetry = reader.telemetry_at(run_id, tick)
     hz = float(scene.get("tick_hz") or run["scenario"].get("sim", {}).get("tick_hz", 20.0))
     scene["tick"] = tick
@@ -94,8 +100,10 @@ def _bare(run: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _apply(scene: dict[str, Any], event: dict[str, Any]) -> None:
-    """One stored event, applied to the picture."""
+def apply_event(scene: dict[str, Any], event: dict[str, Any]) -> None:
+    """One stored event (``kind``, ``payload``), applied to the picture ``scene``. An edit
+    is applied whether it was observable or truth-only (a hidden SAM's): the picture, like
+    the live scene, holds hidden SAMs too, marked not ``known``."""
     kind, p = event["kind"], event["payload"]
     targets = scene.setdefault("targets", [])
     sams = scene.setdefault("sams", [])
@@ -110,8 +118,8 @@ def _apply(scene: dict[str, Any], event: dict[str, Any]) -> None:
     elif kind == "drone_lost":
         drone = scene.setdefault("drones", {}).setdefault(p["drone"], {})
         drone.update(status="lost", planned=[], frozen=[])
-    elif kind == "edit_applied":
-        _apply_edit(targets, sams, p["edit"])
+    elif kind in ("edit_applied", "truth:edit_applied"):
+        _apply_edit(scene, p["edit"])
     elif kind == "COMMIT_PLAN":
         scene["plan_id"] = p.get("plan_id")
         if "points" in p:
@@ -122,40 +130,59 @@ def _apply(scene: dict[str, Any], event: dict[str, Any]) -> None:
         scene["mode"] = "PAUSED" if kind == "PAUSE" else "REVIEW"
 
 
-def _apply_edit(
-    targets: list[dict[str, Any]], sams: list[dict[str, Any]], edit: dict[str, Any]
-) -> None:
-    op = edit.get("op")
-    if op == "add_target":
-        targets.append(
-            {k: edit[k] for k in ("id", "x", "y", "priority", "type") if k in edit}
-            | {"status": "pending", "drone": None}
-        )
-    elif op == "remove_target":
-        targets[:] = [t for t in targets if t["id"] != edit["id"]]
-    elif op in ("move_target", "set_priority"):
-        for t in targets:
-            if t["id"] == edit["id"]:
-                t.update({k: edit[k] for k in ("x", "y", "priority") if k in edit})
-    elif op == "add_sam":
-        sams.append(
-            {
-                "id": edit["id"],
-                "x": edit["pos"][0],
-                "y": edit["pos"][1],
-                "range": edit["range"],
-                "known": not edit.get("hidden", False),
-            }
-        )
-    elif op == "remove_sam":
-        sams[:] = [s for s in sams if s["id"] != edit["id"]]
-    elif op == "move_sam":
-        for s in sams:
-            if s["id"] == edit["id"]:
-                s["x"], s["y"] = edit["pos"]
-                if edit.get("range") is not None:
-                    s["range"] = edit["range"]
-    elif op == "reveal_sam":
-        for s in sams:
-            if s["id"] == edit["id"]:
-                s["known"] = True
+def _apply_edit(scene: dict[str, Any], data: Any) -> None:
+    """A stored edit (its JSON), applied to the picture by ``planner.changes.apply_edit``;
+    one that no longer parses (a trace of an older version) is left out."""
+    try:
+        edit = parse_edit(data)
+    except ValidationError:
+        return
+    apply_edit(_ScenePicture(scene), edit)
+
+
+class _ScenePicture:
+    """A seek's picture (the live scene's JSON) as a ``planner.changes.Picture``: its
+    targets (with their status) and SAMs (with ``known``). A drone's state comes from its
+    events and the telemetry, so the fleet's steps change nothing here."""
+
+    def __init__(self, scene: dict[str, Any]) -> None:
+        self.targets: list[dict[str, Any]] = scene.setdefault("targets", [])
+        self.sams: list[dict[str, Any]] = scene.setdefault("sams", [])
+
+    def target(self, target_id: str) -> Target | None:
+        t = next((t for t in self.targets if t["id"] == target_id), None)
+        return None if t is None else Target.model_validate({k: t[k] for k in _TARGET_KEYS})
+
+    def put_target(self, target: Target) -> None:
+        fields = target.model_dump(include=set(_TARGET_KEYS))
+        found = [t for t in self.targets if t["id"] == target.id]
+        for t in found:  # moved or re-prioritised: its status and drone stay
+            t.update(fields)
+        if not found:
+            self.targets.append(fields | {"status": "pending", "drone": None})
+
+    def drop_target(self, target_id: str) -> None:
+        self.targets[:] = [t for t in self.targets if t["id"] != target_id]
+
+    def sam(self, sam_id: str) -> tuple[Sam, bool] | None:
+        s = next((s for s in self.sams if s["id"] == sam_id), None)
+        if s is None:
+            return None
+        return Sam(id=s["id"], pos=(s["x"], s["y"]), range=s["range"]), bool(s.get("known", True))
+
+    def put_sam(self, sam: Sam, *, known: bool) -> None:
+        fields = {"id": sam.id, "x": sam.x, "y": sam.y, "range": sam.range, "known": known}
+        found = [s for s in self.sams if s["id"] == sam.id]
+        for s in found:
+            s.update(fields)
+        if not found:
+            self.sams.append(fields)
+
+    def drop_sam(self, sam_id: str) -> None:
+        self.sams[:] = [s for s in self.sams if s["id"] != sam_id]
+
+    def disable_drone(self, drone_id: str) -> None:
+        pass  # its drone_lost event marks it
+
+    def set_fuel(self, drone_id: str, fuel: float) -> None:
+        pass  # the telemetry carries the fuel

@@ -21,14 +21,17 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from planner.edits import EDIT_MODELS, EDIT_OPS
+
 __all__ = ["ANNOTATION_KEYS", "COMMENT_KEY", "SCHEMA_KEY", "normal_form"]
 
 SCHEMA_KEY = "$schema"  # at the top only: the JSON Schema the file follows
 COMMENT_KEY = "$comment"  # in any object: a note for people
 ANNOTATION_KEYS = (SCHEMA_KEY, COMMENT_KEY)
 
-_XY_EDITS = {"add_target", "move_target"}  # timeline edits positioned by x, y
-_POS_EDITS = {"add_sam", "move_sam"}  # ... and by pos
+# Timeline edits positioned by x, y, and by pos: read from their models' fields.
+_XY_EDITS = {op for op, m in zip(EDIT_OPS, EDIT_MODELS) if "x" in m.model_fields}
+_POS_EDITS = {op for op, m in zip(EDIT_OPS, EDIT_MODELS) if "pos" in m.model_fields}
 
 
 def normal_form(data: dict[str, Any]) -> tuple[dict[str, Any], list[str], set[str]]:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from planner.edits import DISRUPTION_CLASSES, EDIT_MODELS, DisruptionClass
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
@@ -41,18 +42,10 @@ from planner.scenario.io import parse_scenario
 
 __all__ = ["DISRUPTIONS", "Disruption", "Generated", "SuiteSpec", "generate_mission"]
 
-Disruption = Literal[
-    "popup_sam", "lost_drone", "new_target", "moved_target", "fuel_leak", "sam_moves", "combo"
-]
-DISRUPTIONS: tuple[Disruption, ...] = (
-    "popup_sam",
-    "lost_drone",
-    "new_target",
-    "moved_target",
-    "fuel_leak",
-    "sam_moves",
-    "combo",
-)
+# The classes are the edits' (planner.edits: each edit kind names the classes that place
+# it), in the order a suite cycles through them; a combo is two of them.
+Disruption = Literal[DisruptionClass, "combo"]
+DISRUPTIONS: tuple[Disruption, ...] = (*DISRUPTION_CLASSES, "combo")
 _SINGLE = DISRUPTIONS[:-1]
 Span = tuple[int, int]
 
@@ -394,7 +387,10 @@ _PLACE = {
 }
 
 
-_SAM_CLASSES = ("popup_sam", "sam_moves")
+# The classes that put a SAM in the way: those placed as an edit of the "sam" trigger.
+_SAM_CLASSES = tuple(
+    c for m in EDIT_MODELS if m.change.trigger == "sam" for c in m.change.disruptions
+)
 _OTHER_CLASSES = tuple(k for k in _SINGLE if k not in _SAM_CLASSES)
 
 

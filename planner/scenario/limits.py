@@ -16,9 +16,20 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, assert_never
 
-from planner.edits import SetFuel
+from planner.edits import (
+    AddSam,
+    AddTarget,
+    DisableDrone,
+    MoveSam,
+    MoveTarget,
+    RemoveSam,
+    RemoveTarget,
+    RevealSam,
+    SetFuel,
+    SetPriority,
+)
 from planner.limits import (
     MAX_AIRPORTS,
     MAX_DRONES,
@@ -110,8 +121,24 @@ def motion_problems(scenario: Scenario) -> list[str]:
     for drone_id, drone in scenario.drone_configs.items():
         fuel[drone_id] = (drone.fuel_budget, f"$.drone_configs[{json.dumps(drone_id)}].fuelBudget")
     for i, edit in enumerate(scenario.timeline):
-        if isinstance(edit, SetFuel) and edit.drone in fuel and edit.fuel > fuel[edit.drone][0]:
-            fuel[edit.drone] = (edit.fuel, f"$.timeline[{i}].fuel")
+        match edit:  # the changes that can keep a drone up longer
+            case SetFuel() if edit.drone in fuel and edit.fuel > fuel[edit.drone][0]:
+                fuel[edit.drone] = (edit.fuel, f"$.timeline[{i}].fuel")
+            case (
+                SetFuel()
+                | AddTarget()
+                | RemoveTarget()
+                | MoveTarget()
+                | SetPriority()
+                | AddSam()
+                | RemoveSam()
+                | MoveSam()
+                | RevealSam()
+                | DisableDrone()
+            ):
+                pass
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)
     for drone_id, (km, path) in fuel.items():
         ticks = km / sim.speed_of(drone_id) * hz
         if ticks > MAX_MISSION_TICKS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from typing import assert_never
 
 from planner.edits import (
     AddSam,
@@ -226,6 +227,10 @@ def _timeline_problems(scenario: Scenario) -> list[str]:
                 problems.append(f"{at}.drone: drone {edit.drone!r} is already disabled {when}")
             case DisableDrone():
                 lost.add(edit.drone)
+            case MoveTarget() | SetPriority() | MoveSam() | SetFuel():
+                pass  # a move, a priority or fuel adds or removes nothing
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)
         if isinstance(edit, AddSam | MoveSam) and edit.id in sams:
             x, y = edit.pos
             radius = sam_range[edit.id]

@@ -28,6 +28,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from planner import limits
+from planner.edits import EDIT_MODELS
 from planner.model import Scenario
 from planner.scenario.forms import COMMENT_KEY, SCHEMA_KEY
 
@@ -35,9 +36,15 @@ __all__ = ["SCHEMA_DIALECT", "scenario_json_schema"]
 
 SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
-# Objects positioned by x, y (their own form) that also take pos, and the reverse.
-_XY_OBJECTS = ("Airport", "Target", "Point", "AddTarget", "MoveTarget")
-_POS_OBJECTS = ("Sam", "AddSam", "MoveSam")
+# Objects positioned by x, y (their own form) that also take pos, and the reverse; the
+# edits among them read from their models' fields.
+_XY_OBJECTS = (
+    "Airport",
+    "Target",
+    "Point",
+    *(m.__name__ for m in EDIT_MODELS if "x" in m.model_fields),
+)
+_POS_OBJECTS = ("Sam", *(m.__name__ for m in EDIT_MODELS if "pos" in m.model_fields))
 _XY = ("x", "y")
 _LAT_LON = ("lat", "lon")
 

@@ -84,3 +84,53 @@ def test_a_drone_lost_at_a_tick_is_lost_at_that_tick_not_flying(tmp_path):
         assert state_at(reader, run, tick - 1)["drones"][drone]["status"] == "flying"
     finally:
         reader.close()
+
+
+# Every kind of edit on the timeline (planner.edits), a hidden SAM among them, and no
+# snapshot after the start: a seek rebuilds the picture from the edits' events alone.
+EDITS = [
+    {"t": 20, "op": "move_target", "id": "T9", "x": 88, "y": 75},
+    {"t": 30, "op": "set_priority", "id": "T11", "priority": 2},
+    {"t": 40, "op": "remove_target", "id": "T10"},
+    {"t": 50, "op": "add_sam", "id": "S9", "pos": [90, 50], "range": 3},
+    {"t": 60, "op": "add_sam", "id": "H1", "pos": [5, 95], "range": 2, "hidden": True},
+    {"t": 70, "op": "move_sam", "id": "SAM1", "pos": [33, 44], "range": 11},
+    {"t": 75, "op": "move_sam", "id": "H1", "pos": [6, 96]},
+    {"t": 80, "op": "reveal_sam", "id": "H1"},
+    {"t": 90, "op": "remove_sam", "id": "S9"},
+    {"t": 100, "op": "set_fuel", "drone": "2", "fuel": 150},
+    {"t": 110, "op": "disable_drone", "drone": "3"},
+    {"t": 120, "op": "add_target", "id": "T14", "x": 95, "y": 5, "priority": 4, "type": "B"},
+]
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    url = f"sqlite:///{tmp_path_factory.mktemp('runs') / 'runs.db'}"
+    data = json.loads((SCENARIOS / "new_target.json").read_text())
+    data["timeline"] += EDITS
+    scenario = parse_scenario(data, "every edit")
+    policy = Policy(batch_iterations=300, snapshot_every=0)
+    config = RunConfig(trace_url=url, agents=False, policy=policy)
+    report = asyncio.run(run_mission(scenario, config))
+    reader = TraceReader(url)
+    yield reader, reader.run(report.run_id), report
+    reader.close()
+
+
+def test_a_seek_applies_every_kind_of_edit_as_the_run_did(edited):
+    reader, run, report = edited
+    assert reader.snapshot_at(run["run_id"], report.ticks) is None  # the events alone
+    ticks = [int(e["t"] * 20) + 1 for e in EDITS] + [report.ticks - 1]
+    truth = resimulate(run["scenario"], reader.inputs(run["run_id"]), hash_every=20)
+    for tick in sorted(t for t in ticks if t < report.ticks):
+        while truth.tick <= tick:
+            truth.step()
+        world, scene = truth.world, state_at(reader, run, tick)
+        live = {t.id: (t.x, t.y, t.priority, t.type) for t in world.truth_environment.targets}
+        seen = {t["id"]: (t["x"], t["y"], t["priority"], t["type"]) for t in scene["targets"]}
+        assert seen == live, tick
+        known = {s.id for s in world.known_environment.sams}
+        live_sams = {s.id: (s.x, s.y, s.range, s.id in known) for s in world.truth_environment.sams}
+        seen_sams = {s["id"]: (s["x"], s["y"], s["range"], s["known"]) for s in scene["sams"]}
+        assert seen_sams == live_sams, tick
