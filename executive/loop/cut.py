@@ -101,6 +101,9 @@ def build_replan(
             "environment": environment,
             "drone_configs": {k: v.model_dump(by_alias=True) for k, v in configs.items()},
             "sim": scenario.sim.model_dump(),
+            # a geographic mission stays one: its replans plan around the SAMs' geodesic
+            # covers (planner.geodesy), as its first plan did
+            "geo": scenario.geo.model_dump() if scenario.geo is not None else None,
         }
     )
     return ReplanProblem(tick, remainder, checkpoints, left_out)
