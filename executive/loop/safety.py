@@ -36,6 +36,7 @@ from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
 from planner.geometry import MARGIN_ABS, Path, SamField
+from planner.geodesy import planning_disks
 from planner.geometry.contact import Disk, first_contact
 from planner.model import Airport, Scenario
 from sim import Flight, FlyPath, Hold, Sim
@@ -177,7 +178,9 @@ class Safety:
     def _disks(self, sam_only: str | None = None) -> tuple[list[Disk], list[str]]:
         known = self.host.sim.world.known_environment.sams
         chosen = [s for s in known if sam_only is None or s.id == sam_only]
-        return [(s.x, s.y, s.range + CONTACT_MARGIN) for s in chosen], [s.id for s in chosen]
+        # a geographic mission's SAMs as the planner treats them: their geodesic covers
+        covers = planning_disks(chosen, self.host.scenario.geo)
+        return [(x, y, r + CONTACT_MARGIN) for x, y, r in covers], [s.id for s in chosen]
 
     def _contact(self, drone_id: str, *, sam_only: str | None = None) -> _Contact | None:
         """The first contact of the drone's current flight, from where it is now."""
@@ -252,7 +255,7 @@ class Safety:
 
     def _field(self) -> SamField:
         sams = self.host.sim.world.known_environment.sams
-        return SamField([(s.x, s.y, s.range) for s in sams])
+        return SamField(planning_disks(sams, self.host.scenario.geo))
 
     def _safe(self, path: Path) -> bool:
         return first_contact(path, self._disks()[0]) is None
