@@ -25,9 +25,11 @@ Modules
   the geometric tolerances.
 * ``pieces`` -- ``Line`` and ``Arc``, the pieces a path is made of.
 * ``path`` -- ``Path``, a chain of pieces: length, ``locate``, ``sample``, ``concat``.
-* ``sam_field`` -- ``SamField``, the SAMs as obstacles; builds the tangent visibility graph
-  (``_graph``, with the vectorised disk tests of ``_disks``) and answers queries.
-* ``table`` -- ``PathTable``, all-pairs distances and each leg's geometry, rebuilt lazily.
+* ``sam_field`` -- ``SamField``, the SAMs as obstacles: the static tangent graph (``_static``,
+  with the disk grid and the point and segment tests of ``_disks``), each query set's entries
+  and the distance rows (``_search``). Every kernel is numba ``nogil``: a thread computing a
+  table never holds the GIL, and ``workers`` threads can share the rows.
+* ``table`` -- ``PathTable``, all-pairs distances and each leg's geometry, found lazily.
 """
 
 from __future__ import annotations
