@@ -7,7 +7,18 @@ largest mission these limits accept plans and flies in bounded time and memory
 out of bounds is one problem naming its JSON path and the bound, e.g.
 ``$.environment.targets[3].x: must be from -10000 to 10000 km, got 1e+308``.
 
-Three kinds of checks live here:
+The sizes are not small fixed counts: they come from budgets. The distance table every plan
+needs holds a float64 per pair of nodes (airports, synthetic starts, targets), so
+``TABLE_BUDGET_BYTES`` bounds the nodes at once (``MAX_NODES``); the team search keeps a few
+numbers per drone and node (``SEARCH_BUDGET_BYTES``); compiling the table costs about
+``COMPILE_S_PER_PAIR`` per pair of nodes, ``COMPILE_S_PER_ROW_NODE`` per node and node of the
+SAMs' tangent graph and ``COMPILE_S_PER_TANGENT`` per node and SAM tangent, which must stay
+within ``COMPILE_BUDGET_S`` (``budget_problems``; ``compile_estimate`` is the model, measured
+on one core of the reference machine by ``bench/gil_hold.py``). The per-list caps
+(``MAX_TARGETS``, ``MAX_DRONES``...) only stop a file from building a million objects before
+the budgets are checked.
+
+Four kinds of checks live here:
 
 * **Field types** (``Coordinate``, ``SamRange``, ``Priority``, ``Fuel``, ``DroneSpeed``...):
   pydantic types in strict mode (no ``"25"`` -> 25, no ``true`` -> 1; an int is a valid
@@ -19,6 +30,10 @@ Three kinds of checks live here:
   scenarios are not re-counted.
 * **Relations** (``motion_problems``) between fields of a valid scenario: one tick's step,
   the longest flight and every stamp within ``MAX_MISSION_TICKS``.
+* **Budgets** (``budget_problems``) of a valid scenario: the distance table's bytes, the
+  search's bytes and the compile's estimated time for the most nodes and SAMs it holds at
+  once; a refusal names the budget it would exceed. The executive's replans add a start per
+  flying drone; ``planner.mission.compile_mission`` checks the time budget again itself.
 
 Why the step bound: the simulation moves a drone ``speed / tick_hz`` km along its path per
 tick and checks the straight chord from where it was to where it is against every SAM
@@ -50,6 +65,10 @@ if TYPE_CHECKING:
     from planner.model import Scenario
 
 __all__ = [
+    "COMPILE_BUDGET_S",
+    "COMPILE_S_PER_PAIR",
+    "COMPILE_S_PER_ROW_NODE",
+    "COMPILE_S_PER_TANGENT",
     "ID_CHARACTERS",
     "MAX_AIRPORTS",
     "MAX_CAPTURE_RADIUS_KM",
@@ -63,6 +82,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LABEL_LENGTH",
     "MAX_MISSION_TICKS",
+    "MAX_NODES",
     "MAX_PRIORITY",
     "MAX_SAMS",
     "MAX_SAM_RANGE_KM",
@@ -82,6 +102,9 @@ __all__ = [
     "MIN_SAM_RANGE_KM",
     "MIN_SENSOR_RANGE_KM",
     "MIN_TICK_HZ",
+    "SEARCH_BUDGET_BYTES",
+    "SEARCH_BYTES_PER_DRONE_NODE",
+    "TABLE_BUDGET_BYTES",
     "CaptureRadius",
     "Coordinate",
     "DroneSpeed",
@@ -100,18 +123,33 @@ __all__ = [
     "StartCoordinate",
     "Tick",
     "TickHz",
+    "budget_problems",
+    "compile_estimate",
+    "compile_problem",
     "motion_problems",
     "size_problems",
 ]
 
 # ----- sizes -----------------------------------------------------------------------------
 
-MAX_SCENARIO_BYTES: Final = 4 * 1024 * 1024  # a 500-target mission with its timeline is ~0.2 MB
+# ----- budgets: what one mission may cost --------------------------------------------------
+
+TABLE_BUDGET_BYTES: Final = 1024**3  # the SAM-aware distance table: a float64 per node pair
+MAX_NODES: Final = math.isqrt(TABLE_BUDGET_BYTES // 8)  # 11,585 airports + starts + targets
+SEARCH_BUDGET_BYTES: Final = 1024**3  # the team search's arrays per drone and node
+SEARCH_BYTES_PER_DRONE_NODE: Final = 48  # what planner.team_search keeps per drone and node
+COMPILE_BUDGET_S: Final = 60.0  # the distance table's estimated compile time, one core
+# The compile's cost model (seconds on one core; bench/gil_hold.py measures the real thing).
+COMPILE_S_PER_PAIR: Final = 0.4e-6  # a pair of nodes: the straight segment, then the graph
+COMPILE_S_PER_ROW_NODE: Final = 0.4e-6  # a node's Dijkstra over one tangent-graph node
+COMPILE_S_PER_TANGENT: Final = 0.6e-6  # a node's tangent to one SAM, tested clear
+
+MAX_SCENARIO_BYTES: Final = 16 * 1024 * 1024  # 5,000 targets and 1,000 drones are ~1 MB
 MAX_JSON_DEPTH: Final = 16  # a scenario nests 5 deep ($.timeline[0].pos[1]); 16 leaves room
-MAX_AIRPORTS: Final = 50
-MAX_TARGETS: Final = 500  # at once, the timeline's additions included
-MAX_SAMS: Final = 50  # at once, the timeline's additions included
-MAX_DRONES: Final = 50
+MAX_AIRPORTS: Final = 1_000
+MAX_TARGETS: Final = MAX_NODES  # at once, the timeline's additions included
+MAX_SAMS: Final = 1_000  # at once, the timeline's additions included
+MAX_DRONES: Final = 10_000  # the simulation's measured scale (bench/sim_tick.py)
 MAX_SYNTHETIC_STARTS: Final = MAX_DRONES  # one per drone at most
 MAX_TIMELINE: Final = 1000  # edits
 MAX_SENSOR_TYPES: Final = 32  # entries of one drone's accessibleTargets
@@ -129,7 +167,7 @@ MAX_COORD_KM: Final = 10_000.0  # airports, targets, SAM centres: |x|, |y| (km)
 MAX_START_COORD_KM: Final = 2 * MAX_COORD_KM
 MIN_SAM_RANGE_KM: Final = 0.1
 MAX_SAM_RANGE_KM: Final = 1_000.0
-MAX_PRIORITY: Final = 1_000.0  # points of one target; 500 of them sum to 5e5, far from inf
+MAX_PRIORITY: Final = 1_000.0  # points of one target; MAX_TARGETS of them sum to 1.2e7
 MAX_FUEL_KM: Final = 10_000.0
 MIN_TICK_HZ: Final = 1.0
 MAX_TICK_HZ: Final = 1_000.0
@@ -318,5 +356,100 @@ def motion_problems(scenario: Scenario) -> list[str]:
         problems.append(
             f"$.sim.max_duration: {sim.max_duration:g} s is {sim.max_duration * hz:,.0f} ticks"
             f" at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
+        )
+    return problems
+
+
+# ----- budgets of a valid scenario -------------------------------------------------------
+
+
+def compile_estimate(nodes: int, sams: int, graph_nodes: int) -> float:
+    """Estimated seconds (one core) to compile the distance table of ``nodes`` points among
+    ``sams`` SAMs whose tangent graph has ``graph_nodes`` nodes."""
+    return (
+        COMPILE_S_PER_PAIR * nodes * (nodes - 1) / 2
+        + COMPILE_S_PER_ROW_NODE * nodes * graph_nodes
+        + COMPILE_S_PER_TANGENT * nodes * 2 * sams
+    )
+
+
+def compile_problem(nodes: int, sams: int, graph_nodes: int) -> str | None:
+    """Why a table of ``nodes`` points among ``sams`` SAMs (tangent graph of ``graph_nodes``
+    nodes) is over budget, or None when it fits: the table's bytes, then the time."""
+    table = 8 * nodes * nodes
+    if table > TABLE_BUDGET_BYTES:
+        return (
+            f"{nodes:,} nodes (airports, starts and targets at once) need a distance table of"
+            f" {table / 1024**2:,.0f} MiB, over the memory budget of"
+            f" {TABLE_BUDGET_BYTES / 1024**2:,.0f} MiB (planner.limits.TABLE_BUDGET_BYTES):"
+            f" at most {MAX_NODES:,} nodes"
+        )
+    seconds = compile_estimate(nodes, sams, graph_nodes)
+    if seconds > COMPILE_BUDGET_S:
+        return (
+            f"{nodes:,} nodes among {sams:,} SAMs (a tangent graph of {graph_nodes:,} nodes)"
+            f" would take about {seconds:,.0f} s to compile, over the time budget of"
+            f" {COMPILE_BUDGET_S:g} s (planner.limits.COMPILE_BUDGET_S): fewer targets, or"
+            " fewer or more clustered SAMs"
+        )
+    return None
+
+
+def _peaks(scenario: Scenario) -> tuple[int, list[tuple[float, float, float]]]:
+    """The most targets at once over the timeline, and every SAM the mission ever holds
+    (its initial ones and the timeline's, at their last place)."""
+    from planner.edits import AddSam, AddTarget, MoveSam, RemoveTarget
+
+    env = scenario.environment
+    targets = {t.id for t in env.targets}
+    most = len(targets)
+    sams = {s.id: (s.x, s.y, s.range) for s in env.sams}
+    hz = scenario.sim.tick_hz
+    for edit in sorted(scenario.timeline, key=lambda e: e.tick_at(hz) or 0):
+        match edit:
+            case AddTarget():
+                targets.add(edit.id)
+                most = max(most, len(targets))
+            case RemoveTarget():
+                targets.discard(edit.id)
+            case AddSam():
+                sams[edit.id] = (edit.pos[0], edit.pos[1], edit.range)
+            case MoveSam() if edit.id in sams:
+                old = sams[edit.id]
+                radius = old[2] if edit.range is None else edit.range
+                sams[edit.id] = (edit.pos[0], edit.pos[1], radius)
+    return most, list(sams.values())
+
+
+def budget_problems(scenario: Scenario) -> list[str]:
+    """The mission against the budgets: the distance table's bytes and the compile's time
+    for the most nodes it holds at once, and the team search's bytes for its drones; one
+    line each, naming the JSON path and the budget. Empty when it fits.
+
+    The tangent graph is built (the SAMs' bitangents) only when the worst graph the SAM
+    count allows could break the time budget."""
+    env = scenario.environment
+    targets, sams = _peaks(scenario)
+    nodes = len(env.airports) + len(env.synthetic_starts) + targets
+    problems: list[str] = []
+    worst_graph = 4 * len(sams) * max(len(sams) - 1, 0)  # 4 bitangents per pair, 2 ends each
+    if compile_problem(nodes, len(sams), worst_graph) is None:
+        why = None
+    else:
+        graph = 0
+        if sams and compile_problem(nodes, len(sams), 0) is None:
+            from planner.geometry import SamField
+
+            graph = SamField(sams).static_nodes
+        why = compile_problem(nodes, len(sams), graph)
+    if why is not None:
+        problems.append(f"$.environment.targets: {why}")
+    drones = len(scenario.enabled_drones())
+    search = SEARCH_BYTES_PER_DRONE_NODE * drones * nodes
+    if search > SEARCH_BUDGET_BYTES:
+        problems.append(
+            f"$.drone_configs: {drones:,} drones over {nodes:,} nodes need about"
+            f" {search / 1024**2:,.0f} MiB of search arrays, over the memory budget of"
+            f" {SEARCH_BUDGET_BYTES / 1024**2:,.0f} MiB (planner.limits.SEARCH_BUDGET_BYTES)"
         )
     return problems

@@ -14,7 +14,8 @@ from functools import cached_property
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry import Path, PathTable, SamField
+from planner.geometry import DistanceTable, Path, PathTable, SamField
+from planner.limits import compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
 __all__ = ["DroneSpec", "Mission", "compile_mission"]
@@ -96,24 +97,50 @@ class Mission:
         return [self.index[node_id] for node_id in ids]
 
 
-def compile_mission(scenario: Scenario) -> Mission:
-    """Index the nodes, compute all SAM-aware legs, and describe each enabled drone."""
-    env = scenario.environment
-    sams = SamField([(s.x, s.y, s.range) for s in env.sams])
-    excluded = [t.id for t in env.targets if sams.inside_true((t.x, t.y))]
-    planned_targets = [t for t in env.targets if t.id not in set(excluded)]
+def compile_mission(
+    scenario: Scenario, *, table: DistanceTable | None = None, workers: int = 1
+) -> Mission:
+    """Index the nodes, compute all SAM-aware legs, and describe each enabled drone.
 
+    With ``table``, the distances come from it: it is first brought to the scenario's SAMs
+    and nodes (``DistanceTable.sync``: only what changed since its last mission is
+    recomputed), and it keeps serving later compiles. ``workers`` threads share a full
+    computation. PlannerError when the table would break the budgets of ``planner.limits``
+    (its bytes, or the compile's estimated time).
+    """
+    env = scenario.environment
+    sam_list = [(s.x, s.y, s.range) for s in env.sams]
+    sams = SamField(sam_list) if table is None else None
     node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
     positions = [(a.x, a.y) for a in env.airports]
     positions += [(p.x, p.y) for p in env.synthetic_starts.values()]
-    scores = [0.0] * len(node_ids)
     first_target = len(node_ids)
+    candidates = np.asarray([(t.x, t.y) for t in env.targets], dtype=np.float64).reshape(-1, 2)
+    if table is not None:
+        table.sync(
+            {s.id: (s.x, s.y, s.range) for s in env.sams},
+            {
+                **dict(zip(node_ids, positions, strict=True)),
+                **{t.id: (t.x, t.y) for t in env.targets},
+            },
+        )
+        sams = table.field
+    assert sams is not None
+    inside = sams.inside_true_many(candidates)
+    excluded = [t.id for t, out in zip(env.targets, inside) if out]
+    planned_targets = [t for t, out in zip(env.targets, inside) if not out]
+    scores = [0.0] * len(node_ids)
     node_ids += [t.id for t in planned_targets]
     positions += [(t.x, t.y) for t in planned_targets]
     scores += [float(t.priority) for t in planned_targets]
-
     points = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
-    paths = sams.all_pairs(points)
+    problem = compile_problem(len(node_ids), sams.centers.shape[0], sams.static_nodes)
+    if problem is not None:
+        raise PlannerError(problem)
+    if table is None:
+        paths = sams.all_pairs(points, workers)
+    else:
+        paths = table.path_table(node_ids)
     index = {node_id: i for i, node_id in enumerate(node_ids)}
     airport_ids = [a.id for a in env.airports]
     target_type = {t.id: t.type for t in planned_targets}

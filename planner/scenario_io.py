@@ -42,6 +42,7 @@ from planner.limits import (
     MAX_SAMS,
     MAX_SCENARIO_BYTES,
     MAX_TARGETS,
+    budget_problems,
     motion_problems,
     size_problems,
 )
@@ -339,6 +340,8 @@ def scenario_problems(scenario: Scenario) -> list[str]:
     problems.extend(_sim_problems(scenario))
     problems.extend(_timeline_problems(scenario))
     problems.extend(motion_problems(scenario))
+    if not problems:  # the budgets of a mission that is otherwise usable
+        problems.extend(budget_problems(scenario))
     return problems
 
 

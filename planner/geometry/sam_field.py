@@ -215,7 +215,7 @@ class SamField:
     def queries(self, points: np.ndarray) -> Queries:
         """Escapes, reachability and entries of ``points`` (n, 2)."""
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
-        eff, esc, reachable = self._escape_points(pts)
+        eff, esc, reachable = self.escape_points(pts)
         esc_len = np.where(
             np.isnan(esc[:, 0]), 0.0, np.hypot(esc[:, 0] - pts[:, 0], esc[:, 1] - pts[:, 1])
         )
@@ -268,7 +268,7 @@ class SamField:
         )
         return (ptr, circ, ang, length, hi, link, link_w, off), side
 
-    def _escape_points(self, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def escape_points(self, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Effective graph position per query, its escape point (NaN if none), reachability."""
         c, r = self.centers, self.radii
         n = pts.shape[0]
