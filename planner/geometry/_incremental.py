@@ -31,7 +31,7 @@ def _near(px: float, py: float, qx: float, qy: float, disk: np.ndarray, d: float
     if r < 0.0:
         return False
     around = math.hypot(px - disk[0], py - disk[1]) + math.hypot(qx - disk[0], qy - disk[1])
-    return around - 2.0 * r <= d * (1.0 + _REL) + _ABS
+    return bool(around - 2.0 * r <= d * (1.0 + _REL) + _ABS)
 
 
 @njit(cache=True, nogil=True, inline="always")
