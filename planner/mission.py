@@ -144,12 +144,19 @@ def compile_mission(
     index = {node_id: i for i, node_id in enumerate(node_ids)}
     airport_ids = [a.id for a in env.airports]
     target_type = {t.id: t.type for t in planned_targets}
+    # Eligibility by sensor type, with arrays: a swarm's drones x targets in Python would
+    # make millions of objects (and garbage collections that stop every thread).
+    type_names = sorted({t.type for t in planned_targets})
+    type_code = {name: k for k, name in enumerate(type_names)}
+    codes = np.array([type_code[t.type] for t in planned_targets], dtype=np.int64)
+    target_index = np.arange(first_target, first_target + len(planned_targets))
 
     drones = []
     for drone_id, config in scenario.enabled_drones().items():
         if config.start not in index:
             raise PlannerError(f"drone {drone_id}: unknown start {config.start!r}")
-        eligible = tuple(index[t] for t in target_type if config.can_sense(target_type[t]))
+        senses = np.array([config.can_sense(name) for name in type_names], dtype=bool)
+        eligible = tuple(target_index[senses[codes]].tolist()) if codes.size else ()
         frozen = config.frozen_route()[1:]
         prefix = tuple(index[node_id] for node_id in frozen if node_id in target_type)
         drones.append(
