@@ -93,17 +93,24 @@ def plan_mission(
 
 
 def team_problem(mission: Mission) -> TeamProblem:
-    """The mission as the team search's arrays."""
+    """The mission as the team search's arrays (a metric: SAM-aware shortest paths)."""
     n, m = len(mission.node_ids), len(mission.drones)
     end_options = np.zeros((m, n), dtype=np.bool_)
     eligible = np.zeros((m, n), dtype=np.bool_)
+    as_array: dict[tuple[int, ...], np.ndarray] = {}  # drones with the same sensors share one
     for k, spec in enumerate(mission.drones):
-        end_options[k, list(spec.ends)] = True
-        eligible[k, list(spec.eligible)] = True
-        # Frozen targets belong to their drone alone; no one else may take them.
-        for other in mission.drones:
-            if other is not spec:
-                eligible[k, list(other.prefix)] = False
+        end_options[k, np.asarray(spec.ends, dtype=np.int64)] = True
+        if spec.eligible not in as_array:
+            as_array[spec.eligible] = np.asarray(spec.eligible, dtype=np.int64)
+        eligible[k, as_array[spec.eligible]] = True
+    # Frozen targets belong to their drone alone; no one else may take them.
+    owned = [(u, k) for k, spec in enumerate(mission.drones) for u in spec.prefix]
+    if owned:
+        nodes = np.array([u for u, _ in owned], dtype=np.int64)
+        owners = np.array([k for _, k in owned], dtype=np.int64)
+        own = eligible[owners, nodes]
+        eligible[:, nodes] = False
+        eligible[owners, nodes] = own
     return TeamProblem(
         dist=mission.dist,
         score=mission.scores,
@@ -112,4 +119,5 @@ def team_problem(mission: Mission) -> TeamProblem:
         budget=np.array([spec.budget for spec in mission.drones], dtype=np.float64),
         eligible=eligible,
         prefixes=tuple(tuple(spec.prefix) for spec in mission.drones),
+        metric=True,
     )
