@@ -104,6 +104,9 @@ __all__ = [
     "MIN_TICK_HZ",
     "SEARCH_BUDGET_BYTES",
     "SEARCH_BYTES_PER_DRONE_NODE",
+    "SWARM_DRONES",
+    "SWARM_SAMS",
+    "SWARM_TARGETS",
     "TABLE_BUDGET_BYTES",
     "CaptureRadius",
     "Coordinate",
@@ -143,6 +146,12 @@ COMPILE_BUDGET_S: Final = 60.0  # the distance table's estimated compile time, o
 COMPILE_S_PER_PAIR: Final = 0.4e-6  # a pair of nodes: the straight segment, then the graph
 COMPILE_S_PER_ROW_NODE: Final = 0.4e-6  # a node's Dijkstra over one tangent-graph node
 COMPILE_S_PER_TANGENT: Final = 0.6e-6  # a node's tangent to one SAM, tested clear
+
+# The swarm these budgets are sized for: all three at once fit every budget (with a start per
+# drone for a replan), and the door, `isr scenario new` and `isr scenario generate` take them.
+SWARM_DRONES: Final = 1_000
+SWARM_TARGETS: Final = 5_000
+SWARM_SAMS: Final = 500
 
 MAX_SCENARIO_BYTES: Final = 16 * 1024 * 1024  # 5,000 targets and 1,000 drones are ~1 MB
 MAX_JSON_DEPTH: Final = 16  # a scenario nests 5 deep ($.timeline[0].pos[1]); 16 leaves room
@@ -426,8 +435,8 @@ def budget_problems(scenario: Scenario) -> list[str]:
     for the most nodes it holds at once, and the team search's bytes for its drones; one
     line each, naming the JSON path and the budget. Empty when it fits.
 
-    The tangent graph is built (the SAMs' bitangents) only when the worst graph the SAM
-    count allows could break the time budget."""
+    The SAMs' tangent graph is counted (its bitangents tested, none kept) only when the
+    worst graph their number allows could break the time budget."""
     env = scenario.environment
     targets, sams = _peaks(scenario)
     nodes = len(env.airports) + len(env.synthetic_starts) + targets
@@ -438,9 +447,9 @@ def budget_problems(scenario: Scenario) -> list[str]:
     else:
         graph = 0
         if sams and compile_problem(nodes, len(sams), 0) is None:
-            from planner.geometry import SamField
+            from planner.geometry.sam_field import static_nodes
 
-            graph = SamField(sams).static_nodes
+            graph = static_nodes(sams)
         why = compile_problem(nodes, len(sams), graph)
     if why is not None:
         problems.append(f"$.environment.targets: {why}")

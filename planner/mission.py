@@ -15,6 +15,7 @@ import numpy as np
 
 from planner.errors import PlannerError
 from planner.geometry import DistanceTable, Path, PathTable, SamField
+from planner.geometry.sam_field import static_nodes
 from planner.limits import compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
@@ -110,6 +111,15 @@ def compile_mission(
     """
     env = scenario.environment
     sam_list = [(s.x, s.y, s.range) for s in env.sams]
+    nodes = len(env.airports) + len(env.synthetic_starts) + len(env.targets)
+    worst = 4 * len(sam_list) * max(len(sam_list) - 1, 0)  # bitangent ends, at most
+    if compile_problem(nodes, len(sam_list), worst) is not None:
+        # It may not fit: refuse by size alone, or by the graph counted before it is built.
+        problem = compile_problem(nodes, len(sam_list), 0) or compile_problem(
+            nodes, len(sam_list), static_nodes(sam_list)
+        )
+        if problem is not None:
+            raise PlannerError(problem)
     sams = SamField(sam_list) if table is None else None
     node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
     positions = [(a.x, a.y) for a in env.airports]
@@ -134,9 +144,6 @@ def compile_mission(
     positions += [(t.x, t.y) for t in planned_targets]
     scores += [float(t.priority) for t in planned_targets]
     points = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
-    problem = compile_problem(len(node_ids), sams.centers.shape[0], sams.static_nodes)
-    if problem is not None:
-        raise PlannerError(problem)
     if table is None:
         paths = sams.all_pairs(points, workers)
     else:

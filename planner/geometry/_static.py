@@ -21,7 +21,7 @@ from numba import njit
 from planner.geometry._disks import DiskGrid, point_in_disk, segment_blocked
 from planner.geometry.margins import TOL, TWO_PI
 
-__all__ = ["StaticGraph", "build_static"]
+__all__ = ["StaticGraph", "build_static", "count_static_nodes"]
 
 
 class StaticGraph(NamedTuple):
@@ -107,8 +107,10 @@ def _bitangents(
     ny: int,
     ptr: np.ndarray,
     disks: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Clear bitangents: endpoints (E, 4) as (ax, ay, bx, by) and circles (E, 2)."""
+    store: bool,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Clear bitangents: endpoints (E, 4) as (ax, ay, bx, by), circles (E, 2) and E; with
+    ``store`` False only E (no arrays grow: what a graph would cost, before building it)."""
     m = centers.shape[0]
     seg = np.empty((64, 4), np.float64)
     circ = np.empty((64, 2), np.int64)
@@ -188,16 +190,19 @@ def _bitangents(
                         mark,
                     ):
                         continue
-                    seg = _grow(seg, e)
-                    circ = _grow(circ, e)
-                    seg[e, 0] = ax
-                    seg[e, 1] = ay
-                    seg[e, 2] = bx
-                    seg[e, 3] = by
-                    circ[e, 0] = i
-                    circ[e, 1] = j
+                    if store:
+                        seg = _grow(seg, e)
+                        circ = _grow(circ, e)
+                        seg[e, 0] = ax
+                        seg[e, 1] = ay
+                        seg[e, 2] = bx
+                        seg[e, 3] = by
+                        circ[e, 0] = i
+                        circ[e, 1] = j
                     e += 1
-    return seg[:e].copy(), circ[:e].copy()
+    if not store:
+        return seg[:0].copy(), circ[:0].copy(), e
+    return seg[:e].copy(), circ[:e].copy(), e
 
 
 @njit(cache=True, nogil=True)
@@ -294,6 +299,12 @@ def _assemble(
 def build_static(centers: np.ndarray, radii: np.ndarray, grid: DiskGrid) -> StaticGraph:
     """The static graph of the buffered disks ``(centers, radii)`` (``grid`` built on them)."""
     mark_ptr, marks, full = _blocked_marks(centers, radii)
-    seg, circ = _bitangents(centers, radii, full, *grid)
+    seg, circ, _ = _bitangents(centers, radii, full, *grid, True)
     parts = _assemble(centers, radii, mark_ptr, marks, full, seg, circ)
     return StaticGraph(full, *parts)
+
+
+def count_static_nodes(centers: np.ndarray, radii: np.ndarray, grid: DiskGrid) -> int:
+    """The nodes ``build_static`` would make (two per clear bitangent), in O(1) memory."""
+    _, _, full = _blocked_marks(centers, radii)
+    return 2 * _bitangents(centers, radii, full, *grid, False)[2]

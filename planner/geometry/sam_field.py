@@ -28,13 +28,13 @@ from planner.geometry._search import (
     query_entries,
     upper_rows,
 )
-from planner.geometry._static import build_static
+from planner.geometry._static import build_static, count_static_nodes
 from planner.geometry.margins import TOL, TRUE_TOL, TWO_PI, planning_radius
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece
 from planner.geometry.table import PathTable
 
-__all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField"]
+__all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_nodes"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,23 @@ class EntryDelta:
     removed: np.ndarray
 
 
+def _disks(sams: Sequence[tuple[float, float, float]]) -> tuple[np.ndarray, ...]:
+    """Centres, true radii and buffered radii of ``sams``, exact duplicates dropped."""
+    arr = np.asarray(list(sams), dtype=float).reshape(-1, 3)
+    if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr[:, 2] < 0.0)):
+        raise PlannerError("SAMs need finite coordinates and non-negative radii")
+    # Exact duplicates would each look "contained" in the other and lose all their arcs.
+    arr = np.unique(arr, axis=0) if arr.shape[0] > 1 else arr
+    radii = np.array([planning_radius(r) for r in arr[:, 2]])
+    return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2]), radii
+
+
+def static_nodes(sams: Sequence[tuple[float, float, float]]) -> int:
+    """The nodes of the tangent graph ``SamField(sams)`` would build, without building it."""
+    centers, _, radii = _disks(sams)
+    return count_static_nodes(centers, radii, build_grid(centers, radii))
+
+
 class SamField:
     """The SAMs as obstacles: build once, query many.
 
@@ -92,14 +109,7 @@ class SamField:
     """
 
     def __init__(self, sams: Sequence[tuple[float, float, float]]) -> None:
-        arr = np.asarray(list(sams), dtype=float).reshape(-1, 3)
-        if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr[:, 2] < 0.0)):
-            raise PlannerError("SAMs need finite coordinates and non-negative radii")
-        # Exact duplicates would each look "contained" in the other and lose all their arcs.
-        arr = np.unique(arr, axis=0) if arr.shape[0] > 1 else arr
-        self.centers: np.ndarray = np.ascontiguousarray(arr[:, :2])
-        self.true_radii: np.ndarray = np.ascontiguousarray(arr[:, 2])
-        self.radii: np.ndarray = np.array([planning_radius(r) for r in self.true_radii])
+        self.centers, self.true_radii, self.radii = _disks(sams)
         self.grid = build_grid(self.centers, self.radii)
         self.static = build_static(self.centers, self.radii, self.grid)
 
