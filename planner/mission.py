@@ -99,15 +99,21 @@ class Mission:
 
 
 def compile_mission(
-    scenario: Scenario, *, table: DistanceTable | None = None, workers: int = 1
+    scenario: Scenario,
+    *,
+    table: DistanceTable | None = None,
+    workers: int = 1,
+    lazy: bool = False,
 ) -> Mission:
     """Index the nodes, compute all SAM-aware legs, and describe each enabled drone.
 
     With ``table``, the distances come from it: it is first brought to the scenario's SAMs
     and nodes (``DistanceTable.sync``: only what changed since its last mission is
     recomputed), and it keeps serving later compiles. ``workers`` threads share a full
-    computation. PlannerError when the table would break the budgets of ``planner.limits``
-    (its bytes, or the compile's estimated time).
+    computation. With ``lazy``, the distance table is computed when ``dist`` is first read
+    (``paths.rows`` gives a few rows before that: what ``feasibility_warnings`` reads), so a
+    check that needs no plan does not pay for one. PlannerError when the table would break
+    the budgets of ``planner.limits`` (its bytes, or the compile's estimated time).
     """
     env = scenario.environment
     sam_list = [(s.x, s.y, s.range) for s in env.sams]
@@ -145,7 +151,7 @@ def compile_mission(
     scores += [float(t.priority) for t in planned_targets]
     points = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
     if table is None:
-        paths = sams.all_pairs(points, workers)
+        paths = sams.all_pairs(points, workers, lazy=lazy)
     else:
         paths = table.path_table(node_ids)
     index = {node_id: i for i, node_id in enumerate(node_ids)}

@@ -163,10 +163,12 @@ class SamField:
         queries = self.queries(pts)
         return self.leg(queries, 0, 1)
 
-    def all_pairs(self, points: np.ndarray, workers: int = 1) -> PathTable:
+    def all_pairs(self, points: np.ndarray, workers: int = 1, *, lazy: bool = False) -> PathTable:
         """Shortest SAM-avoiding distances between all ``points`` (n, 2); paths are lazy.
 
-        ``workers`` threads compute the rows together (the kernels release the GIL)."""
+        ``workers`` threads compute the rows together (the kernels release the GIL). With
+        ``lazy``, the table is computed when its ``dist`` is first read, and ``rows`` gives
+        the distances from a few points without it."""
         pts = np.asarray(points, dtype=float).reshape(-1, 2)
         n = pts.shape[0]
         if n and not np.all(np.isfinite(pts)):
@@ -175,10 +177,34 @@ class SamField:
             diff = pts[:, None, :] - pts[None, :, :]
             return PathTable(pts, np.hypot(diff[..., 0], diff[..., 1]), None)
         queries = self.queries(pts)
-        dist = np.empty((n, n), dtype=np.float64)
-        self.fill_upper(queries, dist, np.arange(n, dtype=np.int64), workers)
-        finish(dist, queries.pts, queries.esc_len, queries.reachable)
-        return PathTable(pts, dist, FieldLegs(self, queries))
+
+        def fill() -> np.ndarray:
+            dist = np.empty((n, n), dtype=np.float64)
+            self.fill_upper(queries, dist, np.arange(n, dtype=np.int64), workers)
+            finish(dist, queries.pts, queries.esc_len, queries.reachable)
+            return dist
+
+        legs = FieldLegs(self, queries)
+        if not lazy:
+            return PathTable(pts, fill(), legs)
+        return PathTable(pts, None, legs, fill=fill, rows=lambda nodes: self.rows(queries, nodes))
+
+    def rows(self, queries: Queries, nodes: np.ndarray) -> np.ndarray:
+        """(len(nodes), n): the distances from ``nodes`` to every point of ``queries``, as
+        ``all_pairs`` would give them (escapes added, inf where unreachable, 0 between
+        identical points)."""
+        n = len(queries)
+        k = nodes.shape[0]
+        dests = np.tile(np.arange(n, dtype=np.int64), k)
+        graph = self.pairs(queries, nodes, np.arange(0, (k + 1) * n, n, dtype=np.int64), dests)
+        out = graph.reshape(k, n)
+        both = queries.reachable[nodes][:, None] & queries.reachable[None, :]
+        out = np.where(
+            both, out + queries.esc_len[nodes][:, None] + queries.esc_len[None, :], np.inf
+        )
+        same = np.all(queries.pts[nodes][:, None, :] == queries.pts[None, :, :], axis=2)
+        out[same] = 0.0
+        return out
 
     def fill_upper(
         self, queries: Queries, mat: np.ndarray, sources: np.ndarray, workers: int = 1

@@ -1,8 +1,14 @@
 """``PathTable``: all-pairs shortest SAM-avoiding distances between query points, with each
-leg's geometry found when it is first asked for (one search from the leg's start, cached)."""
+leg's geometry found when it is first asked for (one search from the leg's start, cached).
+
+A table may be lazy: its ``dist`` is computed when first read, and ``rows(nodes)`` gives the
+distances from a few points without computing the rest (what a feasibility check needs).
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -27,14 +33,53 @@ class PathTable:
 
     ``dist`` (n, n) is symmetric; ``path(i, j)`` asks ``legs`` for the leg from the smaller
     index to the larger (a straight line when ``legs`` is None: no SAMs) and reverses it for
-    the other direction, so both directions are the same curve.
+    the other direction, so both directions are the same curve. A lazy table is given no
+    ``dist`` but ``fill`` (computes it, once, when first read) and ``rows`` (the distances
+    from some points to all, without the rest).
     """
 
-    def __init__(self, points: np.ndarray, dist: np.ndarray, legs: LegSource | None) -> None:
+    def __init__(
+        self,
+        points: np.ndarray,
+        dist: np.ndarray | None,
+        legs: LegSource | None,
+        *,
+        fill: Callable[[], np.ndarray] | None = None,
+        rows: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
+        if dist is None and (fill is None or rows is None):
+            raise PlannerError("a lazy PathTable needs fill and rows")
         self.points = points
-        self.dist = dist
+        self._dist = dist
+        self._fill = fill
+        self._rows = rows
+        self._filling = threading.Lock()
         self._legs = legs
         self._cache: dict[tuple[int, int], Path] = {}
+
+    @property
+    def dist(self) -> np.ndarray:
+        """(n, n) shortest distances (km, ``inf`` where no way exists); computed on first
+        read for a lazy table."""
+        if self._dist is None:
+            with self._filling:
+                if self._dist is None:
+                    assert self._fill is not None
+                    self._dist = self._fill()
+        return self._dist
+
+    @property
+    def filled(self) -> bool:
+        """Whether ``dist`` has been computed (always, for a table that is not lazy)."""
+        return self._dist is not None
+
+    def rows(self, nodes: Sequence[int] | np.ndarray) -> np.ndarray:
+        """(len(nodes), n): the distances from ``nodes`` to every point; a lazy table that
+        has not filled ``dist`` computes just these rows."""
+        index = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        if self._dist is not None or self._rows is None:
+            return np.asarray(self.dist[index])
+        return self._rows(index)
 
     def __len__(self) -> int:
         return int(self.points.shape[0])
