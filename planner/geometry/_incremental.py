@@ -18,46 +18,17 @@ from numba import njit
 from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 
-__all__ = ["affected_pairs", "gather"]
+__all__ = ["affected_pairs", "gather", "write_pairs"]
 
 # Slack on the test above: distances carry rounding, and a path may touch a disk within TOL.
 _REL = 1e-9
 _ABS = 1e-6
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _near(px: float, py: float, qx: float, qy: float, disk: np.ndarray, d: float) -> bool:
-    r = disk[2]
-    if r < 0.0:
-        return False
-    around = math.hypot(px - disk[0], py - disk[1]) + math.hypot(qx - disk[0], qy - disk[1])
-    return bool(around - 2.0 * r <= d * (1.0 + _REL) + _ABS)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _hit(
-    i: int,
-    j: int,
-    dist: np.ndarray,
-    pts: np.ndarray,
-    eff: np.ndarray,
-    reachable: np.ndarray,
-    redo: np.ndarray,
-    labels: np.ndarray,
-    added: np.ndarray,
-    removed: np.ndarray,
-) -> bool:
-    if redo[i] or redo[j]:
-        return True
-    if not (reachable[i] and reachable[j]):
-        return False  # unreachable before and after: still apart
-    d = dist[i, j]
-    if d < np.inf:
-        return _near(pts[i, 0], pts[i, 1], pts[j, 0], pts[j, 1], added, d) or _near(
-            pts[i, 0], pts[i, 1], pts[j, 0], pts[j, 1], removed, d
-        )
-    if removed[2] < 0.0:
-        return False  # apart, and an added disk joins nothing
+@njit(cache=True, nogil=True)
+def _joined(i: int, j: int, eff: np.ndarray, labels: np.ndarray, removed: np.ndarray) -> bool:
+    """May two points that were apart be joined now that ``removed`` is gone: does the graph
+    join them, or did their segment cross the disk?"""
     if labels[i] == labels[j]:
         return True
     lim = removed[2] - TOL
@@ -67,6 +38,15 @@ def _hit(
     dx, dy = eff[j, 0] - ax, eff[j, 1] - ay
     dd = dx * dx + dy * dy
     return hits(ax, ay, dx, dy, dd if dd > 0.0 else 1.0, removed[0], removed[1], lim)
+
+
+@njit(cache=True, nogil=True)
+def _centre_distances(slots: np.ndarray, pts: np.ndarray, disk: np.ndarray) -> np.ndarray:
+    out = np.zeros(pts.shape[0])
+    if disk[2] >= 0.0:
+        for i in slots:
+            out[i] = math.hypot(pts[i, 0] - disk[0], pts[i, 1] - disk[1])
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -91,37 +71,76 @@ def affected_pairs(
     disk removed. Disks are ``(x, y, r)``, r < 0 for none.
     """
     n = slots.shape[0]
-    count = np.zeros(n, np.int64)
-    total = 0
-    mark = np.zeros(n, np.bool_)
-    for a in range(n):
-        i = slots[a]
-        for b in range(a + 1, n):
-            j = slots[b]
-            hit = _hit(i, j, dist, pts, eff, reachable, redo, labels, added, removed)
-            if hit:
-                count[a] += 1
-                total += 1
-        mark[a] = count[a] > 0
-    sources = np.empty(int(mark.sum()), np.int64)
-    dests_ptr = np.zeros(sources.shape[0] + 1, np.int64)
-    dests = np.empty(total, np.int64)
+    to_added = _centre_distances(slots, pts, added)
+    to_removed = _centre_distances(slots, pts, removed)
+    sources = np.empty(n, np.int64)
+    dests_ptr = np.zeros(n + 1, np.int64)
+    dests = np.empty(max(n, 16), np.int64)
+    has_added = added[2] >= 0.0
+    has_removed = removed[2] >= 0.0
     s = 0
     t = 0
     for a in range(n):
-        if not mark[a]:
-            continue
         i = slots[a]
-        sources[s] = i
+        row = dist[i]
+        start = t
+        if t + n > dests.shape[0]:  # room for a whole row
+            grown = np.empty(2 * dests.shape[0] + n, np.int64)
+            grown[:t] = dests[:t]
+            dests = grown
         for b in range(a + 1, n):
             j = slots[b]
-            hit = _hit(i, j, dist, pts, eff, reachable, redo, labels, added, removed)
+            if redo[i] or redo[j]:
+                hit = True
+            elif not (reachable[i] and reachable[j]):
+                hit = False  # unreachable before and after: still apart
+            else:
+                d = row[j]
+                if d < np.inf:
+                    slack = d * (1.0 + _REL) + _ABS
+                    hit = (has_added and to_added[i] + to_added[j] - 2.0 * added[2] <= slack) or (
+                        has_removed and to_removed[i] + to_removed[j] - 2.0 * removed[2] <= slack
+                    )
+                elif not has_removed:
+                    hit = False  # apart, and an added disk joins nothing
+                else:
+                    hit = _joined(i, j, eff, labels, removed)
             if hit:
                 dests[t] = j
                 t += 1
-        s += 1
-        dests_ptr[s] = t
-    return sources, dests_ptr, dests
+        if t > start:
+            sources[s] = i
+            s += 1
+            dests_ptr[s] = t
+    return sources[:s].copy(), dests_ptr[: s + 1].copy(), dests[:t].copy()
+
+
+@njit(cache=True, nogil=True)
+def write_pairs(
+    dist: np.ndarray,
+    sources: np.ndarray,
+    dests_ptr: np.ndarray,
+    dests: np.ndarray,
+    graph: np.ndarray,
+    pts: np.ndarray,
+    esc_len: np.ndarray,
+    reachable: np.ndarray,
+) -> None:
+    """Store graph distances from ``sources[i]`` to ``dests[dests_ptr[i]:dests_ptr[i+1]]``
+    as the table's, both ways: escape legs added, inf where either is unreachable, 0 between
+    identical points."""
+    for a in range(sources.shape[0]):
+        i = sources[a]
+        for t in range(dests_ptr[a], dests_ptr[a + 1]):
+            j = dests[t]
+            if not (reachable[i] and reachable[j]):
+                d = np.inf
+            else:
+                d = graph[t] + esc_len[i] + esc_len[j]
+            if pts[i, 0] == pts[j, 0] and pts[i, 1] == pts[j, 1]:
+                d = 0.0
+            dist[i, j] = d
+            dist[j, i] = d
 
 
 @njit(cache=True, nogil=True)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._incremental import affected_pairs, gather
+from planner.geometry._incremental import affected_pairs, gather, write_pairs
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
@@ -337,10 +337,10 @@ class DistanceTable:
         ent1, side1 = self.field.entries(eff1, reach1)
         self._q = self._with_slot(slot, one, eff1, esc1, reach1, ent1, side1)
         others = np.array([s for s in np.flatnonzero(self._used) if s != slot], dtype=np.int64)
-        graph = self.field.pairs(
-            self._q, np.array([slot], dtype=np.int64), np.array([0, others.size]), others
-        )
-        self._write_pairs(np.full(others.size, slot, dtype=np.int64), others, graph)
+        sources = np.array([slot], dtype=np.int64)
+        ptr = np.array([0, others.size], dtype=np.int64)
+        graph = self.field.pairs(self._q, sources, ptr, others)
+        self._write_pairs(sources, ptr, others, graph)
         self._dist[slot, slot] = 0.0
         return int(others.size)
 
@@ -391,16 +391,12 @@ class DistanceTable:
             pts, effs, escs, esc_len, reachable, new_ent, arrays[-1], self.field.labels(new_ent)
         )
 
-    def _write_pairs(self, sources: np.ndarray, dests: np.ndarray, graph: np.ndarray) -> None:
-        """Store graph distances between ``sources[i]`` and ``dests[i]`` as the table's:
-        escape legs added, inf where either is unreachable, 0 between identical points."""
+    def _write_pairs(
+        self, sources: np.ndarray, dests_ptr: np.ndarray, dests: np.ndarray, graph: np.ndarray
+    ) -> None:
+        """Store graph distances (CSR by source, like ``SamField.pairs``) as the table's."""
         q = self._q
-        both = q.reachable[sources] & q.reachable[dests]
-        d = np.where(both, graph + q.esc_len[sources] + q.esc_len[dests], np.inf)
-        same = np.all(self._pts[sources] == self._pts[dests], axis=1)
-        d[same] = 0.0
-        self._dist[sources, dests] = d
-        self._dist[dests, sources] = d
+        write_pairs(self._dist, sources, dests_ptr, dests, graph, self._pts, q.esc_len, q.reachable)
 
     def _set_sams(self, sams: dict[str, Sam]) -> tuple[int, int, int]:
         """Move to the SAMs ``sams`` (one changed): rebuild the tangent graph, update the
@@ -460,7 +456,7 @@ class DistanceTable:
             slots, self._dist, self._pts, eff, reachable, redo, self._q.labels, added, removed
         )
         graph = field.pairs(self._q, sources, dests_ptr, dests)
-        self._write_pairs(np.repeat(sources, np.diff(dests_ptr)), dests, graph)
+        self._write_pairs(sources, dests_ptr, dests, graph)
         return int(dests.size), int(sources.size), int(redo.sum())
 
 
