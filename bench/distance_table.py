@@ -11,7 +11,8 @@ free spot, one moved, one removed; a SAM added (radius as the generator draws), 
 about its radius, one removed. Printed per edit kind: the median wall time, the median pairs
 it recomputed (and the share of all pairs), and the full compile's time over it. After the
 edits the table is compared with one built from scratch on the same world (the smallest
-size only: the largest would double the run). The 1-minute load is printed with each row.
+size only: the largest would double the run). The full build and the edits use the same
+``--workers`` threads (default 2). The 1-minute load is printed with each row.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=SIZES)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=2, help="threads, full build and edits")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     console = Console(width=130, record=True)
@@ -117,7 +119,7 @@ def main() -> int:
         drones, targets, sams = (int(v) for v in size.split("x"))
         sam_map, points = world(drones, targets, sams)
         t = time.perf_counter()
-        table = DistanceTable(sam_map, points)
+        table = DistanceTable(sam_map, points, workers=args.workers)
         full = time.perf_counter() - t
         rng = random.Random(3)
         n = 0

@@ -278,7 +278,9 @@ class _Prepared:
                 rows_n.append(cols[a])
             set_of[k] = end_set[key]
         endd = np.stack(rows_d)[set_of]
-        endn = np.stack(rows_n)[set_of]
+        # The nearest end's node, per end set (the kernels need only its distance, endd).
+        self._end_node = np.stack(rows_n)
+        self._end_set = set_of
 
         # frozen heads and what they cost
         fp = np.zeros(m, dtype=np.int64)
@@ -327,7 +329,7 @@ class _Prepared:
 
         self.n, self.m = n, m
         self.dist, self.score, self.starts, self.budget = dist, score, starts, budget
-        self.endd, self.endn, self.elig, self.fp = endd, endn, np.ascontiguousarray(el), fp
+        self.endd, self.elig, self.fp = endd, np.ascontiguousarray(el), fp
         self.cand = cand
         self.ends = ends
         self.prefixes = prefixes
@@ -341,6 +343,10 @@ class _Prepared:
             mean_d = summed_mean
         self.dscale = 1e-6 * max(mean_d, 1e-12)
         self.mean_score = float(score[cand].mean()) if cand.size else 1.0
+
+    def end_node(self, k: int, last: int) -> int:
+        """The allowed end of vehicle ``k`` nearest to node ``last``."""
+        return int(self._end_node[self._end_set[k], last])
 
     def new_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A solution holding only the frozen heads: ``(seq, L, rlen, where)``."""
@@ -390,7 +396,7 @@ class _Prepared:
         sc = 0.0
         for k in range(self.m):
             r = [int(x) for x in seq[k, : L[k]]]
-            r.append(int(self.endn[k, r[-1]]))
+            r.append(self.end_node(k, r[-1]))
             routes.append(r)
             lengths.append(_route_length(self.dist, r))
             sc += float(sum(self.score[u] for u in r[1:-1]))
@@ -758,7 +764,7 @@ def _window_problem(
     score = length = 0.0
     for k in vehicles:
         route = [int(u) for u in seq[k, : L[k]]]
-        route.append(int(pr.endn[k, route[-1]]))
+        route.append(pr.end_node(int(k), route[-1]))
         init.append([int(index[u]) for u in route])
         score += float(pr.score[route[1:-1]].sum())
         length += float(route_length(pr.dist, pr.endd, seq, L, int(k)))

@@ -455,7 +455,7 @@ class DistanceTable:
         sources, dests_ptr, dests = affected_pairs(
             slots, self._dist, self._pts, eff, reachable, redo, self._q.labels, added, removed
         )
-        graph = field.pairs(self._q, sources, dests_ptr, dests)
+        graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers)
         self._write_pairs(sources, dests_ptr, dests, graph)
         return int(dests.size), int(sources.size), int(redo.sum())
 

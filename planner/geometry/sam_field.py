@@ -228,24 +228,37 @@ class SamField:
                 done.result()
 
     def pairs(
-        self, queries: Queries, sources: np.ndarray, dests_ptr: np.ndarray, dests: np.ndarray
+        self,
+        queries: Queries,
+        sources: np.ndarray,
+        dests_ptr: np.ndarray,
+        dests: np.ndarray,
+        workers: int = 1,
     ) -> np.ndarray:
         """Graph distances from ``sources[i]`` to ``dests[dests_ptr[i]:dests_ptr[i+1]]``
-        (flat, like ``dests``; escapes not added)."""
+        (flat, like ``dests``; escapes not added); ``workers`` threads share the sources."""
         out = np.empty(dests.shape[0], dtype=np.float64)
-        if dests.shape[0]:
-            pair_rows(
-                sources,
-                dests_ptr,
-                dests,
-                out,
-                queries.eff,
-                queries.reachable,
-                queries.labels,
-                queries.ent,
-                self.geometry(),
-                self.grid,
-            )
+        if not dests.shape[0]:
+            return out
+        common = (queries.eff, queries.reachable, queries.labels, queries.ent)
+        geometry = (self.geometry(), self.grid)
+
+        def run(lo: int, hi: int) -> None:
+            ptr = dests_ptr[lo : hi + 1]
+            part = slice(int(ptr[0]), int(ptr[-1]))
+            pair_rows(sources[lo:hi], ptr - ptr[0], dests[part], out[part], *common, *geometry)
+
+        if workers <= 1 or sources.size < 2:
+            run(0, sources.size)
+            return out
+        # Contiguous shares of about equal pairs (each source costs a search, then its pairs).
+        weight = np.diff(dests_ptr) + max(1, dests.shape[0] // max(sources.size, 1))
+        cuts = np.searchsorted(np.cumsum(weight), np.linspace(0, weight.sum(), workers + 1)[1:-1])
+        bounds = [0, *(int(c) for c in cuts), sources.size]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            jobs = [pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+            for job in jobs:
+                job.result()
         return out
 
     def queries(self, points: np.ndarray) -> Queries:

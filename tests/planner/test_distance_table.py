@@ -189,3 +189,17 @@ def test_sync_reaches_the_world_given():
     assert table.sams == sams and sorted(table.keys) == ["b", "c"]
     assert table.edits_to(sams, points) == []
     _same_as_scratch(table)
+
+
+def test_two_workers_make_the_same_table():
+    rng = np.random.default_rng(9)
+    sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(6)}
+    points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(40)}
+    one = DistanceTable(sams, points)
+    two = DistanceTable(sams, points, workers=2)
+    for table in (one, two):
+        table.apply(AddSam("new", 50.0, 50.0, 10.0))
+        table.apply(RemoveSam("S0"))
+    keys = sorted(points)
+    assert np.array_equal(one.matrix(keys), two.matrix(keys))
+    _same_as_scratch(two)
