@@ -166,7 +166,9 @@ def swarm_table(args: argparse.Namespace, console: object) -> bool:
         first: list[tuple[float, float, float]] = []
         cpu0 = time.process_time()
 
-        def on_first(sol: TeamSolution, first: list[tuple[float, float, float]] = first) -> None:
+        def on_first(
+            sol: TeamSolution, first: list[tuple[float, float, float]] = first, cpu0: float = cpu0
+        ) -> None:
             if not first:
                 first.append((sol.seconds, sol.score, time.process_time() - cpu0))
 
