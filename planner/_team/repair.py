@@ -8,7 +8,10 @@ from numba import njit
 from planner._team.rng import rng_float
 from planner._team.solution import EPS, best_insertion, insert_at, route_length
 
-__all__ = ["repair"]
+__all__ = ["SCAN_PAIRS", "repair"]
+
+SCAN_PAIRS = 4096
+"""Up to this many vehicle x candidate pairs, ``repair`` scans them all at each insertion."""
 
 
 @njit(cache=True, nogil=True)
@@ -162,12 +165,43 @@ def repair(
     ins_p: np.ndarray,
 ) -> int:
     """Greedy insertion of unrouted candidates, best ``score**alpha / extra length``
-    first (randomised by ``noise``), until nothing fits. Returns the number inserted."""
-    if noise == 0.0:
+    first (randomised by ``noise``), until nothing fits. Returns the number inserted.
+
+    Without noise on a large problem, ``_repair_greedy`` makes the same choices faster; a
+    small one is scanned whole (its bookkeeping would cost more than the scan)."""
+    if noise == 0.0 and L.shape[0] * cand.shape[0] > SCAN_PAIRS:
         return _repair_greedy(
             dist, score, endd, budget, elig, fp, cand, seq, L, rlen, where, forbid, alpha,
             dscale, ins_d, ins_p,
         )  # fmt: skip
+    return _repair_scan(
+        dist, score, endd, budget, elig, fp, cand, seq, L, rlen, where, forbid, alpha, noise,
+        dscale, st, ins_d, ins_p,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def _repair_scan(
+    dist: np.ndarray,
+    score: np.ndarray,
+    endd: np.ndarray,
+    budget: np.ndarray,
+    elig: np.ndarray,
+    fp: np.ndarray,
+    cand: np.ndarray,
+    seq: np.ndarray,
+    L: np.ndarray,
+    rlen: np.ndarray,
+    where: np.ndarray,
+    forbid: np.ndarray,
+    alpha: float,
+    noise: float,
+    dscale: float,
+    st: np.ndarray,
+    ins_d: np.ndarray,
+    ins_p: np.ndarray,
+) -> int:
+    """``repair`` scanning every (candidate, route) pair at each insertion."""
     m = L.shape[0]
     nc = cand.shape[0]
     for k in range(m):
@@ -193,7 +227,8 @@ def repair(
                     if dd < 0.0:
                         dd = 0.0
                     v = su / (dd + dscale)
-                    v *= 1.0 + noise * (rng_float(st) - 0.5)
+                    if noise > 0.0:
+                        v *= 1.0 + noise * (rng_float(st) - 0.5)
                     if v > bestv:
                         bestv = v
                         bk = k

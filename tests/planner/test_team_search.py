@@ -392,3 +392,39 @@ def test_initial_routes_must_fit() -> None:
             solve_team(p, StopCriterion(max_iterations=10), initial=twice)
     with pytest.raises(PlannerError):
         solve_team(p, StopCriterion(max_iterations=10), initial=good[:1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_greedy_that_keeps_each_best_route_makes_the_scans_choices(seed: int) -> None:
+    """``_repair_greedy`` (large problems) against ``_repair_scan``, which tries every
+    candidate in every route at each insertion: the same routes, insertion by insertion."""
+    from planner._team.repair import SCAN_PAIRS, _repair_greedy, _repair_scan
+    from planner.team_search import _Prepared
+
+    rng = np.random.default_rng(seed)
+    if seed % 2:  # co-located twins: many equal values, where the first of equals must win
+        p = swarm_problem(seed, m=24, n_targets=400)
+    else:
+        p = random_problem(rng, n_targets=400, m=24, prefixes=True, budget_scale=0.6)
+    pr = _Prepared(p)
+    assert pr.m * pr.cand.size > SCAN_PAIRS
+    alpha = (1.0, 2.0, 0.5)[seed % 3]
+    forbid = rng.random(pr.n) < 0.05
+    results = []
+    for kernel in (_repair_greedy, _repair_scan):
+        seq, L, rlen, where = pr.new_solution()
+        ins_d = np.zeros((pr.cand.size, pr.m))
+        ins_p = np.zeros((pr.cand.size, pr.m), dtype=np.int64)
+        args = (pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand)
+        state = (seq, L, rlen, where, forbid, alpha)
+        if kernel is _repair_scan:
+            st = np.array([7], dtype=np.uint64)
+            count = kernel(*args, *state, 0.0, pr.dscale, st, ins_d, ins_p)
+        else:
+            count = kernel(*args, *state, pr.dscale, ins_d, ins_p)
+        results.append((count, seq.copy(), L.copy(), where.copy()))
+    (n1, seq1, L1, w1), (n2, seq2, L2, w2) = results
+    assert n1 == n2 > 0
+    assert np.array_equal(L1, L2) and np.array_equal(w1, w2)
+    for k in range(pr.m):
+        assert list(seq1[k, : L1[k]]) == list(seq2[k, : L2[k]])
