@@ -8,8 +8,10 @@ min(drones, 50), everything uniform over the whole box, SAMs up to 1,000 km), a
 ``planner.geometry.DistanceTable`` of the airports and targets is built from scratch (the
 full compile: timed), then each edit kind is applied ``--repeat`` times: a target added at a
 free spot, one moved, one removed; a SAM added (radius as the generator draws), one moved by
-about its radius, one removed. Printed per edit kind: the median wall time, the median pairs
-it recomputed (and the share of all pairs), and the full compile's time over it. After the
+about its radius, one removed; and a replan round's batch (``apply_points``): a start per
+drone added, then all of them moved a few km at once, as the drones fly between rounds.
+Printed per edit kind: the median wall time, the median pairs it recomputed (and the share
+of all pairs), and the full compile's time over it. After the
 edits the table is compared with one built from scratch on the same world (the smallest
 size only: the largest would double the run). The full build and the edits use the same
 ``--workers`` threads (default 2). The 1-minute load is printed with each row.
@@ -59,6 +61,15 @@ def world(drones: int, targets: int, sams: int) -> tuple[dict, dict]:
     points = {a["id"]: (a["x"], a["y"]) for a in env["airports"]}
     points |= {t["id"]: (t["x"], t["y"]) for t in env["targets"]}
     return sam_map, points
+
+
+def free_spot(table: DistanceTable, rng: random.Random) -> tuple[float, float]:
+    """A point of the box outside every SAM."""
+    hw = MAX_COORD_KM
+    while True:
+        x, y = rng.uniform(-hw, hw), rng.uniform(-hw, hw)
+        if all(math.hypot(x - sx, y - sy) > r * 1.05 for sx, sy, r in table.sams.values()):
+            return x, y
 
 
 def edit(kind: str, table: DistanceTable, rng: random.Random, n: int) -> TableEdit:
@@ -143,6 +154,30 @@ def main() -> int:
                 f"{os.getloadavg()[0]:.2f}",
             )
             console.print(f"{size} {kind}: {med:.4f} s", highlight=False)
+        starts = {f"D{k}": free_spot(table, rng) for k in range(drones)}
+        table.apply_points([AddPoint(k, *xy) for k, xy in starts.items()])
+        seconds, pairs = [], []
+        for _ in range(args.repeat):
+            moved = [
+                MovePoint(k, x + rng.uniform(-5, 5), y + rng.uniform(-5, 5))
+                for k, (x, y) in starts.items()
+            ]
+            report = table.apply_points(moved)
+            seconds.append(report.seconds)
+            pairs.append(report.pairs)
+        total = len(table) * (len(table) - 1) // 2
+        med = statistics.median(seconds)
+        table_out.add_row(
+            size,
+            f"{len(table):,}",
+            f"{full:.2f}",
+            f"all {drones} starts moved (one batch)",
+            f"{med:.4f}",
+            f"{statistics.median(pairs):,.0f} ({100 * statistics.median(pairs) / total:.1f} %)",
+            f"{full / med:,.1f}x",
+            f"{os.getloadavg()[0]:.2f}",
+        )
+        table.apply_points([RemovePoint(k) for k in starts])
         if size == sizes[0]:
             keys = table.keys
             scratch = DistanceTable(table.sams, {k: table.position(k) for k in keys})

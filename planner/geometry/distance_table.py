@@ -22,6 +22,7 @@ Contract
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import time
@@ -45,6 +46,7 @@ __all__ = [
     "EditReport",
     "MovePoint",
     "MoveSam",
+    "PointEdit",
     "RemovePoint",
     "RemoveSam",
     "TableEdit",
@@ -108,12 +110,16 @@ class RemoveSam:
 TableEdit = AddPoint | MovePoint | RemovePoint | AddSam | MoveSam | RemoveSam
 
 
+PointEdit = AddPoint | MovePoint | RemovePoint
+
+
 @dataclass(frozen=True)
 class EditReport:
-    """What one edit cost: the pairs it recomputed, from how many sources (one Dijkstra
-    each), the points whose escape or reachability it redid, and the wall time."""
+    """What an edit (or a batch of point edits) cost: the pairs it recomputed, from how many
+    sources (one Dijkstra each), the points whose escape or reachability it redid, and the
+    wall time."""
 
-    edit: TableEdit
+    edit: TableEdit | tuple[PointEdit, ...]
     pairs: int
     sources: int
     points_redone: int
@@ -225,19 +231,8 @@ class DistanceTable:
         does not exist (or one that does, for an addition), with the table unchanged."""
         started = time.perf_counter()
         match edit:
-            case AddPoint(key, x, y):
-                if key in self._slot:
-                    raise PlannerError(f"point {key!r} already exists")
-                pairs = self._add_point(key, _checked_point(key, (x, y)))
-                sources, redone = 1, 1
-            case MovePoint(key, x, y):
-                xy = _checked_point(key, (x, y))
-                self._remove_point(self._index(key))
-                pairs = self._add_point(key, xy)
-                sources, redone = 1, 1
-            case RemovePoint(key):
-                self._remove_point(self._index(key))
-                pairs, sources, redone = 0, 0, 0
+            case AddPoint() | MovePoint() | RemovePoint():
+                return dataclasses.replace(self.apply_points([edit]), edit=edit)
             case AddSam(key, x, y, radius):
                 if key in self._sams:
                     raise PlannerError(f"SAM {key!r} already exists")
@@ -255,11 +250,51 @@ class DistanceTable:
                 pairs, sources, redone = self._set_sams(sams)
         return EditReport(edit, pairs, sources, redone, time.perf_counter() - started)
 
+    def apply_points(self, edits: Sequence[PointEdit]) -> EditReport:
+        """Apply point edits together (the same table as one by one, for less): one pass
+        over the points' entries and one row each for the points added or moved, their
+        searches shared among the workers. What a replan needs when every flying drone's
+        start has moved. PlannerError, with the table unchanged, if an edit names a key that
+        does not exist (or one that does, for an addition) or a coordinate is not finite."""
+        started = time.perf_counter()
+        live = set(self._slot)
+        gone: list[str] = []
+        added: list[tuple[str, tuple[float, float]]] = []
+        for edit in edits:
+            match edit:
+                case AddPoint(key, x, y):
+                    if key in live:
+                        raise PlannerError(f"point {key!r} already exists")
+                    added.append((key, _checked_point(key, (x, y))))
+                    live.add(key)
+                case MovePoint(key, x, y):
+                    if key not in live:
+                        raise PlannerError(f"no point {key!r}")
+                    gone.append(key)
+                    added = [(k, xy) for k, xy in added if k != key]
+                    added.append((key, _checked_point(key, (x, y))))
+                case RemovePoint(key):
+                    if key not in live:
+                        raise PlannerError(f"no point {key!r}")
+                    gone.append(key)
+                    added = [(k, xy) for k, xy in added if k != key]
+                    live.discard(key)
+        pairs, sources = self._set_points(
+            [k for k in dict.fromkeys(gone) if k in self._slot], added
+        )
+        return EditReport(tuple(edits), pairs, sources, len(added), time.perf_counter() - started)
+
     def sync(
         self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
     ) -> list[EditReport]:
-        """Apply the edits that make the table's world ``sams`` and ``points``."""
-        return [self.apply(edit) for edit in self.edits_to(sams, points)]
+        """Apply the edits that make the table's world ``sams`` and ``points``: the SAM
+        edits one by one, then the point edits as one batch (``apply_points``)."""
+        edits = self.edits_to(sams, points)
+        reports = [self.apply(e) for e in edits if isinstance(e, AddSam | MoveSam | RemoveSam)]
+        moved = [e for e in edits if isinstance(e, AddPoint | MovePoint | RemovePoint)]
+        if moved:
+            reports.append(self.apply_points(moved))
+        return reports
 
     def edits_to(
         self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
@@ -324,71 +359,84 @@ class DistanceTable:
             np.concatenate((q.labels, -1 - np.arange(extra))),
         )
 
-    def _add_point(self, key: str, xy: tuple[float, float]) -> int:
-        if not self._free:
+    def _set_points(
+        self, gone: list[str], added: list[tuple[str, tuple[float, float]]]
+    ) -> tuple[int, int]:
+        """Free the slots of ``gone``, then put ``added`` in the lowest free slots, with
+        their geometry and their rows. Returns (pairs, sources) recomputed."""
+        freed = []
+        for key in gone:
+            slot = self._slot.pop(key)
+            freed.append(slot)
+            self._keys[slot] = None
+            self._used[slot] = False
+            self._pts[slot] = (0.0, 0.0)
+            heapq.heappush(self._free, slot)
+        dropped = set(gone) | {key for key, _ in added}
+        self._paths = {k: v for k, v in self._paths.items() if not dropped & set(k)}
+        while len(self._free) < len(added):
             self._grow()
-        slot = heapq.heappop(self._free)
-        self._pts[slot] = xy
-        self._used[slot] = True
-        self._keys[slot] = key
-        self._slot[key] = slot
-        one = self._pts[slot : slot + 1].copy()
-        eff1, esc1, reach1 = self.field.escape_points(one)
-        ent1, side1 = self.field.entries(eff1, reach1)
-        self._q = self._with_slot(slot, one, eff1, esc1, reach1, ent1, side1)
-        others = np.array([s for s in np.flatnonzero(self._used) if s != slot], dtype=np.int64)
-        sources = np.array([slot], dtype=np.int64)
-        ptr = np.array([0, others.size], dtype=np.int64)
-        graph = self.field.pairs(self._q, sources, ptr, others)
-        self._write_pairs(sources, ptr, others, graph)
-        self._dist[slot, slot] = 0.0
-        return int(others.size)
+        new = []
+        for key, xy in added:
+            slot = heapq.heappop(self._free)
+            self._pts[slot] = xy
+            self._used[slot] = True
+            self._keys[slot] = key
+            self._slot[key] = slot
+            new.append(slot)
+        self._q = self._with_slots(np.unique(np.array(freed + new, dtype=np.int64)))
+        slots = np.array(sorted(new), dtype=np.int64)
+        if not slots.size:
+            return 0, 0
+        is_new = np.zeros(self._used.size, dtype=bool)
+        is_new[slots] = True
+        old = np.flatnonzero(self._used & ~is_new).astype(np.int64)
+        # Each new point's row: every old point, and the new points after it.
+        rows = [np.concatenate((old, slots[i + 1 :])) for i in range(slots.size)]
+        dests = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        ptr = np.concatenate(([0], np.cumsum([r.size for r in rows]))).astype(np.int64)
+        graph = self.field.pairs(self._q, slots, ptr, dests, self.workers)
+        self._write_pairs(slots, ptr, dests, graph)
+        self._dist[slots, slots] = 0.0
+        return int(dests.size), int(slots.size)
 
-    def _remove_point(self, slot: int) -> None:
-        key = self._keys[slot]
-        assert key is not None
-        del self._slot[key]
-        self._keys[slot] = None
-        self._used[slot] = False
-        self._pts[slot] = (0.0, 0.0)
-        heapq.heappush(self._free, slot)
-        none = np.zeros((1, 2))
-        empty = self.field.entries(none, np.zeros(1, dtype=bool))
-        self._q = self._with_slot(
-            slot, none, none.copy(), np.full((1, 2), np.nan), np.zeros(1, dtype=bool), *empty
-        )
-        self._paths = {k: v for k, v in self._paths.items() if key not in k}
-
-    def _with_slot(
-        self,
-        slot: int,
-        pt: np.ndarray,
-        eff: np.ndarray,
-        esc: np.ndarray,
-        reach: np.ndarray,
-        ent: tuple[np.ndarray, ...],
-        side: np.ndarray,
-    ) -> Queries:
-        """The queries with ``slot`` replaced by one point's geometry (new arrays: snapshots
-        keep the old ones)."""
+    def _with_slots(self, slots: np.ndarray) -> Queries:
+        """The queries with the geometry of ``slots`` computed again (free slots: none), in
+        new arrays: snapshots keep the old ones."""
         q = self._q
-        lo, hi = int(q.ent[0][slot]), int(q.ent[0][slot + 1])
-        count = int(ent[0][-1])
-        ptr = q.ent[0].copy()
-        ptr[slot + 1 :] += count - (hi - lo)
+        slots = np.asarray(slots, dtype=np.int64)
+        pts = self._pts[slots].copy()
+        eff, esc, reach = self.field.escape_points(pts)
+        reach &= self._used[slots]
+        ent, side = self.field.entries(eff, reach)
+        # Splice: each slot's entries from the old arrays, or from the new ones if redone.
+        old_ptr, new_ptr = q.ent[0], ent[0]
+        counts = np.diff(old_ptr).copy()
+        counts[slots] = np.diff(new_ptr)
+        start = old_ptr[:-1].copy()
+        start[slots] = new_ptr[:-1] + old_ptr[-1]  # the new entries follow the old in the pool
+        ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        take = np.repeat(start - ptr[:-1], counts) + np.arange(ptr[-1])
         arrays = [
-            np.concatenate((old[:lo], new, old[hi:]))
+            np.concatenate((old, new))[take]
             for old, new in zip((*q.ent[1:], q.side), (*ent[1:], side))
         ]
-        pts, effs, escs = q.pts.copy(), q.eff.copy(), q.esc.copy()
-        pts[slot], effs[slot], escs[slot] = pt[0], eff[0], esc[0]
+        all_pts, effs, escs = q.pts.copy(), q.eff.copy(), q.esc.copy()
+        all_pts[slots], effs[slots], escs[slots] = pts, eff, esc
         reachable = q.reachable.copy()
-        reachable[slot] = bool(reach[0])
+        reachable[slots] = reach
         esc_len = q.esc_len.copy()
-        esc_len[slot] = _escape_lengths(pt, esc)[0]
+        esc_len[slots] = _escape_lengths(pts, esc)
         new_ent = (ptr, *arrays[:-1])
         return Queries(
-            pts, effs, escs, esc_len, reachable, new_ent, arrays[-1], self.field.labels(new_ent)
+            all_pts,
+            effs,
+            escs,
+            esc_len,
+            reachable,
+            new_ent,
+            arrays[-1],
+            self.field.labels(new_ent),
         )
 
     def _write_pairs(

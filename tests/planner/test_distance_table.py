@@ -203,3 +203,25 @@ def test_two_workers_make_the_same_table():
     keys = sorted(points)
     assert np.array_equal(one.matrix(keys), two.matrix(keys))
     _same_as_scratch(two)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=edit_sequences())
+def test_point_edits_in_one_batch_equal_them_one_by_one(case):
+    sams, points, steps = case
+    moves = [e for e in steps if isinstance(e, AddPoint | MovePoint | RemovePoint)]
+    batched = DistanceTable(sams, points)
+    report = batched.apply_points(moves)
+    assert report.edit == tuple(moves)
+    single = DistanceTable(sams, points)
+    for edit in moves:
+        single.apply(edit)
+    assert sorted(batched.keys) == sorted(single.keys)
+    _same_as_scratch(batched)
+
+
+def test_a_batch_naming_a_missing_point_changes_nothing():
+    table = DistanceTable({}, {"a": (0.0, 0.0)})
+    with pytest.raises(PlannerError):
+        table.apply_points([AddPoint("b", 1.0, 1.0), RemovePoint("nope")])
+    assert table.keys == ["a"]
