@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, JustifyMethod
@@ -36,6 +36,9 @@ from cli.common import (
 )
 from planner.errors import InfeasibleError, PlannerError
 from planner.model import Scenario, drone_label
+
+if TYPE_CHECKING:
+    from planner.mission import Mission
 
 __all__ = ["MAX_SEARCH_SECONDS", "plan", "validate", "warn_plannability"]
 
@@ -62,14 +65,19 @@ def validate(
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def warn_plannability(file: Path, scenario: Scenario) -> list[str]:
+def warn_plannability(file: Path, scenario: Scenario, mission: Mission | None = None) -> list[str]:
     """Print (stderr) and return what a plan of ``scenario`` will have to leave out, one
-    ``warning: FILE: <JSON path>: drone D1: ...`` line each (``planner.feasibility``)."""
+    ``warning: FILE: <JSON path>: drone D1: ...`` line each (``planner.feasibility``).
+
+    ``mission`` is the scenario compiled (lazily is enough: the check reads the distances
+    from the drones' heads and the airports only); without it, one is compiled lazily."""
     from planner.feasibility import feasibility_warnings
     from planner.mission import compile_mission
 
     try:
-        warnings = feasibility_warnings(compile_mission(scenario))
+        if mission is None:
+            mission = compile_mission(scenario, lazy=True)
+        warnings = feasibility_warnings(mission)
     except PlannerError as exc:  # a checked scenario compiles; say so if it did not
         warnings = [f"$: cannot check what a plan can reach ({exc})"]
     err = Console(stderr=True, emoji=False, highlight=False)
@@ -131,9 +139,13 @@ def plan(
     exporting = check_exports(export, origin, altitude)
     scenario = placed(load(file), exporting, file)
     frame = export_frame(scenario, exporting, file)
-    warn_plannability(file, scenario)  # the plan goes around what cannot be planned
+    try:  # compiled once: the warnings read a few rows of it, the plan all of it
+        mission = compile_mission(scenario, lazy=True, workers=2)
+    except PlannerError as exc:
+        warn_plannability(file, scenario)  # says why it cannot check
+        raise fail(f"{file}: planning failed: {exc}", EXIT_FAILED) from None
+    warn_plannability(file, scenario, mission)  # the plan goes around what cannot be planned
     try:
-        mission = compile_mission(scenario)
         result = plan_mission(mission, strategy, seconds=seconds, iterations=iterations, seed=seed)
     except InfeasibleError as exc:
         raise fail(f"{file}: {exc}") from None

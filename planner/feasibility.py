@@ -52,13 +52,13 @@ def plannable(mission: Mission) -> Plannable:
             left_out[spec.id] = f"{label}: its frozen legs alone need {used:.1f} km of fuel"
             continue
 
-        if _reach(mission, spec.ends, last, used, spec.budget):
+        if _reach(dist[last], spec.ends, used, spec.budget):
             specs.append(spec)
             continue
         wanted = ", ".join(mission.node_ids[e] for e in spec.ends)
         blocked = all(not math.isfinite(float(dist[last, e])) for e in spec.ends)
         why = "no path avoids the known SAMs" if blocked else "not within its fuel"
-        others = _reach(mission, mission.airport_nodes, last, used, spec.budget)
+        others = _reach(dist[last], mission.airport_nodes, used, spec.budget)
         if others:
             specs.append(dataclasses.replace(spec, ends=others))
             ids = ", ".join(mission.node_ids[e] for e in others)
@@ -77,26 +77,33 @@ def plannable(mission: Mission) -> Plannable:
     return Plannable(narrowed, rerouted, left_out)
 
 
-def _reach(
-    mission: Mission, ends: tuple[int, ...], last: int, used: float, budget: float
-) -> tuple[int, ...]:
-    """The ends reachable from ``last`` with ``budget - used`` km of fuel."""
-    return tuple(e for e in ends if used + float(mission.dist[last, e]) <= budget + _TOL)
+def _reach(row: np.ndarray, ends: tuple[int, ...], used: float, budget: float) -> tuple[int, ...]:
+    """The ends reachable with ``budget - used`` km of fuel from the node whose distances
+    are ``row``."""
+    return tuple(e for e in ends if used + float(row[e]) <= budget + _TOL)
 
 
 def feasibility_warnings(mission: Mission) -> list[str]:
     """What a plan of ``mission`` will have to leave out, one line each, ``<JSON path>:
     drone D1: ...`` or ``<JSON path>: target T9: ...``; empty when every enabled drone can
     fly a route with a target in it and every plannable target is within some drone's reach.
+
+    It reads only the distances from the drones' starts and frozen targets and from the
+    airports (``PathTable.rows``): on a lazy mission, no more of the table is computed.
     """
-    dist = mission.dist
+    sources = sorted(
+        {n for spec in mission.drones for n in (spec.start, *spec.prefix)}
+        | set(mission.airport_nodes)
+    )
+    row_of = {node: i for i, node in enumerate(sources)}
+    table = mission.paths.rows(sources)
     warnings: list[str] = []
     reach = np.zeros(len(mission.node_ids), dtype=np.bool_)  # targets some drone can fly to
     for spec in mission.drones:
         at = f"$.drone_configs[{json.dumps(spec.id)}]"
         who = f"drone {drone_label(spec.id)}"
         chain = [spec.start, *spec.prefix]
-        used = sum(float(dist[a, b]) for a, b in zip(chain, chain[1:]))
+        used = sum(float(table[row_of[a], b]) for a, b in zip(chain, chain[1:]))
         left = spec.budget - used
         if not math.isfinite(used) or left < -_TOL:
             warnings.append(
@@ -106,12 +113,13 @@ def feasibility_warnings(mission: Mission) -> list[str]:
             continue
         fuel = f"fuel {spec.budget:g} km" if not spec.prefix else f"fuel left {left:.1f} km"
         last = chain[-1]
-        ends = _reach(mission, spec.ends, last, used, spec.budget)
+        row = table[row_of[last]]
+        ends = _reach(row, spec.ends, used, spec.budget)
         rerouted = not ends
         if rerouted:
-            ends = _reach(mission, mission.airport_nodes, last, used, spec.budget)
+            ends = _reach(row, mission.airport_nodes, used, spec.budget)
             wanted = ", ".join(mission.node_ids[e] for e in spec.ends)
-            way = min((float(dist[last, e]) for e in spec.ends), default=math.inf)
+            way = min((float(row[e]) for e in spec.ends), default=math.inf)
             far = f"{way:.1f} km away" if math.isfinite(way) else "no path avoids the SAMs"
             then = (
                 f"it will end at {', '.join(mission.node_ids[e] for e in ends)} instead"
@@ -127,8 +135,8 @@ def feasibility_warnings(mission: Mission) -> list[str]:
         eligible = sorted(set(spec.eligible) - _frozen_elsewhere(mission, spec))
         if not eligible:
             continue  # scenario_problems names a drone with no eligible target
-        cols = list(ends)
-        tour = dist[last, eligible] + dist[np.ix_(eligible, cols)].min(axis=1)
+        back_rows = table[[row_of[e] for e in ends]]  # the ends' rows: symmetric distances
+        tour = row[eligible] + back_rows[:, eligible].min(axis=0)
         fits = tour <= left + _TOL
         reach[np.asarray(eligible)[fits]] = True
         if not fits.any():

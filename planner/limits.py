@@ -3,7 +3,7 @@
 Every number a scenario file, a timeline edit or an operator's edit carries is bounded here,
 and so is every size (airports, targets, SAMs, drones, the timeline, ids), so that the
 largest mission these limits accept plans and flies in bounded time and memory
-(``bench/limits.py`` measures it; the README's "Scenario files" states the figure). A value
+(``bench/limits.py`` measures it; docs/planning.md states the figure). A value
 out of bounds is one problem naming its JSON path and the bound, e.g.
 ``$.environment.targets[3].x: must be from -10000 to 10000 km, got 1e+308``.
 
@@ -13,8 +13,20 @@ valid float) with the bound as a validator. ``planner.model`` and ``planner.edit
 every field from them, so the bounds hold at every door: files, the dashboard, the bus. The
 checks of a whole scenario against these bounds (its sizes, on the parsed JSON; the
 relations between its fields: one tick's step, the longest flight, every stamp within
-``MAX_MISSION_TICKS``) are ``planner.scenario.limits``'. This module imports nothing of the
-planner: the model is built on it.
+``MAX_MISSION_TICKS``; its budgets) are ``planner.scenario.limits``'. This module imports
+nothing of the planner: the model is built on it.
+
+The sizes are not small fixed counts: they come from budgets. The distance table every plan
+needs holds a float64 per pair of nodes (airports, synthetic starts, targets), so
+``TABLE_BUDGET_BYTES`` bounds the nodes at once (``MAX_NODES``); the team search keeps a few
+numbers per drone and node (``SEARCH_BUDGET_BYTES``); compiling the table costs about
+``COMPILE_S_PER_PAIR`` per pair of nodes, ``COMPILE_S_PER_ROW_NODE`` per node and node of the
+SAMs' tangent graph and ``COMPILE_S_PER_TANGENT`` per node and SAM tangent, which must stay
+within ``COMPILE_BUDGET_S`` (``compile_problem``; ``compile_estimate`` is the model, measured
+on one core of the reference machine by ``bench/gil_hold.py``; a scenario's budgets are
+``planner.scenario.limits.budget_problems``, and ``planner.mission.compile_mission`` checks the
+time budget again itself). The per-list caps (``MAX_TARGETS``, ``MAX_DRONES``...) only stop a
+file from building a million objects before the budgets are checked.
 
 Why the step bound: the simulation moves a drone ``speed / tick_hz`` km along its path per
 tick and checks the straight chord from where it was to where it is against every SAM
@@ -33,6 +45,7 @@ round it more than once.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Final
 
@@ -40,6 +53,10 @@ from pydantic import AfterValidator, Field, Strict
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "COMPILE_BUDGET_S",
+    "COMPILE_S_PER_PAIR",
+    "COMPILE_S_PER_ROW_NODE",
+    "COMPILE_S_PER_TANGENT",
     "ID_CHARACTERS",
     "MAX_AIRPORTS",
     "MAX_CAPTURE_RADIUS_KM",
@@ -53,6 +70,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LABEL_LENGTH",
     "MAX_MISSION_TICKS",
+    "MAX_NODES",
     "MAX_PRIORITY",
     "MAX_SAMS",
     "MAX_SAM_RANGE_KM",
@@ -72,6 +90,12 @@ __all__ = [
     "MIN_SAM_RANGE_KM",
     "MIN_SENSOR_RANGE_KM",
     "MIN_TICK_HZ",
+    "SEARCH_BUDGET_BYTES",
+    "SEARCH_BYTES_PER_DRONE_NODE",
+    "SWARM_DRONES",
+    "SWARM_SAMS",
+    "SWARM_TARGETS",
+    "TABLE_BUDGET_BYTES",
     "CaptureRadius",
     "Coordinate",
     "DroneSpeed",
@@ -90,16 +114,36 @@ __all__ = [
     "StartCoordinate",
     "Tick",
     "TickHz",
+    "compile_estimate",
+    "compile_problem",
 ]
 
 # ----- sizes -----------------------------------------------------------------------------
 
-MAX_SCENARIO_BYTES: Final = 4 * 1024 * 1024  # a 500-target mission with its timeline is ~0.2 MB
+# ----- budgets: what one mission may cost --------------------------------------------------
+
+TABLE_BUDGET_BYTES: Final = 1024**3  # the SAM-aware distance table: a float64 per node pair
+MAX_NODES: Final = math.isqrt(TABLE_BUDGET_BYTES // 8)  # 11,585 airports + starts + targets
+SEARCH_BUDGET_BYTES: Final = 1024**3  # the team search's arrays per drone and node
+SEARCH_BYTES_PER_DRONE_NODE: Final = 48  # what planner.team_search keeps per drone and node
+COMPILE_BUDGET_S: Final = 60.0  # the distance table's estimated compile time, one core
+# The compile's cost model (seconds on one core; bench/gil_hold.py measures the real thing).
+COMPILE_S_PER_PAIR: Final = 0.4e-6  # a pair of nodes: the straight segment, then the graph
+COMPILE_S_PER_ROW_NODE: Final = 0.4e-6  # a node's Dijkstra over one tangent-graph node
+COMPILE_S_PER_TANGENT: Final = 0.6e-6  # a node's tangent to one SAM, tested clear
+
+# The swarm these budgets are sized for: all three at once fit every budget (with a start per
+# drone for a replan), and the door, `isr scenario new` and `isr scenario generate` take them.
+SWARM_DRONES: Final = 1_000
+SWARM_TARGETS: Final = 5_000
+SWARM_SAMS: Final = 500
+
+MAX_SCENARIO_BYTES: Final = 16 * 1024 * 1024  # 5,000 targets and 1,000 drones are ~1 MB
 MAX_JSON_DEPTH: Final = 16  # a scenario nests 5 deep ($.timeline[0].pos[1]); 16 leaves room
-MAX_AIRPORTS: Final = 50
-MAX_TARGETS: Final = 500  # at once, the timeline's additions included
-MAX_SAMS: Final = 50  # at once, the timeline's additions included
-MAX_DRONES: Final = 50
+MAX_AIRPORTS: Final = 1_000
+MAX_TARGETS: Final = MAX_NODES  # at once, the timeline's additions included
+MAX_SAMS: Final = 1_000  # at once, the timeline's additions included
+MAX_DRONES: Final = 10_000  # the simulation's measured scale (bench/sim_tick.py)
 MAX_SYNTHETIC_STARTS: Final = MAX_DRONES  # one per drone at most
 MAX_TIMELINE: Final = 1000  # edits
 MAX_SENSOR_TYPES: Final = 32  # entries of one drone's accessibleTargets
@@ -117,7 +161,7 @@ MAX_COORD_KM: Final = 10_000.0  # airports, targets, SAM centres: |x|, |y| (km)
 MAX_START_COORD_KM: Final = 2 * MAX_COORD_KM
 MIN_SAM_RANGE_KM: Final = 0.1
 MAX_SAM_RANGE_KM: Final = 1_000.0
-MAX_PRIORITY: Final = 1_000.0  # points of one target; 500 of them sum to 5e5, far from inf
+MAX_PRIORITY: Final = 1_000.0  # points of one target; MAX_TARGETS of them sum to 1.2e7
 MAX_FUEL_KM: Final = 10_000.0
 MIN_TICK_HZ: Final = 1.0
 MAX_TICK_HZ: Final = 1_000.0
@@ -208,3 +252,38 @@ SensorType = Annotated[
     str, Strict(), Field(min_length=1, max_length=MAX_ID_LENGTH), AfterValidator(_printable)
 ]
 Label = Annotated[str, Strict(), Field(max_length=MAX_LABEL_LENGTH), AfterValidator(_printable)]
+
+
+# ----- the compile's budget ---------------------------------------------------------------
+
+
+def compile_estimate(nodes: int, sams: int, graph_nodes: int) -> float:
+    """Estimated seconds (one core) to compile the distance table of ``nodes`` points among
+    ``sams`` SAMs whose tangent graph has ``graph_nodes`` nodes."""
+    return (
+        COMPILE_S_PER_PAIR * nodes * (nodes - 1) / 2
+        + COMPILE_S_PER_ROW_NODE * nodes * graph_nodes
+        + COMPILE_S_PER_TANGENT * nodes * 2 * sams
+    )
+
+
+def compile_problem(nodes: int, sams: int, graph_nodes: int) -> str | None:
+    """Why a table of ``nodes`` points among ``sams`` SAMs (tangent graph of ``graph_nodes``
+    nodes) is over budget, or None when it fits: the table's bytes, then the time."""
+    table = 8 * nodes * nodes
+    if table > TABLE_BUDGET_BYTES:
+        return (
+            f"{nodes:,} nodes (airports, starts and targets at once) need a distance table of"
+            f" {table / 1024**2:,.0f} MiB, over the memory budget of"
+            f" {TABLE_BUDGET_BYTES / 1024**2:,.0f} MiB (planner.limits.TABLE_BUDGET_BYTES):"
+            f" at most {MAX_NODES:,} nodes"
+        )
+    seconds = compile_estimate(nodes, sams, graph_nodes)
+    if seconds > COMPILE_BUDGET_S:
+        return (
+            f"{nodes:,} nodes among {sams:,} SAMs (a tangent graph of {graph_nodes:,} nodes)"
+            f" would take about {seconds:,.0f} s to compile, over the time budget of"
+            f" {COMPILE_BUDGET_S:g} s (planner.limits.COMPILE_BUDGET_S): fewer targets, or"
+            " fewer or more clustered SAMs"
+        )
+    return None

@@ -15,7 +15,9 @@ import numpy as np
 
 from planner.errors import PlannerError
 from planner.geodesy import planning_disks
-from planner.geometry import Path, PathTable, SamField
+from planner.geometry import DistanceTable, Path, PathTable, SamField
+from planner.geometry.sam_field import static_nodes
+from planner.limits import compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
 __all__ = ["DroneSpec", "Mission", "compile_mission"]
@@ -97,33 +99,79 @@ class Mission:
         return [self.index[node_id] for node_id in ids]
 
 
-def compile_mission(scenario: Scenario) -> Mission:
-    """Index the nodes, compute all SAM-aware legs, and describe each enabled drone."""
-    env = scenario.environment
-    sams = SamField(planning_disks(env.sams, scenario.geo))  # geodesic covers when geographic
-    excluded = [t.id for t in env.targets if sams.inside_true((t.x, t.y))]
-    planned_targets = [t for t in env.targets if t.id not in set(excluded)]
+def compile_mission(
+    scenario: Scenario,
+    *,
+    table: DistanceTable | None = None,
+    workers: int = 1,
+    lazy: bool = False,
+) -> Mission:
+    """Index the nodes, compute all SAM-aware legs, and describe each enabled drone.
 
+    With ``table``, the distances come from it: it is first brought to the scenario's SAMs
+    and nodes (``DistanceTable.sync``: only what changed since its last mission is
+    recomputed), and it keeps serving later compiles. ``workers`` threads share a full
+    computation. With ``lazy``, the distance table is computed when ``dist`` is first read
+    (``paths.rows`` gives a few rows before that: what ``feasibility_warnings`` reads), so a
+    check that needs no plan does not pay for one. PlannerError when the table would break
+    the budgets of ``planner.limits`` (its bytes, or the compile's estimated time).
+    """
+    env = scenario.environment
+    # a geographic mission's SAMs as their geodesic covers (planner.geodesy), else as given
+    sam_list = planning_disks(env.sams, scenario.geo)
+    nodes = len(env.airports) + len(env.synthetic_starts) + len(env.targets)
+    worst = 4 * len(sam_list) * max(len(sam_list) - 1, 0)  # bitangent ends, at most
+    if compile_problem(nodes, len(sam_list), worst) is not None:
+        # It may not fit: refuse by size alone, or by the graph counted before it is built.
+        problem = compile_problem(nodes, len(sam_list), 0) or compile_problem(
+            nodes, len(sam_list), static_nodes(sam_list)
+        )
+        if problem is not None:
+            raise PlannerError(problem)
+    sams = SamField(sam_list) if table is None else None
     node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
     positions = [(a.x, a.y) for a in env.airports]
     positions += [(p.x, p.y) for p in env.synthetic_starts.values()]
-    scores = [0.0] * len(node_ids)
     first_target = len(node_ids)
+    candidates = np.asarray([(t.x, t.y) for t in env.targets], dtype=np.float64).reshape(-1, 2)
+    if table is not None:
+        table.sync(
+            {s.id: disk for s, disk in zip(env.sams, sam_list, strict=True)},
+            {
+                **dict(zip(node_ids, positions, strict=True)),
+                **{t.id: (t.x, t.y) for t in env.targets},
+            },
+        )
+        sams = table.field
+    assert sams is not None
+    inside = sams.inside_true_many(candidates)
+    excluded = [t.id for t, out in zip(env.targets, inside) if out]
+    planned_targets = [t for t, out in zip(env.targets, inside) if not out]
+    scores = [0.0] * len(node_ids)
     node_ids += [t.id for t in planned_targets]
     positions += [(t.x, t.y) for t in planned_targets]
     scores += [float(t.priority) for t in planned_targets]
-
     points = np.asarray(positions, dtype=np.float64).reshape(-1, 2)
-    paths = sams.all_pairs(points)
+    if table is None:
+        paths = sams.all_pairs(points, workers, lazy=lazy)
+    else:
+        paths = table.path_table(node_ids)
     index = {node_id: i for i, node_id in enumerate(node_ids)}
     airport_ids = [a.id for a in env.airports]
     target_type = {t.id: t.type for t in planned_targets}
+    # Eligibility by sensor type, with arrays: a swarm's drones x targets in Python would
+    # make millions of objects (and garbage collections that stop every thread).
+    type_names = sorted({t.type for t in planned_targets})
+    type_code = {name: k for k, name in enumerate(type_names)}
+    codes = np.array([type_code[t.type] for t in planned_targets], dtype=np.int64)
+    target_index = np.arange(first_target, first_target + len(planned_targets))
 
     drones = []
     for drone_id, config in scenario.enabled_drones().items():
         if config.start not in index:
             raise PlannerError(f"drone {drone_id}: unknown start {config.start!r}")
-        eligible = tuple(index[t] for t in target_type if config.can_sense(target_type[t]))
+        senses = np.array([config.can_sense(name) for name in type_names], dtype=bool)
+        eligible = tuple(target_index[senses[codes]].tolist()) if codes.size else ()
         frozen = config.frozen_route()[1:]
         prefix = tuple(index[node_id] for node_id in frozen if node_id in target_type)
         drones.append(

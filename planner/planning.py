@@ -26,7 +26,7 @@ from planner.model import Solution
 from planner.postopt import Change, post_optimise
 from planner.routing import route_allocation
 from planner.solution import build_solution
-from planner.team_search import StopCriterion, TeamProblem, solve_team
+from planner.team_search import LARGE_PAIRS, StopCriterion, TeamProblem, solve_team
 from planner.validation import ensure_valid
 
 __all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "PlanResult", "plan_mission", "team_problem"]
@@ -72,12 +72,17 @@ def plan_mission(
         routes: dict[str, list[int]] = {}
     elif strategy == DEFAULT_STRATEGY:
         stop = StopCriterion(max_seconds=seconds, max_iterations=iterations)
-        found = solve_team(team_problem(mission), stop, seed=seed)
+        problem = team_problem(mission)
+        found = solve_team(problem, stop, seed=seed)
         routes = {spec.id: list(route) for spec, route in zip(mission.drones, found.routes)}
     else:
         routes = route_allocation(mission, allocate(mission, strategy))
     if post_opt and routes:
-        improved = post_optimise(mission, routes)
+        # A swarm's plan comes from the windowed search, which moves and inserts targets
+        # itself; the swap and the insertion scan every target for every drone per move
+        # (minutes at 200 x 2,000): such a plan is only uncrossed.
+        swarm = strategy == DEFAULT_STRATEGY and _swarm_sized(mission)
+        improved = post_optimise(mission, routes, insert=not swarm, swap=not swarm)
         routes, changes = improved.routes, improved.changes
     solution = ensure_valid(mission, build_solution(mission, routes))
     seconds_taken = time.perf_counter() - started
@@ -92,18 +97,31 @@ def plan_mission(
     )
 
 
+def _swarm_sized(mission: Mission) -> bool:
+    """Whether ``mission`` is about the size the team search plans window by window (drones
+    x targets past ``LARGE_PAIRS``)."""
+    return len(mission.drones) * len(mission.target_nodes) > LARGE_PAIRS
+
+
 def team_problem(mission: Mission) -> TeamProblem:
-    """The mission as the team search's arrays."""
+    """The mission as the team search's arrays (a metric: SAM-aware shortest paths)."""
     n, m = len(mission.node_ids), len(mission.drones)
     end_options = np.zeros((m, n), dtype=np.bool_)
     eligible = np.zeros((m, n), dtype=np.bool_)
+    as_array: dict[tuple[int, ...], np.ndarray] = {}  # drones with the same sensors share one
     for k, spec in enumerate(mission.drones):
-        end_options[k, list(spec.ends)] = True
-        eligible[k, list(spec.eligible)] = True
-        # Frozen targets belong to their drone alone; no one else may take them.
-        for other in mission.drones:
-            if other is not spec:
-                eligible[k, list(other.prefix)] = False
+        end_options[k, np.asarray(spec.ends, dtype=np.int64)] = True
+        if spec.eligible not in as_array:
+            as_array[spec.eligible] = np.asarray(spec.eligible, dtype=np.int64)
+        eligible[k, as_array[spec.eligible]] = True
+    # Frozen targets belong to their drone alone; no one else may take them.
+    owned = [(u, k) for k, spec in enumerate(mission.drones) for u in spec.prefix]
+    if owned:
+        nodes = np.array([u for u, _ in owned], dtype=np.int64)
+        owners = np.array([k for _, k in owned], dtype=np.int64)
+        own = eligible[owners, nodes]
+        eligible[:, nodes] = False
+        eligible[owners, nodes] = own
     return TeamProblem(
         dist=mission.dist,
         score=mission.scores,
@@ -112,4 +130,5 @@ def team_problem(mission: Mission) -> TeamProblem:
         budget=np.array([spec.budget for spec in mission.drones], dtype=np.float64),
         eligible=eligible,
         prefixes=tuple(tuple(spec.prefix) for spec in mission.drones),
+        metric=True,
     )

@@ -39,7 +39,11 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from planner._team.checks import keep_reachable, matrix_flags
 from planner._team.exact import exact_team
+from planner._team.large import greedy_nearest, nearest_route, window
+from planner._team.moves import optimise_route
+from planner._team.repair import repair
 from planner._team.rng import rng_next
 from planner._team.search import (
     F_BEST_LEN,
@@ -77,6 +81,21 @@ EXACT_TEAM_MAX = 12
 EXACT_ROUTE_MAX = 12
 """A route whose candidate set (own + unrouted usable targets) is this small is re-optimised
 exactly at the end of a multi-vehicle search."""
+LARGE_PAIRS = 100_000
+"""Above this many vehicle x usable-target pairs, one search iteration over the whole team
+costs too much: the search goes window by window (``_solve_large``)."""
+LARGE_NODES = 2_000
+"""Above this many nodes, the mean finite distance is summed in one pass, not copied out."""
+NEAR_ROUTES = 16
+"""In a large problem's first plan, each target may join one of its this many nearest routes."""
+WINDOW_VEHICLES = 8
+WINDOW_UNROUTED = 48
+"""A window: this many vehicles with routes close together, and up to this many unrouted
+targets nearest to them."""
+WINDOW_SECONDS = 0.02
+WINDOW_ITERATIONS = 100
+"""The most one window's search may take: seconds, and iterations (only iterations when the
+whole search is stopped by iterations alone, so that a seed reproduces it)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +106,9 @@ class TeamProblem:
     starts; ``starts`` (m,) start node of each vehicle; ``end_options`` (m, n) allowed end
     nodes; ``budget`` (m,) full fuel budget from ``starts[k]`` (the prefix consumes part of
     it); ``eligible`` (m, n) targets each vehicle may visit; ``prefixes`` per vehicle the
-    frozen targets its route must begin with, in order (empty tuple or missing = none).
+    frozen targets its route must begin with, in order (empty tuple or missing = none);
+    ``metric`` says ``dist`` already obeys the triangle inequality (shortest paths, ``inf``
+    between parts that never meet), so the search need not close it (O(n^3) with ``inf``).
     """
 
     dist: np.ndarray
@@ -97,6 +118,7 @@ class TeamProblem:
     budget: np.ndarray
     eligible: np.ndarray
     prefixes: tuple[tuple[int, ...], ...] = ()
+    metric: bool = False
 
 
 @runtime_checkable
@@ -208,7 +230,8 @@ class _Prepared:
         if dist.ndim != 2 or dist.shape[0] != dist.shape[1]:
             raise PlannerError(f"dist must be square, got {dist.shape}")
         n = dist.shape[0]
-        if np.isnan(dist).any() or (dist < 0).any():
+        has_nan, has_negative, all_finite, summed_mean = matrix_flags(dist)
+        if has_nan or has_negative:
             raise PlannerError("dist holds NaN or negative values")
         score = np.ascontiguousarray(np.asarray(p.score, dtype=np.float64))
         starts = np.asarray(p.starts, dtype=np.int64).reshape(-1)
@@ -237,17 +260,27 @@ class _Prepared:
             if not 0 <= u < n:
                 raise PlannerError(f"prefix node {u} out of range")
 
-        # nearest allowed end of every node, per vehicle
-        endd = np.full((m, n), np.inf)
-        endn = np.full((m, n), -1, dtype=np.int64)
+        # nearest allowed end of every node, per vehicle (vehicles often share their ends)
+        end_set: dict[bytes, int] = {}
+        set_of = np.empty(m, dtype=np.int64)
+        rows_d: list[np.ndarray] = []
+        rows_n: list[np.ndarray] = []
         for k in range(m):
-            cols = np.flatnonzero(ends[k])
-            if cols.size == 0:
-                raise InfeasibleError(f"vehicle {k} has no allowed end")
-            sub = dist[:, cols]
-            a = sub.argmin(axis=1)
-            endd[k] = sub[np.arange(n), a]
-            endn[k] = cols[a]
+            key = np.packbits(ends[k]).tobytes()
+            if key not in end_set:
+                cols = np.flatnonzero(ends[k])
+                if cols.size == 0:
+                    raise InfeasibleError(f"vehicle {k} has no allowed end")
+                sub = dist[:, cols]
+                a = sub.argmin(axis=1)
+                end_set[key] = len(rows_d)
+                rows_d.append(sub[np.arange(n), a])
+                rows_n.append(cols[a])
+            set_of[k] = end_set[key]
+        endd = np.stack(rows_d)[set_of]
+        # The nearest end's node, per end set (the kernels need only its distance, endd).
+        self._end_node = np.stack(rows_n)
+        self._end_set = set_of
 
         # frozen heads and what they cost
         fp = np.zeros(m, dtype=np.int64)
@@ -278,30 +311,42 @@ class _Prepared:
         # lower bounds for the pruning: shortest paths (dist itself when all finite; a
         # matrix with holes is not metric, a detour may be shorter than a missing leg)
         lb = dist
-        if not np.isfinite(dist).all():
+        if not (all_finite or p.metric):
             lb = dist.copy()
             for v in range(n):
                 np.minimum(lb, lb[:, v : v + 1] + lb[v : v + 1, :], out=lb)
-        lb_end = np.full((m, n), np.inf)
-        for k in range(m):
-            lb_end[k] = lb[:, ends[k]].min(axis=1)
-        for k in range(m):
-            last = prefixes[k][-1] if prefixes[k] else int(starts[k])
-            reach = head_len[k] + lb[last] + lb_end[k] <= budget[k] + LENGTH_TOL
-            el[k] &= reach
+        if lb is dist:
+            lb_end = endd  # the nearest end is the bound itself
+        else:
+            lb_end = np.full((m, n), np.inf)
+            for k in range(m):
+                lb_end[k] = lb[:, ends[k]].min(axis=1)
+        last = np.array(
+            [pf[-1] if pf else int(starts[k]) for k, pf in enumerate(prefixes)], dtype=np.int64
+        )
+        keep_reachable(el, head_len, last, lb, lb_end, budget, LENGTH_TOL)
         cand = np.flatnonzero(el.any(axis=0)).astype(np.int64)
 
         self.n, self.m = n, m
         self.dist, self.score, self.starts, self.budget = dist, score, starts, budget
-        self.endd, self.endn, self.elig, self.fp = endd, endn, np.ascontiguousarray(el), fp
+        self.endd, self.elig, self.fp = endd, np.ascontiguousarray(el), fp
         self.cand = cand
         self.ends = ends
         self.prefixes = prefixes
         self.cap = cap_pf + len(cand) + 2
-        fin = dist[np.isfinite(dist)]
-        mean_d = float(fin.mean()) if fin.size else 1.0
+        if all_finite:
+            mean_d = float(dist.ravel().mean()) if dist.size else 1.0
+        elif n <= LARGE_NODES:
+            fin = dist[np.isfinite(dist)]
+            mean_d = float(fin.mean()) if fin.size else 1.0
+        else:  # a swarm's matrix: no copy of its finite part (the same mean, summed in order)
+            mean_d = summed_mean
         self.dscale = 1e-6 * max(mean_d, 1e-12)
         self.mean_score = float(score[cand].mean()) if cand.size else 1.0
+
+    def end_node(self, k: int, last: int) -> int:
+        """The allowed end of vehicle ``k`` nearest to node ``last``."""
+        return int(self._end_node[self._end_set[k], last])
 
     def new_solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A solution holding only the frozen heads: ``(seq, L, rlen, where)``."""
@@ -319,6 +364,30 @@ class _Prepared:
         rlen[:] = K_len
         return seq, L, rlen, where
 
+    def load(
+        self,
+        sol: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        routes: Sequence[Sequence[int]],
+    ) -> None:
+        """Put ``routes`` (start, prefix, targets, end per vehicle) into the fresh solution
+        ``sol`` (its heads only). PlannerError if a route does not fit its vehicle."""
+        seq, L, rlen, where = sol
+        if len(routes) != self.m:
+            raise PlannerError(f"{len(routes)} initial routes for {self.m} vehicles")
+        for k, route in enumerate(routes):
+            body = [int(u) for u in route[self.fp[k] : -1]]
+            if list(route[: self.fp[k]]) != [int(x) for x in seq[k, : self.fp[k]]]:
+                raise PlannerError(f"initial route {k} does not begin with its start and prefix")
+            for u in body:
+                if not (0 <= u < self.n and self.elig[k, u]) or where[u] >= 0:
+                    raise PlannerError(f"initial route {k}: node {u} is not free for it")
+                where[u] = k
+            seq[k, self.fp[k] : self.fp[k] + len(body)] = body
+            L[k] = self.fp[k] + len(body)
+            rlen[k] = route_length(self.dist, self.endd, seq, L, k)
+            if not rlen[k] <= self.budget[k] + LENGTH_TOL:
+                raise PlannerError(f"initial route {k} is over its budget")
+
     def to_solution(
         self, seq: np.ndarray, L: np.ndarray, rlen: np.ndarray, iterations: int, seconds: float
     ) -> TeamSolution:
@@ -327,7 +396,7 @@ class _Prepared:
         sc = 0.0
         for k in range(self.m):
             r = [int(x) for x in seq[k, : L[k]]]
-            r.append(int(self.endn[k, r[-1]]))
+            r.append(self.end_node(k, r[-1]))
             routes.append(r)
             lengths.append(_route_length(self.dist, r))
             sc += float(sum(self.score[u] for u in r[1:-1]))
@@ -441,6 +510,7 @@ def solve_team(
     *,
     params: dict[str, float] | None = None,
     exact: bool = True,
+    initial: Sequence[Sequence[int]] | None = None,
 ) -> TeamSolution:
     """Plan all vehicles together; anytime until ``stop(iterations, seconds)``.
 
@@ -449,6 +519,13 @@ def solve_team(
     ``optimal``) instead of searched. Returns the best solution found. Raises :class:`InfeasibleError` when some vehicle has
     no feasible route at all (its prefix, or the way to any allowed end, exceeds its
     budget). Deterministic for a given ``seed`` when stopped by an iteration limit.
+
+    The first valid plan is reported (``on_improvement``) as soon as the greedy insertion
+    has made it, before any local search. ``initial`` routes (one per vehicle, as
+    ``TeamSolution.routes``: start, prefix, targets, end; all feasible) are the search's
+    starting point instead of empty routes, so its result is never worse than them. With
+    more than ``LARGE_PAIRS`` vehicle x candidate pairs the search works window by window
+    (see ``_solve_large``).
     """
     t0 = time.perf_counter()
     stop_fn = _as_stop(stop)
@@ -458,6 +535,8 @@ def solve_team(
         prm.update(params)
 
     n_usable = int(pr.cand.size)
+    if exact and initial is None and pr.m * n_usable > LARGE_PAIRS:
+        return _solve_large(pr, problem, stop_fn, seed, on_improvement, t0)
     if exact and n_usable <= EXACT_TEAM_MAX:
         sol = _exact_team(pr, t0)
         sol.history.append((sol.seconds, sol.score))
@@ -481,15 +560,26 @@ def solve_team(
     for _ in range(4):
         rng_next(st)
     cur = pr.new_solution()
+    if initial is not None:
+        pr.load(cur, initial)
     best = pr.new_solution()
     scratch = pr.new_solution()
     fstate = np.zeros(N_FSTATE)
     istate = np.zeros(N_ISTATE, dtype=np.int64)
-    ins_d = np.zeros((pr.m, max(n_usable, 1)))
-    ins_p = np.zeros((pr.m, max(n_usable, 1)), dtype=np.int64)
+    ins_d = np.zeros((max(n_usable, 1), pr.m))
+    ins_p = np.zeros((max(n_usable, 1), pr.m), dtype=np.int64)
     tmp = np.zeros(pr.cap, dtype=np.int64)
     args = (pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand, pr.dscale, st)
 
+    history: list[tuple[float, float]] = []
+    # The first valid plan: the greedy insertion alone (construct's first step), reported
+    # before the local search polishes it.
+    nofb = np.zeros(pr.n, dtype=np.bool_)
+    repair(*args[:7], *cur, nofb, 1.0, 0.0, pr.dscale, st, ins_d, ins_p)
+    greedy_plan = pr.to_solution(*cur[:3], 0, time.perf_counter() - t0)
+    history.append((greedy_plan.seconds, greedy_plan.score))
+    if on_improvement is not None:
+        on_improvement(greedy_plan)
     construct(*args, *cur, fstate, istate, ins_d, ins_p, tmp)
     copy_sol(*cur, *best)
     fstate[F_BEST_SCORE] = fstate[F_CUR_SCORE]
@@ -499,18 +589,17 @@ def solve_team(
     istate[I_CYCLE_POS] = 0
     params_arr = np.array([float(prm["cycle"]), float(prm["qfrac"]), float(prm["temp"])])
 
-    history: list[tuple[float, float]] = []
-
     def snapshot() -> TeamSolution:
         el = time.perf_counter() - t0
         s = pr.to_solution(*best[:3], int(istate[I_ITER]), el)
         return s
 
     first = snapshot()
-    history.append((first.seconds, first.score))
-    if on_improvement is not None:
-        on_improvement(first)
-    last_reported = first.score
+    if first.score > greedy_plan.score + 1e-9:
+        history.append((first.seconds, first.score))
+        if on_improvement is not None:
+            on_improvement(first)
+    last_reported = max(first.score, greedy_plan.score)
 
     chunk = 8
     if n_usable == 0:
@@ -554,6 +643,134 @@ def solve_team(
     return sol
 
 
+def _solve_large(
+    pr: _Prepared,
+    problem: TeamProblem,
+    stop_fn: Callable[[int, float], bool],
+    seed: int,
+    on_improvement: Callable[[TeamSolution], None] | None,
+    t0: float,
+) -> TeamSolution:
+    """A swarm-sized problem: a first plan from ``greedy_nearest`` (each target among its
+    nearest routes), every route polished alone (2-opt, or-opt), then windows until the
+    stop: a few vehicles with routes close together and the unrouted targets nearest them,
+    searched as a small problem from their current routes (``solve_team`` with
+    ``initial``), kept when the score rises or the length falls at equal score. The
+    iterations counted are the windows' own."""
+    seq, L, rlen, where = pr.new_solution()
+    greedy_nearest(
+        pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand, pr.dscale,
+        NEAR_ROUTES, seq, L, rlen, where,
+    )  # fmt: skip
+    history: list[tuple[float, float]] = []
+
+    def report(iterations: int) -> TeamSolution:
+        sol = pr.to_solution(seq, L, rlen, iterations, time.perf_counter() - t0)
+        history.append((sol.seconds, sol.score))
+        if on_improvement is not None:
+            on_improvement(sol)
+        return sol
+
+    report(0)
+    tmp = np.zeros(pr.cap, dtype=np.int64)
+    for k in range(pr.m):
+        if optimise_route(pr.dist, pr.endd, seq, L, rlen, pr.fp, k, tmp):
+            rlen[k] = route_length(pr.dist, pr.endd, seq, L, k)
+    rng = np.random.default_rng(seed)
+    limit = stop_fn.max_iterations if isinstance(stop_fn, StopCriterion) else None
+    iterations = 0
+    while not stop_fn(iterations, time.perf_counter() - t0):
+        free = pr.cand[where[pr.cand] < 0]
+        if free.size and rng.random() < 0.5:  # round an unrouted target: a gain may be there
+            seed_route = nearest_route(pr.dist, seq, L, int(free[rng.integers(free.size)]))
+        else:
+            seed_route = int(rng.integers(pr.m))
+        vehicles = window(pr.dist, seq, L, seed_route, WINDOW_VEHICLES)
+        sub, nodes, init, score, length = _window_problem(pr, problem, seq, L, where, vehicles)
+        seconds: float | None = WINDOW_SECONDS
+        if isinstance(stop_fn, StopCriterion):
+            if stop_fn.max_seconds is None:
+                seconds = None
+            else:
+                left_s = stop_fn.max_seconds - (time.perf_counter() - t0)
+                seconds = min(WINDOW_SECONDS, max(left_s, 1e-3))
+        left = (
+            WINDOW_ITERATIONS
+            if limit is None
+            else max(min(limit - iterations, WINDOW_ITERATIONS), 1)
+        )
+        try:
+            found = solve_team(
+                sub,
+                StopCriterion(max_seconds=seconds, max_iterations=left),
+                seed=int(rng.integers(2**31)),
+                initial=init,
+            )
+        except PlannerError:  # a dist that is not a metric may prune a routed target
+            iterations += 1
+            continue
+        iterations += max(found.iterations, 1)
+        gained = found.score > score + 1e-9
+        if gained or (found.score > score - 1e-9 and sum(found.lengths) < length - 1e-9):
+            for k in vehicles:
+                where[seq[k, pr.fp[k] : L[k]]] = -1
+            for k, route in zip(vehicles, found.routes):
+                body = nodes[np.asarray(route[pr.fp[k] : -1], dtype=np.int64)]
+                where[body] = k
+                seq[k, pr.fp[k] : pr.fp[k] + body.size] = body
+                L[k] = pr.fp[k] + body.size
+                rlen[k] = route_length(pr.dist, pr.endd, seq, L, k)
+            if gained:
+                report(iterations)
+    sol = pr.to_solution(seq, L, rlen, iterations, time.perf_counter() - t0)
+    sol.history = history
+    return sol
+
+
+def _window_problem(
+    pr: _Prepared,
+    problem: TeamProblem,
+    seq: np.ndarray,
+    L: np.ndarray,
+    where: np.ndarray,
+    vehicles: np.ndarray,
+) -> tuple[TeamProblem, np.ndarray, list[list[int]], float, float]:
+    """The small problem of ``vehicles``: their heads, their targets, the unrouted usable
+    targets nearest to their routes, their ends. Returns it, its nodes (sub index -> node),
+    the vehicles' current routes in it, and their score and length."""
+    heads = [seq[k, : pr.fp[k]] for k in vehicles]
+    own = [seq[k, pr.fp[k] : L[k]] for k in vehicles]
+    on_routes = np.concatenate([seq[k, : L[k]] for k in vehicles])
+    free = pr.cand[where[pr.cand] < 0]
+    free = free[pr.elig[vehicles][:, free].any(axis=0)]
+    if free.size > WINDOW_UNROUTED:
+        gap = pr.dist[np.ix_(on_routes, free)].min(axis=0)
+        free = free[np.argsort(gap, kind="stable")[:WINDOW_UNROUTED]]
+    ends = np.flatnonzero(pr.ends[vehicles].any(axis=0))
+    nodes = np.unique(np.concatenate([*heads, *own, free, ends]))
+    index = np.full(pr.n, -1, dtype=np.int64)
+    index[nodes] = np.arange(nodes.size)
+    sub = TeamProblem(
+        dist=pr.dist[np.ix_(nodes, nodes)],
+        score=pr.score[nodes],
+        starts=index[pr.starts[vehicles]],
+        end_options=pr.ends[vehicles][:, nodes],
+        budget=pr.budget[vehicles],
+        eligible=pr.elig[vehicles][:, nodes],
+        prefixes=tuple(tuple(int(index[u]) for u in pr.prefixes[k]) for k in vehicles),
+        metric=problem.metric,
+    )
+    init = []
+    score = length = 0.0
+    for k in vehicles:
+        route = [int(u) for u in seq[k, : L[k]]]
+        route.append(pr.end_node(int(k), route[-1]))
+        init.append([int(index[u]) for u in route])
+        score += float(pr.score[route[1:-1]].sum())
+        length += float(route_length(pr.dist, pr.endd, seq, L, int(k)))
+    return sub, nodes, init, score, length
+
+
 def warmup() -> None:
     """Compile (or load from the on-disk numba cache) every kernel on a tiny instance."""
     pts = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 0.5], [0.5, 2.0]])
@@ -573,3 +790,7 @@ def warmup() -> None:
     )
     solve_team(prob, StopCriterion(max_iterations=20), seed=1)  # the exact team kernel
     solve_team(prob, StopCriterion(max_iterations=20), seed=1, exact=False)  # the search's
+    # the swarm path's kernels (first plan, windows), on the same tiny problem
+    _solve_large(
+        _Prepared(prob), prob, StopCriterion(max_iterations=4), 1, None, time.perf_counter()
+    )

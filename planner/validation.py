@@ -208,14 +208,21 @@ def polyline_sam_clearance(mission: Mission, polyline: np.ndarray) -> tuple[floa
         return math.inf, None
     a = polyline[:-1] if len(polyline) > 1 else polyline
     b = polyline[1:] if len(polyline) > 1 else polyline
-    worst, worst_id = math.inf, None
-    for sam in sams:
-        c = np.array(sam.pos)
-        ab = b - a
-        denom = np.einsum("ij,ij->i", ab, ab)
-        t = np.where(denom > 0, np.einsum("ij,ij->i", c - a, ab) / np.where(denom > 0, denom, 1), 0)
-        closest = a + np.clip(t, 0, 1)[:, None] * ab
-        gap = float(np.min(np.hypot(*(closest - c).T))) - sam.range
-        if gap < worst:
-            worst, worst_id = gap, sam.id
-    return worst, worst_id
+    ab = b - a
+    denom = np.einsum("ij,ij->i", ab, ab)
+    safe = np.where(denom > 0, denom, 1.0)
+    centres = np.array([sam.pos for sam in sams], dtype=float)
+    ranges = np.array([sam.range for sam in sams], dtype=float)
+    gaps = np.empty(len(sams))
+    step = max(1, 2_000_000 // max(len(a), 1))  # chords x SAMs at a time: bounded memory
+    for lo in range(0, len(sams), step):
+        c = centres[lo : lo + step]
+        ac = c[None, :, :] - a[:, None, :]  # (chords, SAMs, 2)
+        t = np.where(denom[:, None] > 0, np.einsum("ijk,ik->ij", ac, ab) / safe[:, None], 0.0)
+        closest = a[:, None, :] + np.clip(t, 0, 1)[..., None] * ab[:, None, :]
+        diff = closest - c[None, :, :]
+        gaps[lo : lo + step] = (
+            np.hypot(diff[..., 0], diff[..., 1]).min(axis=0) - ranges[lo : lo + step]
+        )
+    worst = int(np.argmin(gaps))
+    return float(gaps[worst]), sams[worst].id

@@ -35,8 +35,8 @@ from typing import Any, Protocol
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
-from planner.geometry import MARGIN_ABS, Path, SamField
 from planner.geodesy import planning_disks
+from planner.geometry import MARGIN_ABS, Path, SamField
 from planner.geometry.contact import Disk, first_contact
 from planner.model import Airport, Scenario
 from sim import Flight, FlyPath, Hold, Sim

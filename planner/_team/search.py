@@ -2,7 +2,12 @@
 simulated-annealing iterations over the solution arrays (see :mod:`planner._team`).
 
 The search's scalars live in two small arrays the Python loop keeps between chunks:
-``fstate`` (float64, slots ``F_*``) and ``istate`` (int64, slots ``I_*``).
+``fstate`` (float64, slots ``F_*``) and ``istate`` (int64, slots ``I_*``). The insertion
+caches ``ins_d`` / ``ins_p`` are candidate-major, (candidates, vehicles): see ``repair``
+(which scans small problems whole and keeps each candidate's best route on large ones).
+
+(numba caches a kernel by its own file only: a change to a kernel this module calls, such
+as ``repair``, must come with a change here, or a stale cached copy keeps the old one.)
 """
 
 from __future__ import annotations

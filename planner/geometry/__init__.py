@@ -25,13 +25,29 @@ Modules
   the geometric tolerances.
 * ``pieces`` -- ``Line`` and ``Arc``, the pieces a path is made of.
 * ``path`` -- ``Path``, a chain of pieces: length, ``locate``, ``sample``, ``concat``.
-* ``sam_field`` -- ``SamField``, the SAMs as obstacles; builds the tangent visibility graph
-  (``_graph``, with the vectorised disk tests of ``_disks``) and answers queries.
-* ``table`` -- ``PathTable``, all-pairs distances and each leg's geometry, rebuilt lazily.
+* ``sam_field`` -- ``SamField``, the SAMs as obstacles: the static tangent graph (``_static``,
+  with the disk grid and the point and segment tests of ``_disks``), each query set's entries
+  and the distance rows (``_search``). Every kernel is numba ``nogil``: a thread computing a
+  table never holds the GIL, and ``workers`` threads can share the rows.
+* ``table`` -- ``PathTable``, all-pairs distances and each leg's geometry, found lazily.
+* ``distance_table`` -- ``DistanceTable``, the table of named points kept up to date edit by
+  edit (``apply(AddPoint(...))``, ``MoveSam``...): an edit recomputes only the pairs it may
+  change (``_incremental``), and the result equals a rebuild from scratch.
 """
 
 from __future__ import annotations
 
+from planner.geometry.distance_table import (
+    AddPoint,
+    AddSam,
+    DistanceTable,
+    EditReport,
+    MovePoint,
+    MoveSam,
+    RemovePoint,
+    RemoveSam,
+    TableEdit,
+)
 from planner.geometry.margins import MARGIN_ABS, MARGIN_REL, planning_radius
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece, Point
@@ -41,12 +57,21 @@ from planner.geometry.table import PathTable
 __all__ = [
     "MARGIN_ABS",
     "MARGIN_REL",
+    "AddPoint",
+    "AddSam",
     "Arc",
+    "DistanceTable",
+    "EditReport",
     "Line",
+    "MovePoint",
+    "MoveSam",
     "Path",
     "PathTable",
     "Piece",
     "Point",
+    "RemovePoint",
+    "RemoveSam",
     "SamField",
+    "TableEdit",
     "planning_radius",
 ]

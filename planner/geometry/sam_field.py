@@ -1,29 +1,104 @@
 """``SamField``: the SAMs as obstacles, and the exact shortest paths around them.
 
 The query-independent part of the tangent visibility graph (bitangents between the buffered
-circles, the arcs of each circle blocked by other disks) is built once per field; each
-query adds its points, their tangents to every circle and the direct segments, then one
-Dijkstra call from every query point gives the whole distance table.
+circles, the arcs of each circle other disks cover: ``_static``) is built once per field.
+A set of query points gets its ``Queries``: each point's escape and its entries onto the
+circles (``_search.query_entries``). Then one Dijkstra over the static nodes per source
+gives a row of the distance table (``_search``). Every kernel is numba ``nogil``, so a
+thread computing a table never blocks the others; ``workers`` threads share the rows.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
 from planner.errors import PlannerError
-from planner.geometry._disks import segments_clear, strictly_inside
-from planner.geometry._graph import TangentGraph, build_edges, concat_blocks
-from planner.geometry.margins import TOL, TRUE_TOL, planning_radius
+from planner.geometry._disks import build_grid, segments_clear, strictly_inside
+from planner.geometry._search import (
+    components,
+    entry_links,
+    finish,
+    leg,
+    pair_rows,
+    query_entries,
+    upper_rows,
+)
+from planner.geometry._static import build_static, count_static_nodes
+from planner.geometry.margins import TOL, TRUE_TOL, TWO_PI, planning_radius
 from planner.geometry.path import Path
-from planner.geometry.pieces import Line
+from planner.geometry.pieces import Arc, Line, Piece
 from planner.geometry.table import PathTable
 
-__all__ = ["SamField"]
+__all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_nodes"]
+
+
+@dataclass(frozen=True)
+class Queries:
+    """Query points as the graph sees them: where each joins it (``eff``: itself, or its
+    radial escape point ``esc``, NaN when none, ``esc_len`` long), whether it can
+    (``reachable``), and its entries onto the circles (``ent``, the tuple ``_search``
+    describes)."""
+
+    pts: np.ndarray
+    eff: np.ndarray
+    esc: np.ndarray
+    esc_len: np.ndarray
+    reachable: np.ndarray
+    ent: tuple[np.ndarray, ...]
+    side: np.ndarray  # per entry: 0 the tangent at +alpha (or the point on the circle), 1 -alpha
+    labels: np.ndarray  # per point: equal when the graph joins two points (``components``)
+
+    def __len__(self) -> int:
+        return int(self.pts.shape[0])
+
+    @property
+    def entry_count(self) -> int:
+        """How many entries all the points have together."""
+        return int(self.ent[0][-1])
+
+
+NO_DISK = np.array([0.0, 0.0, -1.0])
+"""``EntryDelta.added`` / ``removed`` when no disk was."""
+
+
+@dataclass(frozen=True)
+class EntryDelta:
+    """What changed since points had their entries ``old_*`` (CSR by point, circles in the
+    old numbering): ``new_to_old`` maps each circle to its old index (-1: new), ``was_full``
+    marks circles that were inside another disk (or new), ``added`` / ``removed`` are the
+    buffered disks ``(x, y, r)`` that came and went (``NO_DISK`` for none), and ``redo`` the
+    points to test in full (their escape changed)."""
+
+    redo: np.ndarray
+    old_ptr: np.ndarray
+    old_circ: np.ndarray
+    old_side: np.ndarray
+    new_to_old: np.ndarray
+    was_full: np.ndarray
+    added: np.ndarray
+    removed: np.ndarray
+
+
+def _disks(sams: Sequence[tuple[float, float, float]]) -> tuple[np.ndarray, ...]:
+    """Centres, true radii and buffered radii of ``sams``, exact duplicates dropped."""
+    arr = np.asarray(list(sams), dtype=float).reshape(-1, 3)
+    if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr[:, 2] < 0.0)):
+        raise PlannerError("SAMs need finite coordinates and non-negative radii")
+    # Exact duplicates would each look "contained" in the other and lose all their arcs.
+    arr = np.unique(arr, axis=0) if arr.shape[0] > 1 else arr
+    radii = np.array([planning_radius(r) for r in arr[:, 2]])
+    return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2]), radii
+
+
+def static_nodes(sams: Sequence[tuple[float, float, float]]) -> int:
+    """The nodes of the tangent graph ``SamField(sams)`` would build, without building it."""
+    centers, _, radii = _disks(sams)
+    return count_static_nodes(centers, radii, build_grid(centers, radii))
 
 
 class SamField:
@@ -34,97 +109,28 @@ class SamField:
     """
 
     def __init__(self, sams: Sequence[tuple[float, float, float]]) -> None:
-        arr = np.asarray(list(sams), dtype=float).reshape(-1, 3)
-        if arr.size and (not np.all(np.isfinite(arr)) or np.any(arr[:, 2] < 0.0)):
-            raise PlannerError("SAMs need finite coordinates and non-negative radii")
-        # Exact duplicates would each look "contained" in the other and lose all their arcs.
-        arr = np.unique(arr, axis=0) if arr.shape[0] > 1 else arr
-        self.centers: np.ndarray = arr[:, :2].copy()
-        self.true_radii: np.ndarray = arr[:, 2].copy()
-        self.radii: np.ndarray = np.array([planning_radius(r) for r in self.true_radii])
-        m = self.centers.shape[0]
-        # Circles entirely inside another buffered disk contribute nothing (no nodes survive).
-        self._blocked = self._blocked_intervals()
-        self._bitan = (
-            self._bitangents()
-            if m > 1
-            else (np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, int), np.zeros(0, int))
+        self.centers, self.true_radii, self.radii = _disks(sams)
+        self.grid = build_grid(self.centers, self.radii)
+        self.static = build_static(self.centers, self.radii, self.grid)
+
+    @property
+    def static_nodes(self) -> int:
+        """Nodes of the static tangent graph (two per clear bitangent): what one row costs."""
+        return int(self.static.node_pos.shape[0])
+
+    def geometry(self) -> tuple[np.ndarray, ...]:
+        """The disks and the static graph, as the kernels of ``_search`` take them."""
+        st = self.static
+        return (
+            self.centers,
+            self.radii,
+            st.circ_ptr,
+            st.bnd_ang,
+            st.bnd_node,
+            st.node_pos,
+            st.adj,
+            st.adj_w,
         )
-
-    # ----- static part ---------------------------------------------------------------
-
-    def _blocked_intervals(self) -> list[np.ndarray]:
-        """Per circle, midpoint angles of the open arcs covered by other buffered disks.
-
-        Graph nodes inside another disk are dropped, so a blocked interval is either wholly
-        inside an arc between consecutive nodes or disjoint from it: testing its midpoint is
-        enough. A circle fully inside another disk gets the marker ``[nan]`` (all blocked).
-        """
-        c, r = self.centers, self.radii
-        m = c.shape[0]
-        out: list[np.ndarray] = []
-        for k in range(m):
-            mids: list[float] = []
-            full = False
-            for j in range(m):
-                if j == k:
-                    continue
-                dx, dy = c[j, 0] - c[k, 0], c[j, 1] - c[k, 1]
-                d = math.hypot(dx, dy)
-                if d >= r[k] + r[j]:
-                    continue  # disjoint or externally tangent
-                if d + r[k] <= r[j]:
-                    full = True  # circle k inside disk j
-                    break
-                if d + r[j] <= r[k]:
-                    continue  # disk j inside circle k: never touches circle k
-                mids.append(math.atan2(dy, dx))
-            out.append(np.array([np.nan]) if full else np.array(mids, dtype=float))
-        return out
-
-    def _bitangents(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Clear bitangent segments: endpoints (E,2), (E,2) and their circles (E,), (E,)."""
-        c, r = self.centers, self.radii
-        m = c.shape[0]
-        ii, jj = np.triu_indices(m, 1)
-        d_vec = c[jj] - c[ii]
-        d = np.hypot(d_vec[:, 0], d_vec[:, 1])
-        base = np.arctan2(d_vec[:, 1], d_vec[:, 0])
-        A: list[np.ndarray] = []
-        B: list[np.ndarray] = []
-        CI: list[np.ndarray] = []
-        CJ: list[np.ndarray] = []
-        safe_d = np.where(d > 0.0, d, 1.0)
-        # Outer tangents: t_i = c_i + r_i m, t_j = c_j + r_j m with m.(c_j - c_i) = r_i - r_j.
-        # Inner tangents: t_j = c_j - r_j m with m.(c_j - c_i) = r_i + r_j.
-        for sign_j, cosv in ((1.0, (r[ii] - r[jj]) / safe_d), (-1.0, (r[ii] + r[jj]) / safe_d)):
-            ok = (d > 0.0) & (np.abs(cosv) <= 1.0)
-            if sign_j > 0:
-                ok &= np.abs(r[ii] - r[jj]) < d  # neither contains the other
-            else:
-                ok &= d >= r[ii] + r[jj]  # disjoint (touching gives a degenerate pair; fine)
-            if not np.any(ok):
-                continue
-            alpha = np.arccos(np.clip(cosv[ok], -1.0, 1.0))
-            for s in (1.0, -1.0):
-                ang = base[ok] + s * alpha
-                mv = np.column_stack((np.cos(ang), np.sin(ang)))
-                a = c[ii[ok]] + r[ii[ok], None] * mv
-                b = c[jj[ok]] + sign_j * r[jj[ok], None] * mv
-                A.append(a)
-                B.append(b)
-                CI.append(ii[ok])
-                CJ.append(jj[ok])
-        if not A:
-            return np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, int), np.zeros(0, int)
-        a, b = np.concatenate(A), np.concatenate(B)
-        ci, cj = np.concatenate(CI), np.concatenate(CJ)
-        # Endpoints inside another disk are useless (and unsafe); the segment must be clear.
-        pts = np.concatenate((a, b))
-        inside = np.asarray(strictly_inside(pts, c, r, TOL).any(axis=1))
-        keep = ~inside[: a.shape[0]] & ~inside[a.shape[0] :]
-        keep &= segments_clear(a, b, c, r)
-        return a[keep], b[keep], ci[keep], cj[keep]
 
     # ----- queries --------------------------------------------------------------------
 
@@ -134,6 +140,13 @@ class SamField:
             return False
         p = np.asarray(point, dtype=float).reshape(1, 2)
         return bool(self._inside_true(p)[0])
+
+    def inside_true_many(self, points: np.ndarray) -> np.ndarray:
+        """Bool (n,): each point strictly inside some TRUE disk."""
+        pts = np.asarray(points, dtype=float).reshape(-1, 2)
+        if self.centers.shape[0] == 0:
+            return np.zeros(pts.shape[0], dtype=bool)
+        return self._inside_true(pts)
 
     def _inside_true(self, pts: np.ndarray) -> np.ndarray:
         # A hair of tolerance so a point computed to lie on the true circle is not excluded.
@@ -147,29 +160,171 @@ class SamField:
             return Path.point(pp)
         if self.centers.shape[0] == 0:
             return Path((Line(pp, qq),), math.hypot(qq[0] - pp[0], qq[1] - pp[1]))
-        table = self.all_pairs(pts)
-        if not np.isfinite(table.dist[0, 1]):
-            return None
-        return table.path(0, 1)
+        queries = self.queries(pts)
+        return self.leg(queries, 0, 1)
 
-    def all_pairs(self, points: np.ndarray) -> PathTable:
-        """Shortest SAM-avoiding distances between all ``points`` (n, 2); paths are lazy."""
+    def all_pairs(self, points: np.ndarray, workers: int = 1, *, lazy: bool = False) -> PathTable:
+        """Shortest SAM-avoiding distances between all ``points`` (n, 2); paths are lazy.
+
+        ``workers`` threads compute the rows together (the kernels release the GIL). With
+        ``lazy``, the table is computed when its ``dist`` is first read, and ``rows`` gives
+        the distances from a few points without it."""
         pts = np.asarray(points, dtype=float).reshape(-1, 2)
         n = pts.shape[0]
         if n and not np.all(np.isfinite(pts)):
             raise PlannerError("query points must be finite")
-        diff = pts[:, None, :] - pts[None, :, :]
-        euclid = np.hypot(diff[..., 0], diff[..., 1])
         if self.centers.shape[0] == 0 or n == 0:
-            return PathTable(pts, euclid, self)
-        return self._all_pairs_graph(pts, euclid)
+            diff = pts[:, None, :] - pts[None, :, :]
+            return PathTable(pts, np.hypot(diff[..., 0], diff[..., 1]), None)
+        queries = self.queries(pts)
 
-    def _escape_points(self, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def fill() -> np.ndarray:
+            dist = np.empty((n, n), dtype=np.float64)
+            self.fill_upper(queries, dist, np.arange(n, dtype=np.int64), workers)
+            finish(dist, queries.pts, queries.esc_len, queries.reachable)
+            return dist
+
+        legs = FieldLegs(self, queries)
+        if not lazy:
+            return PathTable(pts, fill(), legs)
+        return PathTable(pts, None, legs, fill=fill, rows=lambda nodes: self.rows(queries, nodes))
+
+    def rows(self, queries: Queries, nodes: np.ndarray) -> np.ndarray:
+        """(len(nodes), n): the distances from ``nodes`` to every point of ``queries``, as
+        ``all_pairs`` would give them (escapes added, inf where unreachable, 0 between
+        identical points)."""
+        n = len(queries)
+        k = nodes.shape[0]
+        dests = np.tile(np.arange(n, dtype=np.int64), k)
+        graph = self.pairs(queries, nodes, np.arange(0, (k + 1) * n, n, dtype=np.int64), dests)
+        out = graph.reshape(k, n)
+        both = queries.reachable[nodes][:, None] & queries.reachable[None, :]
+        out = np.where(
+            both, out + queries.esc_len[nodes][:, None] + queries.esc_len[None, :], np.inf
+        )
+        same = np.all(queries.pts[nodes][:, None, :] == queries.pts[None, :, :], axis=2)
+        out[same] = 0.0
+        return out
+
+    def fill_upper(
+        self, queries: Queries, mat: np.ndarray, sources: np.ndarray, workers: int = 1
+    ) -> None:
+        """``mat[s, s+1:]`` for each of ``sources``: graph distances (escapes not added)."""
+        common = (
+            queries.eff,
+            queries.reachable,
+            queries.labels,
+            queries.ent,
+            self.geometry(),
+            self.grid,
+        )
+        if workers <= 1 or sources.size < 2:
+            upper_rows(sources, mat, *common)
+            return
+        # Interleaved shares: early sources have long rows, late ones short.
+        shares = [sources[w::workers] for w in range(workers)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for done in [pool.submit(upper_rows, share, mat, *common) for share in shares]:
+                done.result()
+
+    def pairs(
+        self,
+        queries: Queries,
+        sources: np.ndarray,
+        dests_ptr: np.ndarray,
+        dests: np.ndarray,
+        workers: int = 1,
+    ) -> np.ndarray:
+        """Graph distances from ``sources[i]`` to ``dests[dests_ptr[i]:dests_ptr[i+1]]``
+        (flat, like ``dests``; escapes not added); ``workers`` threads share the sources."""
+        out = np.empty(dests.shape[0], dtype=np.float64)
+        if not dests.shape[0]:
+            return out
+        common = (queries.eff, queries.reachable, queries.labels, queries.ent)
+        geometry = (self.geometry(), self.grid)
+
+        def run(lo: int, hi: int) -> None:
+            ptr = dests_ptr[lo : hi + 1]
+            part = slice(int(ptr[0]), int(ptr[-1]))
+            pair_rows(sources[lo:hi], ptr - ptr[0], dests[part], out[part], *common, *geometry)
+
+        if workers <= 1 or sources.size < 2:
+            run(0, sources.size)
+            return out
+        # Contiguous shares of about equal pairs (each source costs a search, then its pairs).
+        weight = np.diff(dests_ptr) + max(1, dests.shape[0] // max(sources.size, 1))
+        cuts = np.searchsorted(np.cumsum(weight), np.linspace(0, weight.sum(), workers + 1)[1:-1])
+        bounds = [0, *(int(c) for c in cuts), sources.size]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            jobs = [pool.submit(run, a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+            for job in jobs:
+                job.result()
+        return out
+
+    def queries(self, points: np.ndarray) -> Queries:
+        """Escapes, reachability and entries of ``points`` (n, 2)."""
+        pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
+        eff, esc, reachable = self.escape_points(pts)
+        esc_len = np.where(
+            np.isnan(esc[:, 0]), 0.0, np.hypot(esc[:, 0] - pts[:, 0], esc[:, 1] - pts[:, 1])
+        )
+        ent, side = self.entries(eff, reachable)
+        return Queries(pts, eff, esc, esc_len, reachable, ent, side, self.labels(ent))
+
+    def labels(self, ent: tuple[np.ndarray, ...]) -> np.ndarray:
+        """Per query point of ``ent``, the label of the part of the graph it joins."""
+        st = self.static
+        return np.asarray(components(ent[0], ent[1], ent[4], ent[5], st.circ_ptr, st.adj))
+
+    def entries(
+        self, eff: np.ndarray, reachable: np.ndarray, delta: EntryDelta | None = None
+    ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The entries of the effective points ``eff`` that are ``reachable`` (the tuple
+        ``_search`` describes) and each one's side; with ``delta``, from the entries the same
+        points had in the field before one SAM changed (see ``EntryDelta``)."""
+        st = self.static
+        n = eff.shape[0]
+        if delta is None:
+            none_i = np.zeros(0, dtype=np.int64)
+            delta = EntryDelta(
+                redo=np.ones(n, dtype=bool),
+                old_ptr=np.zeros(n + 1, dtype=np.int64),
+                old_circ=none_i,
+                old_side=none_i,
+                new_to_old=np.full(self.centers.shape[0], -1, dtype=np.int64),
+                was_full=np.ones(self.centers.shape[0], dtype=bool),
+                added=NO_DISK,
+                removed=NO_DISK,
+            )
+        ptr, circ, ang, length, side = query_entries(
+            eff,
+            reachable,
+            self.centers,
+            self.radii,
+            st.full,
+            self.grid,
+            delta.redo,
+            delta.old_ptr,
+            delta.old_circ,
+            delta.old_side,
+            delta.new_to_old,
+            delta.was_full,
+            delta.added,
+            delta.removed,
+        )
+        hi, link, link_w, off = entry_links(
+            circ, ang, self.radii, st.circ_ptr, st.bnd_ang, st.bnd_node
+        )
+        return (ptr, circ, ang, length, hi, link, link_w, off), side
+
+    def escape_points(self, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Effective graph position per query, its escape point (NaN if none), reachability."""
         c, r = self.centers, self.radii
         n = pts.shape[0]
         eff = pts.copy()
         esc = np.full((n, 2), np.nan)
+        if c.shape[0] == 0:
+            return eff, esc, np.ones(n, dtype=bool)
         reachable = ~self._inside_true(pts)
         # Points within TOL outside a circle are "escaped" too (a tiny projection), so that
         # every graph node on a circle sits exactly on it and pieces join exactly.
@@ -199,88 +354,131 @@ class SamField:
                 esc[i] = best
         return eff, esc, reachable
 
-    def _all_pairs_graph(self, pts: np.ndarray, euclid: np.ndarray) -> PathTable:
-        c, r = self.centers, self.radii
-        eff, esc, reachable = self._escape_points(pts)
-        g = TangentGraph()
-        qnode = g.add_nodes(eff)
-        ridx = np.nonzero(reachable)[0]
-        q_eff = eff[ridx]
+    # ----- one leg's geometry ---------------------------------------------------------
 
-        # Query nodes that sit on a buffered circle (escaped, or given on it) join its arcs.
-        dq = np.hypot(q_eff[:, None, 0] - c[None, :, 0], q_eff[:, None, 1] - c[None, :, 1])
-        on = np.abs(dq - r[None, :]) <= TOL
-        qi, ki = np.nonzero(on)
-        if qi.size:
-            ang = np.arctan2(q_eff[qi, 1] - c[ki, 1], q_eff[qi, 0] - c[ki, 0])
-            g.add_members(qnode[ridx[qi]], ki, ang)
-
-        # Point-to-point segments between reachable queries.
-        if ridx.size > 1:
-            a_i, b_i = np.triu_indices(ridx.size, 1)
-            ok = segments_clear(q_eff[a_i], q_eff[b_i], c, r)
-            g.add_lines(qnode[ridx[a_i[ok]]], qnode[ridx[b_i[ok]]])
-
-        # Tangents from each reachable query to each circle it lies outside of.
-        qi, ki = np.nonzero(dq > r[None, :] + TOL)
-        if qi.size:
-            base = np.arctan2(q_eff[qi, 1] - c[ki, 1], q_eff[qi, 0] - c[ki, 0])
-            alpha = np.arccos(np.clip(r[ki] / dq[qi, ki], -1.0, 1.0))
-            ang = np.concatenate((base + alpha, base - alpha))
-            kk = np.concatenate((ki, ki))
-            qq = np.concatenate((qi, qi))
-            tp = c[kk] + r[kk, None] * np.column_stack((np.cos(ang), np.sin(ang)))
-            keep = ~strictly_inside(tp, c, r, TOL).any(axis=1)
-            keep &= segments_clear(q_eff[qq], tp, c, r)
-            tp, kk, qq, ang = tp[keep], kk[keep], qq[keep], ang[keep]
-            tnode = g.add_nodes(tp)
-            g.add_members(tnode, kk, ang)
-            g.add_lines(qnode[ridx[qq]], tnode)
-
-        # Static bitangents.
-        ba, bb, bci, bcj = self._bitan
-        if ba.shape[0]:
-            na = g.add_nodes(ba)
-            nb = g.add_nodes(bb)
-            g.add_members(na, bci, np.arctan2(ba[:, 1] - c[bci, 1], ba[:, 0] - c[bci, 0]))
-            g.add_members(nb, bcj, np.arctan2(bb[:, 1] - c[bcj, 1], bb[:, 0] - c[bcj, 0]))
-            g.add_lines(na, nb)
-
-        node_pos = concat_blocks(g.pos, float, (2,))
-        edges = build_edges(g, node_pos, self.radii, self._blocked)
-        N = node_pos.shape[0]
-        graph = csr_matrix(
-            (
-                np.concatenate((edges.w, edges.w)),
-                (np.concatenate((edges.u, edges.v)), np.concatenate((edges.v, edges.u))),
-            ),
-            shape=(N, N),
+    def leg(self, queries: Queries, i: int, j: int) -> Path | None:
+        """The shortest path from query ``i`` to query ``j`` of ``queries`` (None if none)."""
+        p_i = (float(queries.pts[i, 0]), float(queries.pts[i, 1]))
+        p_j = (float(queries.pts[j, 0]), float(queries.pts[j, 1]))
+        if p_i == p_j:
+            return Path.point(p_i)
+        if not (queries.reachable[i] and queries.reachable[j]):
+            return None
+        if self.centers.shape[0] == 0:
+            return Path((Line(p_i, p_j),), math.hypot(p_j[0] - p_i[0], p_j[1] - p_i[1]))
+        kind, e, f, side, nodes, dirs = leg(
+            i, j, queries.eff, queries.ent, self.geometry(), self.grid
         )
-        # One Dijkstra call for all sources (explicit zero weights count as edges in csgraph).
-        gd, pred = dijkstra(graph, directed=True, indices=qnode, return_predecessors=True)
-        dist = gd[:, qnode]
-        # Add the radial escape legs at both ends.
-        esc_len = np.where(
-            np.isnan(esc[:, 0]), 0.0, np.hypot(esc[:, 0] - pts[:, 0], esc[:, 1] - pts[:, 1])
+        if kind < 0:
+            return None
+        pieces: list[Piece] = []
+        if not np.isnan(queries.esc[i, 0]):
+            pieces.append(Line(p_i, _xy(queries.esc[i])))
+        a, b = _xy(queries.eff[i]), _xy(queries.eff[j])
+        if kind == 0:
+            pieces.append(Line(a, b))
+        else:
+            circ, ang = queries.ent[1], queries.ent[2]
+            pieces.append(Line(a, self._on_circle(int(circ[e]), float(ang[e]))))
+            if kind == 1:
+                pieces.append(self._direct_arc(queries, e, f))
+            else:
+                pieces.extend(self._through(queries, e, f, side, nodes, dirs))
+            pieces.append(Line(self._on_circle(int(circ[f]), float(ang[f])), b))
+        if not np.isnan(queries.esc[j, 0]):
+            pieces.append(Line(_xy(queries.esc[j]), p_j))
+        pieces = _tidy(pieces)
+        return Path(tuple(pieces), float(sum(p.length for p in pieces)))
+
+    def _on_circle(self, k: int, angle: float) -> tuple[float, float]:
+        r = float(self.radii[k])
+        return (
+            float(self.centers[k, 0]) + r * math.cos(angle),
+            float(self.centers[k, 1]) + r * math.sin(angle),
         )
-        dist = dist + esc_len[:, None] + esc_len[None, :]
-        dist[~reachable, :] = np.inf
-        dist[:, ~reachable] = np.inf
-        # Symmetric by construction: the upper triangle (source i < j) is authoritative,
-        # matching PathTable.path which builds from the smaller index and reverses.
-        upper = np.triu(dist, 1)
-        dist = upper + upper.T
-        # Identical points are 0 apart, even if unreachable from everything else.
-        same = euclid == 0.0
-        dist[same] = 0.0
-        np.fill_diagonal(dist, 0.0)
-        return PathTable(
-            pts,
-            dist,
-            self,
-            pred=pred,
-            node_pos=node_pos,
-            query_node=qnode,
-            escape=esc,
-            edges=edges,
+
+    def _arc(self, k: int, start: float, sweep: float) -> Arc:
+        return Arc(
+            (float(self.centers[k, 0]), float(self.centers[k, 1])),
+            float(self.radii[k]),
+            start,
+            sweep,
         )
+
+    def _direct_arc(self, queries: Queries, e: int, f: int) -> Arc:
+        """Along one circle from entry ``e`` to entry ``f``, as ``_search`` measured it."""
+        _, circ, ang, _, hi, _, _, off = queries.ent
+        k = int(circ[e])
+        ea = float(ang[e])
+        if hi[f] < 0:  # a circle without boundaries: the shorter way round
+            d = abs(float(off[e]) - float(off[f]))
+            if d <= TWO_PI - d:
+                return self._arc(k, ea, float(off[f]) - float(off[e]))
+            return self._arc(k, ea, -(TWO_PI - d) if off[f] > off[e] else TWO_PI - d)
+        return self._arc(k, ea, float(off[f]) - float(off[e]))
+
+    def _through(
+        self, queries: Queries, e: int, f: int, side: int, nodes: np.ndarray, dirs: np.ndarray
+    ) -> list[Piece]:
+        """From entry ``e`` through the static ``nodes`` to entry ``f`` (see ``_search.leg``)."""
+        st = self.static
+        _, circ, ang, _, _, _, _, _ = queries.ent
+        node_ang = st.bnd_ang[st.node_bpos[nodes]]
+        out: list[Piece] = []
+        ea = float(ang[e])
+        first = float(node_ang[0])
+        sweep = (first - ea) % TWO_PI if dirs[0] > 0 else -((ea - first) % TWO_PI)
+        out.append(self._arc(int(circ[e]), ea, sweep))
+        for t in range(1, len(nodes)):
+            u, w = int(nodes[t - 1]), int(nodes[t])
+            au, aw = float(node_ang[t - 1]), float(node_ang[t])
+            if dirs[t] == 0:
+                out.append(Line(_xy(st.node_pos[u]), _xy(st.node_pos[w])))
+            else:
+                sweep = (aw - au) % TWO_PI if dirs[t] > 0 else -((au - aw) % TWO_PI)
+                out.append(self._arc(int(st.node_circ[u]), au, sweep))
+        last = float(node_ang[-1])
+        fa = float(ang[f])
+        # The last node is f's high boundary (back round to f clockwise) or its low one.
+        sweep = -((last - fa) % TWO_PI) if side == 0 else (fa - last) % TWO_PI
+        out.append(self._arc(int(st.node_circ[nodes[-1]]), last, sweep))
+        return out
+
+
+@dataclass(frozen=True)
+class FieldLegs:
+    """The legs between the points of ``queries`` in ``field`` (a table's ``LegSource``)."""
+
+    field: SamField
+    queries: Queries
+
+    def leg(self, i: int, j: int) -> Path | None:
+        """The shortest path from point ``i`` to point ``j``."""
+        return self.field.leg(self.queries, i, j)
+
+
+def _xy(p: np.ndarray) -> tuple[float, float]:
+    return (float(p[0]), float(p[1]))
+
+
+def _tidy(pieces: list[Piece]) -> list[Piece]:
+    """Drop zero-length pieces and merge consecutive same-direction arcs of one circle."""
+    out: list[Piece] = []
+    for p in pieces:
+        if p.length <= 0.0:
+            continue
+        if (
+            out
+            and isinstance(p, Arc)
+            and isinstance(out[-1], Arc)
+            and out[-1].center == p.center
+            and out[-1].radius == p.radius
+            and (out[-1].sweep > 0) == (p.sweep > 0)
+        ):
+            prev = out[-1]
+            out[-1] = Arc(prev.center, prev.radius, prev.start_angle, prev.sweep + p.sweep)
+            continue
+        out.append(p)
+    if not out and pieces:
+        out = [Line(pieces[0].start, pieces[-1].end)]
+    return out

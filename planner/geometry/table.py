@@ -1,53 +1,85 @@
 """``PathTable``: all-pairs shortest SAM-avoiding distances between query points, with each
-leg's geometry rebuilt lazily from Dijkstra's predecessors when it is first asked for."""
+leg's geometry found when it is first asked for (one search from the leg's start, cached).
+
+A table may be lazy: its ``dist`` is computed when first read, and ``rows(nodes)`` gives the
+distances from a few points without computing the rest (what a feasibility check needs).
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._graph import Edges
 from planner.geometry.path import Path
-from planner.geometry.pieces import Arc, Line, Piece
+from planner.geometry.pieces import Line
 
-__all__ = ["PathTable"]
+__all__ = ["LegSource", "PathTable"]
 
 
-class Disks(Protocol):
-    """What a table reads of the field it was built over (``SamField`` is one; naming the
-    protocol, not the class, keeps ``sam_field -> table`` the only import between them)."""
+class LegSource(Protocol):
+    """Where a table's legs come from: the shortest path between two of its points."""
 
-    centers: np.ndarray  # (m, 2)
-    radii: np.ndarray  # (m,) the planning radii
+    def leg(self, i: int, j: int) -> Path | None:
+        """The shortest path from point ``i`` to point ``j`` (None if there is none)."""
+        ...
 
 
 class PathTable:
-    """All-pairs shortest SAM-avoiding paths between a fixed set of query points."""
+    """All-pairs shortest SAM-avoiding paths between a fixed set of query points.
+
+    ``dist`` (n, n) is symmetric; ``path(i, j)`` asks ``legs`` for the leg from the smaller
+    index to the larger (a straight line when ``legs`` is None: no SAMs) and reverses it for
+    the other direction, so both directions are the same curve. A lazy table is given no
+    ``dist`` but ``fill`` (computes it, once, when first read) and ``rows`` (the distances
+    from some points to all, without the rest).
+    """
 
     def __init__(
         self,
         points: np.ndarray,
-        dist: np.ndarray,
-        field: Disks,
+        dist: np.ndarray | None,
+        legs: LegSource | None,
         *,
-        pred: np.ndarray | None = None,
-        node_pos: np.ndarray | None = None,
-        query_node: np.ndarray | None = None,
-        escape: np.ndarray | None = None,
-        edges: Edges | None = None,
+        fill: Callable[[], np.ndarray] | None = None,
+        rows: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
+        if dist is None and (fill is None or rows is None):
+            raise PlannerError("a lazy PathTable needs fill and rows")
         self.points = points
-        self.dist = dist
-        self._field = field
-        self._pred = pred
-        self._node_pos = node_pos
-        self._query_node = query_node
-        self._escape = escape  # (n, 2) escape point per query, NaN if none
-        self._edges = edges
-        self._edge_index: dict[tuple[int, int], int] | None = None
-        self._cache: dict[tuple[int, int], Path | None] = {}
+        self._dist = dist
+        self._fill = fill
+        self._rows = rows
+        self._filling = threading.Lock()
+        self._legs = legs
+        self._cache: dict[tuple[int, int], Path] = {}
+
+    @property
+    def dist(self) -> np.ndarray:
+        """(n, n) shortest distances (km, ``inf`` where no way exists); computed on first
+        read for a lazy table."""
+        if self._dist is None:
+            with self._filling:
+                if self._dist is None:
+                    assert self._fill is not None
+                    self._dist = self._fill()
+        return self._dist
+
+    @property
+    def filled(self) -> bool:
+        """Whether ``dist`` has been computed (always, for a table that is not lazy)."""
+        return self._dist is not None
+
+    def rows(self, nodes: Sequence[int] | np.ndarray) -> np.ndarray:
+        """(len(nodes), n): the distances from ``nodes`` to every point; a lazy table that
+        has not filled ``dist`` computes just these rows."""
+        index = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        if self._dist is not None or self._rows is None:
+            return np.asarray(self.dist[index])
+        return self._rows(index)
 
     def __len__(self) -> int:
         return int(self.points.shape[0])
@@ -61,79 +93,19 @@ class PathTable:
             return Path.point(tuple(self.points[i]))
         if not np.isfinite(self.dist[i, j]):
             raise PlannerError(f"point {j} is unreachable from point {i}")
-        # One direction is computed, the other is its reverse, so path(i,j) and path(j,i)
-        # are the same curve and have the same length as the (symmetric) dist entry.
         a, b = (i, j) if i < j else (j, i)
         key = (a, b)
         if key not in self._cache:
             self._cache[key] = self._build(a, b)
         p = self._cache[key]
-        assert p is not None
         return p if (i, j) == key else p.reversed()
 
     def _build(self, i: int, j: int) -> Path:
         p_i = (float(self.points[i, 0]), float(self.points[i, 1]))
         p_j = (float(self.points[j, 0]), float(self.points[j, 1]))
-        if self._pred is None:  # no SAMs: straight line
+        if self._legs is None:  # no SAMs: straight line
             return Path((Line(p_i, p_j),), float(self.dist[i, j]))
-        assert self._node_pos is not None and self._query_node is not None
-        assert self._escape is not None and self._edges is not None
-        if self._edge_index is None:
-            e = self._edges
-            self._edge_index = {(int(u), int(v)): k for k, (u, v) in enumerate(zip(e.u, e.v))}
-        src, dst = int(self._query_node[i]), int(self._query_node[j])
-        # Walk predecessors back from the target (row i of pred belongs to source i).
-        nodes = [dst]
-        pred_row = self._pred[i]
-        while nodes[-1] != src:
-            nxt = int(pred_row[nodes[-1]])
-            if nxt < 0:
-                raise PlannerError(f"broken predecessor chain for {i} -> {j}")
-            nodes.append(nxt)
-        nodes.reverse()
-        pieces: list[Piece] = []
-        esc_i = self._escape[i]
-        if not np.isnan(esc_i[0]):
-            pieces.append(Line(p_i, (float(esc_i[0]), float(esc_i[1]))))
-        centers, radii = self._field.centers, self._field.radii
-        for u, v in zip(nodes[:-1], nodes[1:]):
-            k = self._edge_index[(u, v) if u < v else (v, u)]
-            c = int(self._edges.circle[k])
-            if c < 0:
-                a = self._node_pos[u]
-                b = self._node_pos[v]
-                pieces.append(Line((float(a[0]), float(a[1])), (float(b[0]), float(b[1]))))
-            else:
-                start, sweep = float(self._edges.start_angle[k]), float(self._edges.sweep[k])
-                if u > v:  # stored from the smaller id: traverse backwards
-                    start, sweep = start + sweep, -sweep
-                center = (float(centers[c, 0]), float(centers[c, 1]))
-                pieces.append(Arc(center, float(radii[c]), start, sweep))
-        esc_j = self._escape[j]
-        if not np.isnan(esc_j[0]):
-            pieces.append(Line((float(esc_j[0]), float(esc_j[1])), p_j))
-        pieces = _tidy(pieces)
-        return Path(tuple(pieces), float(sum(p.length for p in pieces)))
-
-
-def _tidy(pieces: list[Piece]) -> list[Piece]:
-    """Drop zero-length pieces and merge consecutive same-direction arcs of one circle."""
-    out: list[Piece] = []
-    for p in pieces:
-        if p.length <= 0.0:
-            continue
-        if (
-            out
-            and isinstance(p, Arc)
-            and isinstance(out[-1], Arc)
-            and out[-1].center == p.center
-            and out[-1].radius == p.radius
-            and (out[-1].sweep > 0) == (p.sweep > 0)
-        ):
-            prev = out[-1]
-            out[-1] = Arc(prev.center, prev.radius, prev.start_angle, prev.sweep + p.sweep)
-            continue
-        out.append(p)
-    if not out and pieces:
-        out = [Line(pieces[0].start, pieces[-1].end)]
-    return out
+        path = self._legs.leg(i, j)
+        if path is None:
+            raise PlannerError(f"no path found for {i} -> {j} though the table has one")
+        return path

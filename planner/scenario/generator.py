@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.edits import DISRUPTION_CLASSES, EDIT_MODELS, DisruptionClass
+from planner.limits import SWARM_DRONES, SWARM_SAMS, SWARM_TARGETS
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
@@ -73,9 +74,9 @@ class SuiteSpec(BaseModel):
     @model_validator(mode="after")
     def _spans(self) -> SuiteSpec:
         for name, (lo, hi), floor, ceiling in (
-            ("drones", self.drones, 1, 20),
-            ("targets", self.targets, 2, 200),
-            ("sams", self.sams, 0, 30),
+            ("drones", self.drones, 1, SWARM_DRONES),
+            ("targets", self.targets, 2, SWARM_TARGETS),
+            ("sams", self.sams, 0, SWARM_SAMS),
         ):
             if not floor <= lo <= hi <= ceiling:
                 raise ValueError(

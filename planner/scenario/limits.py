@@ -41,10 +41,13 @@ from planner.limits import (
     MAX_TARGETS,
     MAX_TICK_STEP_KM,
     MAX_TIMELINE,
+    SEARCH_BUDGET_BYTES,
+    SEARCH_BYTES_PER_DRONE_NODE,
+    compile_problem,
 )
 from planner.model import Scenario
 
-__all__ = ["motion_problems", "size_problems"]
+__all__ = ["budget_problems", "motion_problems", "size_problems"]
 
 
 # ----- sizes, on the parsed JSON ---------------------------------------------------------
@@ -157,5 +160,78 @@ def motion_problems(scenario: Scenario) -> list[str]:
         problems.append(
             f"$.sim.max_duration: {sim.max_duration:g} s is {sim.max_duration * hz:,.0f} ticks"
             f" at {hz:g} Hz, at most {MAX_MISSION_TICKS:,}"
+        )
+    return problems
+
+
+# ----- budgets of a valid scenario -------------------------------------------------------
+
+
+def _peaks(scenario: Scenario) -> tuple[int, list[tuple[float, float, float]]]:
+    """The most targets at once over the timeline, and every SAM the mission ever holds
+    (its initial ones and the timeline's, at their last place)."""
+    env = scenario.environment
+    targets = {t.id for t in env.targets}
+    most = len(targets)
+    sams = {s.id: (s.x, s.y, s.range) for s in env.sams}
+    hz = scenario.sim.tick_hz
+    for edit in sorted(scenario.timeline, key=lambda e: e.tick_at(hz) or 0):
+        match edit:  # the changes that add nodes or SAMs to the distance table
+            case AddTarget():
+                targets.add(edit.id)
+                most = max(most, len(targets))
+            case RemoveTarget():
+                targets.discard(edit.id)
+            case AddSam():
+                sams[edit.id] = (edit.pos[0], edit.pos[1], edit.range)
+            case MoveSam():
+                if edit.id in sams:
+                    old = sams[edit.id]
+                    radius = old[2] if edit.range is None else edit.range
+                    sams[edit.id] = (edit.pos[0], edit.pos[1], radius)
+            case (
+                MoveTarget()
+                | SetPriority()
+                | RemoveSam()
+                | RevealSam()
+                | SetFuel()
+                | DisableDrone()
+            ):
+                pass  # a removed SAM stays counted: it was in the table until then
+            case _:  # pragma: no cover - the union is closed
+                assert_never(edit)
+    return most, list(sams.values())
+
+
+def budget_problems(scenario: Scenario) -> list[str]:
+    """The mission against the budgets (``planner.limits``): the distance table's bytes and
+    the compile's time for the most nodes it holds at once, and the team search's bytes for
+    its drones; one line each, naming the JSON path and the budget. Empty when it fits.
+
+    The SAMs' tangent graph is counted (its bitangents tested, none kept) only when the
+    worst graph their number allows could break the time budget."""
+    env = scenario.environment
+    targets, sams = _peaks(scenario)
+    nodes = len(env.airports) + len(env.synthetic_starts) + targets
+    problems: list[str] = []
+    worst_graph = 4 * len(sams) * max(len(sams) - 1, 0)  # 4 bitangents per pair, 2 ends each
+    if compile_problem(nodes, len(sams), worst_graph) is None:
+        why = None
+    else:
+        graph = 0
+        if sams and compile_problem(nodes, len(sams), 0) is None:
+            from planner.geometry.sam_field import static_nodes
+
+            graph = static_nodes(sams)
+        why = compile_problem(nodes, len(sams), graph)
+    if why is not None:
+        problems.append(f"$.environment.targets: {why}")
+    drones = len(scenario.enabled_drones())
+    search = SEARCH_BYTES_PER_DRONE_NODE * drones * nodes
+    if search > SEARCH_BUDGET_BYTES:
+        problems.append(
+            f"$.drone_configs: {drones:,} drones over {nodes:,} nodes need about"
+            f" {search / 1024**2:,.0f} MiB of search arrays, over the memory budget of"
+            f" {SEARCH_BUDGET_BYTES / 1024**2:,.0f} MiB (planner.limits.SEARCH_BUDGET_BYTES)"
         )
     return problems

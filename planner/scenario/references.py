@@ -29,7 +29,7 @@ from planner.edits import (
 from planner.geodesy import geo_problems
 from planner.limits import MAX_SAMS, MAX_TARGETS
 from planner.model import DroneConfig, Scenario, Target
-from planner.scenario.limits import motion_problems
+from planner.scenario.limits import budget_problems, motion_problems
 
 __all__ = ["scenario_problems"]
 
@@ -120,6 +120,8 @@ def scenario_problems(scenario: Scenario) -> list[str]:
     problems.extend(_timeline_problems(scenario))
     problems.extend(motion_problems(scenario))
     problems.extend(geo_problems(scenario))  # what the geographic frame cannot hold
+    if not problems:  # the budgets of a mission that is otherwise usable
+        problems.extend(budget_problems(scenario))
     return problems
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
+from planner.limits import SWARM_DRONES, SWARM_SAMS, SWARM_TARGETS
 from planner.scenario.forms import COMMENT_KEY, SCHEMA_KEY
 
 __all__ = ["MAX_NEW_DRONES", "MAX_NEW_SAMS", "MAX_NEW_TARGETS", "starter_scenario"]
 
-MAX_NEW_DRONES: Final = 20
-MAX_NEW_TARGETS: Final = 60
-MAX_NEW_SAMS: Final = 6
+# The swarm the limits are sized for, all at once: every count up to these loads at the door.
+MAX_NEW_DRONES: Final = SWARM_DRONES
+MAX_NEW_TARGETS: Final = SWARM_TARGETS
+MAX_NEW_SAMS: Final = SWARM_SAMS
 
 _CENTRE = (50.0, 55.0)  # km: the middle of the ring
 _RING_KM = 30.0  # targets' distance from the centre

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planner.errors import InfeasibleError
+from planner.errors import InfeasibleError, PlannerError
 from planner.team_search import (
+    LARGE_PAIRS,
     StopCriterion,
     TeamProblem,
     TeamSolution,
@@ -309,3 +310,121 @@ def test_single_vehicle_mid_size_uses_held_karp() -> None:
     h = solve_team(p, StopCriterion(max_iterations=2000), seed=0, exact=False)
     check_feasible(p, h)
     assert s.score >= h.score - 1e-9
+
+
+# --------------------------------------------------------------------------- swarms
+def swarm_problem(seed: int, m: int, n_targets: int, *, prefixes: bool = False) -> TeamProblem:
+    """A problem past ``LARGE_PAIRS``: drones crowded at a few airports (co-located twins),
+    mixed ends, fuel for part of the targets."""
+    rng = np.random.default_rng(seed)
+    n_air = 5
+    n = n_air + n_targets
+    pts = rng.uniform(0, 1000, size=(n, 2))
+    dist = euclid(pts)
+    score = np.zeros(n)
+    score[n_air:] = rng.integers(1, 10, size=n_targets)
+    starts = np.arange(m) % n_air
+    ends = np.zeros((m, n), dtype=bool)
+    for k in range(m):
+        if k % 2:
+            ends[k, starts[k]] = True
+        else:
+            ends[k, :n_air] = True
+    elig = rng.random((m, n)) < 0.9
+    elig[:, :n_air] = False
+    pfx: tuple[tuple[int, ...], ...] = ()
+    if prefixes:  # every seventh drone has begun with the free target nearest its base
+        taken: set[int] = set()
+        heads = []
+        for k in range(m):
+            if k % 7:
+                heads.append(())
+                continue
+            order = np.argsort(dist[starts[k], n_air:]) + n_air
+            u = next(int(t) for t in order if int(t) not in taken)
+            taken.add(u)
+            heads.append((u,))
+        pfx = tuple(heads)
+    budget = np.full(m, 600.0)
+    return TeamProblem(
+        dist=dist,
+        score=score,
+        starts=starts,
+        end_options=ends,
+        budget=budget,
+        eligible=elig,
+        prefixes=pfx,
+        metric=True,
+    )
+
+
+@pytest.mark.parametrize("prefixes", [False, True])
+def test_a_swarm_gets_a_valid_first_plan_then_better_ones(prefixes: bool) -> None:
+    p = swarm_problem(11, m=120, n_targets=1500, prefixes=prefixes)
+    assert len(p.starts) * 1500 > LARGE_PAIRS  # the window-by-window search
+    seen: list[TeamSolution] = []
+    s = solve_team(p, StopCriterion(max_iterations=3000), seed=2, on_improvement=seen.append)
+    assert seen and seen[0].score > 0
+    for x in seen:
+        check_feasible(p, x)
+    check_feasible(p, s)
+    scores = [x.score for x in seen]
+    assert scores == sorted(scores) and s.score == scores[-1]
+    assert s.score > seen[0].score  # the windows found something the greedy missed
+    again = solve_team(p, StopCriterion(max_iterations=3000), seed=2)
+    assert again.routes == s.routes  # reproducible with a seed and an iteration limit
+
+
+def test_a_search_from_initial_routes_is_never_worse_than_them() -> None:
+    p = random_problem(np.random.default_rng(8), n_targets=60, m=3, prefixes=True)
+    start = solve_team(p, StopCriterion(max_iterations=30), seed=0)
+    longer = solve_team(p, StopCriterion(max_iterations=30), seed=5, initial=start.routes)
+    check_feasible(p, longer)
+    assert longer.score >= start.score
+
+
+def test_initial_routes_must_fit() -> None:
+    p = random_problem(np.random.default_rng(8), n_targets=30, m=2)
+    good = solve_team(p, StopCriterion(max_iterations=10), seed=0).routes
+    twice = [good[0], [good[1][0], *good[0][1:-1], good[1][-1]]]
+    if good[0][1:-1]:
+        with pytest.raises(PlannerError):
+            solve_team(p, StopCriterion(max_iterations=10), initial=twice)
+    with pytest.raises(PlannerError):
+        solve_team(p, StopCriterion(max_iterations=10), initial=good[:1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_greedy_that_keeps_each_best_route_makes_the_scans_choices(seed: int) -> None:
+    """``_repair_greedy`` (large problems) against ``_repair_scan``, which tries every
+    candidate in every route at each insertion: the same routes, insertion by insertion."""
+    from planner._team.repair import SCAN_PAIRS, _repair_greedy, _repair_scan
+    from planner.team_search import _Prepared
+
+    rng = np.random.default_rng(seed)
+    if seed % 2:  # co-located twins: many equal values, where the first of equals must win
+        p = swarm_problem(seed, m=24, n_targets=400)
+    else:
+        p = random_problem(rng, n_targets=400, m=24, prefixes=True, budget_scale=0.6)
+    pr = _Prepared(p)
+    assert pr.m * pr.cand.size > SCAN_PAIRS
+    alpha = (1.0, 2.0, 0.5)[seed % 3]
+    forbid = rng.random(pr.n) < 0.05
+    results = []
+    for kernel in (_repair_greedy, _repair_scan):
+        seq, L, rlen, where = pr.new_solution()
+        ins_d = np.zeros((pr.cand.size, pr.m))
+        ins_p = np.zeros((pr.cand.size, pr.m), dtype=np.int64)
+        args = (pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand)
+        state = (seq, L, rlen, where, forbid, alpha)
+        if kernel is _repair_scan:
+            st = np.array([7], dtype=np.uint64)
+            count = kernel(*args, *state, 0.0, pr.dscale, st, ins_d, ins_p)
+        else:
+            count = kernel(*args, *state, pr.dscale, ins_d, ins_p)
+        results.append((count, seq.copy(), L.copy(), where.copy()))
+    (n1, seq1, L1, w1), (n2, seq2, L2, w2) = results
+    assert n1 == n2 > 0
+    assert np.array_equal(L1, L2) and np.array_equal(w1, w2)
+    for k in range(pr.m):
+        assert list(seq1[k, : L1[k]]) == list(seq2[k, : L2[k]])

@@ -1,0 +1,155 @@
+"""Kernels for ``DistanceTable``'s updates (numba, ``nogil``): which pairs a SAM edit may
+change, and gathering a sub-table.
+
+A pair's shortest path, of length D, lies inside the ellipse of points x with
+``|p x| + |x q| <= D``. A disk (centre c, radius R) meets that ellipse only if
+``|p c| + |c q| - 2 R <= D``; otherwise no path of length D comes near it. So a disk added
+leaves the pair's path clear (and its distance: obstacles only lengthen paths), and a disk
+removed cannot shorten it (a shorter path would cross where the disk was).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from planner.geometry._disks import hits
+from planner.geometry.margins import TOL
+
+__all__ = ["affected_pairs", "gather", "write_pairs"]
+
+# Slack on the test above: distances carry rounding, and a path may touch a disk within TOL.
+_REL = 1e-9
+_ABS = 1e-6
+
+
+@njit(cache=True, nogil=True)
+def _joined(i: int, j: int, eff: np.ndarray, labels: np.ndarray, removed: np.ndarray) -> bool:
+    """May two points that were apart be joined now that ``removed`` is gone: does the graph
+    join them, or did their segment cross the disk?"""
+    if labels[i] == labels[j]:
+        return True
+    lim = removed[2] - TOL
+    if lim <= 0.0:
+        return False
+    ax, ay = eff[i, 0], eff[i, 1]
+    dx, dy = eff[j, 0] - ax, eff[j, 1] - ay
+    dd = dx * dx + dy * dy
+    return hits(ax, ay, dx, dy, dd if dd > 0.0 else 1.0, removed[0], removed[1], lim)
+
+
+@njit(cache=True, nogil=True)
+def _centre_distances(slots: np.ndarray, pts: np.ndarray, disk: np.ndarray) -> np.ndarray:
+    out = np.zeros(pts.shape[0])
+    if disk[2] >= 0.0:
+        for i in slots:
+            out[i] = math.hypot(pts[i, 0] - disk[0], pts[i, 1] - disk[1])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def affected_pairs(
+    slots: np.ndarray,
+    dist: np.ndarray,
+    pts: np.ndarray,
+    eff: np.ndarray,
+    reachable: np.ndarray,
+    redo: np.ndarray,
+    labels: np.ndarray,
+    added: np.ndarray,
+    removed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of ``slots`` (each once: the earlier slot in the list is the source) whose
+    distance a SAM edit may change, as CSR ``(sources, dests_ptr, dests)``.
+
+    A pair is affected when a point of it was redone (its escape or reachability changed);
+    or, both reachable, when its path may meet the disk ``added`` or could now cross where
+    ``removed`` was (the ellipse test above, on the old distance); or, unreachable before,
+    when after the removal the graph joins them (``labels``) or their segment crossed the
+    disk removed. Disks are ``(x, y, r)``, r < 0 for none.
+    """
+    n = slots.shape[0]
+    to_added = _centre_distances(slots, pts, added)
+    to_removed = _centre_distances(slots, pts, removed)
+    sources = np.empty(n, np.int64)
+    dests_ptr = np.zeros(n + 1, np.int64)
+    dests = np.empty(max(n, 16), np.int64)
+    has_added = added[2] >= 0.0
+    has_removed = removed[2] >= 0.0
+    s = 0
+    t = 0
+    for a in range(n):
+        i = slots[a]
+        row = dist[i]
+        start = t
+        if t + n > dests.shape[0]:  # room for a whole row
+            grown = np.empty(2 * dests.shape[0] + n, np.int64)
+            grown[:t] = dests[:t]
+            dests = grown
+        for b in range(a + 1, n):
+            j = slots[b]
+            if redo[i] or redo[j]:
+                hit = True
+            elif not (reachable[i] and reachable[j]):
+                hit = False  # unreachable before and after: still apart
+            else:
+                d = row[j]
+                if d < np.inf:
+                    slack = d * (1.0 + _REL) + _ABS
+                    hit = (has_added and to_added[i] + to_added[j] - 2.0 * added[2] <= slack) or (
+                        has_removed and to_removed[i] + to_removed[j] - 2.0 * removed[2] <= slack
+                    )
+                elif not has_removed:
+                    hit = False  # apart, and an added disk joins nothing
+                else:
+                    hit = _joined(i, j, eff, labels, removed)
+            if hit:
+                dests[t] = j
+                t += 1
+        if t > start:
+            sources[s] = i
+            s += 1
+            dests_ptr[s] = t
+    return sources[:s].copy(), dests_ptr[: s + 1].copy(), dests[:t].copy()
+
+
+@njit(cache=True, nogil=True)
+def write_pairs(
+    dist: np.ndarray,
+    sources: np.ndarray,
+    dests_ptr: np.ndarray,
+    dests: np.ndarray,
+    graph: np.ndarray,
+    pts: np.ndarray,
+    esc_len: np.ndarray,
+    reachable: np.ndarray,
+) -> None:
+    """Store graph distances from ``sources[i]`` to ``dests[dests_ptr[i]:dests_ptr[i+1]]``
+    as the table's, both ways: escape legs added, inf where either is unreachable, 0 between
+    identical points."""
+    for a in range(sources.shape[0]):
+        i = sources[a]
+        for t in range(dests_ptr[a], dests_ptr[a + 1]):
+            j = dests[t]
+            if not (reachable[i] and reachable[j]):
+                d = np.inf
+            else:
+                d = graph[t] + esc_len[i] + esc_len[j]
+            if pts[i, 0] == pts[j, 0] and pts[i, 1] == pts[j, 1]:
+                d = 0.0
+            dist[i, j] = d
+            dist[j, i] = d
+
+
+@njit(cache=True, nogil=True)
+def gather(dist: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """``dist[slots][:, slots]`` as a new contiguous array."""
+    n = slots.shape[0]
+    out = np.empty((n, n), np.float64)
+    for a in range(n):
+        row = dist[slots[a]]
+        for b in range(n):
+            out[a, b] = row[slots[b]]
+    return out

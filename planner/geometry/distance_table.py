@@ -1,0 +1,541 @@
+"""``DistanceTable``: the SAM-aware distance table of named points, kept up to date as the
+world changes, so that a replan pays for what changed and not for a recompile.
+
+Contract
+--------
+* Points and SAMs are named (``str`` keys). ``apply(edit)`` takes one of ``AddPoint``,
+  ``MovePoint``, ``RemovePoint``, ``AddSam``, ``MoveSam``, ``RemoveSam`` and returns an
+  ``EditReport`` (what it recomputed, how long it took); ``sync(sams, points)`` applies the
+  edits that turn the table's world into the one given.
+* After any sequence of edits the table equals the one built from scratch on the same world
+  (``DistanceTable(sams, points)``): distances to floating-point rounding (a pair kept from
+  before was summed in another order), legs (``path``) exactly, since they are searched on
+  the same graph (tests/planner/test_distance_table.py checks it over random edit sequences).
+* What an edit recomputes: a new point its own row (one Dijkstra); a removed one nothing; a
+  SAM added, moved or removed rebuilds the SAMs' tangent graph (bitangents: cheap), updates
+  the points' entries where the disk meets them, redoes the points whose escape changed, and
+  recomputes only the pairs whose path may meet the disk or could now pass where it was
+  (``_incremental.affected_pairs``), one Dijkstra per source of such pairs.
+* ``matrix(keys)`` and ``path_table(keys)`` are snapshots: later edits do not change them.
+* Every kernel is numba ``nogil``; an edit holds the GIL only for its Python bookkeeping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.errors import PlannerError
+from planner.geometry._incremental import affected_pairs, gather, write_pairs
+from planner.geometry._search import finish
+from planner.geometry.margins import planning_radius
+from planner.geometry.path import Path
+from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
+from planner.geometry.table import PathTable
+
+__all__ = [
+    "AddPoint",
+    "AddSam",
+    "DistanceTable",
+    "EditReport",
+    "MovePoint",
+    "MoveSam",
+    "PointEdit",
+    "RemovePoint",
+    "RemoveSam",
+    "TableEdit",
+]
+
+Sam = tuple[float, float, float]  # x, y, true range (km)
+
+
+@dataclass(frozen=True)
+class AddPoint:
+    """A new point ``key`` at ``(x, y)`` (a target, an airport, a drone's start)."""
+
+    key: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class MovePoint:
+    """Point ``key`` is now at ``(x, y)``."""
+
+    key: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class RemovePoint:
+    """Point ``key`` is gone."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class AddSam:
+    """A new SAM ``key`` at ``(x, y)`` with true range ``range`` km."""
+
+    key: str
+    x: float
+    y: float
+    range: float
+
+
+@dataclass(frozen=True)
+class MoveSam:
+    """SAM ``key`` is now at ``(x, y)`` with true range ``range`` km."""
+
+    key: str
+    x: float
+    y: float
+    range: float
+
+
+@dataclass(frozen=True)
+class RemoveSam:
+    """SAM ``key`` is gone."""
+
+    key: str
+
+
+TableEdit = AddPoint | MovePoint | RemovePoint | AddSam | MoveSam | RemoveSam
+
+
+PointEdit = AddPoint | MovePoint | RemovePoint
+
+
+@dataclass(frozen=True)
+class EditReport:
+    """What an edit (or a batch of point edits) cost: the pairs it recomputed, from how many
+    sources (one Dijkstra each), the points whose escape or reachability it redid, and the
+    wall time."""
+
+    edit: TableEdit | tuple[PointEdit, ...]
+    pairs: int
+    sources: int
+    points_redone: int
+    seconds: float
+
+
+class DistanceTable:
+    """SAM-aware shortest distances and legs between named points, updated edit by edit.
+
+    ``sams`` maps SAM keys to ``(x, y, true range)``, ``points`` point keys to ``(x, y)``;
+    ``workers`` threads share a full build (the kernels release the GIL).
+    """
+
+    def __init__(
+        self,
+        sams: Mapping[str, Sam] | None = None,
+        points: Mapping[str, tuple[float, float]] | None = None,
+        *,
+        workers: int = 1,
+    ) -> None:
+        self.workers = workers
+        self._sams: dict[str, Sam] = {}
+        for key, sam in (sams or {}).items():
+            self._sams[key] = _checked_sam(key, sam)
+        self.field = SamField(list(self._sams.values()))
+        pts = dict(points or {})
+        cap = max(len(pts), 8)
+        self._pts = np.zeros((cap, 2))
+        self._used = np.zeros(cap, dtype=bool)
+        self._keys: list[str | None] = [None] * cap
+        self._slot: dict[str, int] = {}
+        for slot, (key, xy) in enumerate(pts.items()):
+            self._pts[slot] = _checked_point(key, xy)
+            self._used[slot] = True
+            self._keys[slot] = key
+            self._slot[key] = slot
+        self._free = list(range(len(pts), cap))
+        self._paths: dict[tuple[str, str], Path | None] = {}
+        self._q = self._queries(self._pts, self._used)
+        self._dist = np.empty((cap, cap))
+        used = np.flatnonzero(self._used).astype(np.int64)
+        self.field.fill_upper(self._q, self._dist, used, workers)
+        finish(self._dist, self._q.pts, self._q.esc_len, self._q.reachable)
+
+    # ----- reading ------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slot
+
+    @property
+    def keys(self) -> list[str]:
+        """The points' keys, in slot order."""
+        return [k for k in self._keys if k is not None]
+
+    @property
+    def sams(self) -> dict[str, Sam]:
+        """The SAMs: key to ``(x, y, true range)``."""
+        return dict(self._sams)
+
+    def position(self, key: str) -> tuple[float, float]:
+        """Where point ``key`` is."""
+        p = self._pts[self._index(key)]
+        return float(p[0]), float(p[1])
+
+    def reachable(self, key: str) -> bool:
+        """False when point ``key`` is inside a SAM (or cannot escape its buffer)."""
+        return bool(self._q.reachable[self._index(key)])
+
+    def dist(self, a: str, b: str) -> float:
+        """Shortest SAM-avoiding distance between points ``a`` and ``b`` (km; inf if none)."""
+        return float(self._dist[self._index(a), self._index(b)])
+
+    def matrix(self, keys: Sequence[str]) -> np.ndarray:
+        """The distances between ``keys`` (in that order), a new array."""
+        slots = np.array([self._index(k) for k in keys], dtype=np.int64)
+        return np.asarray(gather(self._dist, slots))
+
+    def path(self, a: str, b: str) -> Path:
+        """The shortest path from ``a`` to ``b`` (PlannerError if there is none).
+
+        The leg is searched from the key that sorts first and reversed for the other
+        direction, so a table and its rebuild from scratch choose the same one."""
+        if a == b:
+            return Path.point(self.position(a))
+        first, second = (a, b) if a < b else (b, a)
+        if (first, second) not in self._paths:
+            self._paths[(first, second)] = self.field.leg(
+                self._q, self._index(first), self._index(second)
+            )
+        leg = self._paths[(first, second)]
+        if leg is None:
+            raise PlannerError(f"point {b!r} is unreachable from point {a!r}")
+        return leg if a == first else leg.reversed()
+
+    def path_table(self, keys: Sequence[str]) -> PathTable:
+        """A ``PathTable`` over ``keys`` (distances and lazy legs) that later edits leave
+        as it is."""
+        slots = np.array([self._index(k) for k in keys], dtype=np.int64)
+        dist = np.asarray(gather(self._dist, slots))
+        return PathTable(self._pts[slots].copy(), dist, _SnapshotLegs(self.field, self._q, slots))
+
+    # ----- editing ------------------------------------------------------------------
+
+    def apply(self, edit: TableEdit) -> EditReport:
+        """Apply one edit (see the module's docstring); PlannerError if it names a key that
+        does not exist (or one that does, for an addition), with the table unchanged."""
+        started = time.perf_counter()
+        match edit:
+            case AddPoint() | MovePoint() | RemovePoint():
+                return dataclasses.replace(self.apply_points([edit]), edit=edit)
+            case AddSam(key, x, y, radius):
+                if key in self._sams:
+                    raise PlannerError(f"SAM {key!r} already exists")
+                sams = {**self._sams, key: _checked_sam(key, (x, y, radius))}
+                pairs, sources, redone = self._set_sams(sams)
+            case MoveSam(key, x, y, radius):
+                if key not in self._sams:
+                    raise PlannerError(f"no SAM {key!r}")
+                sams = {**self._sams, key: _checked_sam(key, (x, y, radius))}
+                pairs, sources, redone = self._set_sams(sams)
+            case RemoveSam(key):
+                if key not in self._sams:
+                    raise PlannerError(f"no SAM {key!r}")
+                sams = {k: v for k, v in self._sams.items() if k != key}
+                pairs, sources, redone = self._set_sams(sams)
+        return EditReport(edit, pairs, sources, redone, time.perf_counter() - started)
+
+    def apply_points(self, edits: Sequence[PointEdit]) -> EditReport:
+        """Apply point edits together (the same table as one by one, for less): one pass
+        over the points' entries and one row each for the points added or moved, their
+        searches shared among the workers. What a replan needs when every flying drone's
+        start has moved. PlannerError, with the table unchanged, if an edit names a key that
+        does not exist (or one that does, for an addition) or a coordinate is not finite."""
+        started = time.perf_counter()
+        live = set(self._slot)
+        gone: list[str] = []
+        added: list[tuple[str, tuple[float, float]]] = []
+        for edit in edits:
+            match edit:
+                case AddPoint(key, x, y):
+                    if key in live:
+                        raise PlannerError(f"point {key!r} already exists")
+                    added.append((key, _checked_point(key, (x, y))))
+                    live.add(key)
+                case MovePoint(key, x, y):
+                    if key not in live:
+                        raise PlannerError(f"no point {key!r}")
+                    gone.append(key)
+                    added = [(k, xy) for k, xy in added if k != key]
+                    added.append((key, _checked_point(key, (x, y))))
+                case RemovePoint(key):
+                    if key not in live:
+                        raise PlannerError(f"no point {key!r}")
+                    gone.append(key)
+                    added = [(k, xy) for k, xy in added if k != key]
+                    live.discard(key)
+        pairs, sources = self._set_points(
+            [k for k in dict.fromkeys(gone) if k in self._slot], added
+        )
+        return EditReport(tuple(edits), pairs, sources, len(added), time.perf_counter() - started)
+
+    def sync(
+        self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
+    ) -> list[EditReport]:
+        """Apply the edits that make the table's world ``sams`` and ``points``: the SAM
+        edits one by one, then the point edits as one batch (``apply_points``)."""
+        edits = self.edits_to(sams, points)
+        reports = [self.apply(e) for e in edits if isinstance(e, AddSam | MoveSam | RemoveSam)]
+        moved = [e for e in edits if isinstance(e, AddPoint | MovePoint | RemovePoint)]
+        if moved:
+            reports.append(self.apply_points(moved))
+        return reports
+
+    def edits_to(
+        self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
+    ) -> list[TableEdit]:
+        """The edits from the table's world to ``sams`` and ``points``: SAMs first (removed,
+        moved, added), then points (removed, moved, added)."""
+        edits: list[TableEdit] = []
+        edits += [RemoveSam(k) for k in self._sams if k not in sams]
+        for key, (x, y, r) in sams.items():
+            if key not in self._sams:
+                edits.append(AddSam(key, float(x), float(y), float(r)))
+            elif self._sams[key] != (float(x), float(y), float(r)):
+                edits.append(MoveSam(key, float(x), float(y), float(r)))
+        edits += [RemovePoint(k) for k in self._slot if k not in points]
+        for key, (x, y) in points.items():
+            if key not in self._slot:
+                edits.append(AddPoint(key, float(x), float(y)))
+            elif self.position(key) != (float(x), float(y)):
+                edits.append(MovePoint(key, float(x), float(y)))
+        return edits
+
+    # ----- the work -----------------------------------------------------------------
+
+    def _index(self, key: str) -> int:
+        try:
+            return self._slot[key]
+        except KeyError:
+            raise PlannerError(f"no point {key!r}") from None
+
+    def _queries(self, pts: np.ndarray, used: np.ndarray) -> Queries:
+        """Escapes, entries and labels of every slot (free slots are unreachable)."""
+        eff, esc, reachable = self.field.escape_points(pts)
+        reachable &= used
+        esc_len = _escape_lengths(pts, esc)
+        ent, side = self.field.entries(eff, reachable)
+        return Queries(pts, eff, esc, esc_len, reachable, ent, side, self.field.labels(ent))
+
+    def _grow(self) -> None:
+        cap = self._pts.shape[0]
+        new = max(8, cap + cap // 2)
+        pts = np.zeros((new, 2))
+        pts[:cap] = self._pts
+        used = np.zeros(new, dtype=bool)
+        used[:cap] = self._used
+        dist = np.empty((new, new))
+        dist[:cap, :cap] = self._dist
+        self._pts, self._used, self._dist = pts, used, dist
+        self._keys += [None] * (new - cap)
+        for slot in range(cap, new):
+            heapq.heappush(self._free, slot)
+        q = self._q
+        extra = new - cap
+        ptr = np.concatenate((q.ent[0], np.full(extra, q.ent[0][-1], dtype=np.int64)))
+        self._q = Queries(
+            pts.copy(),
+            np.concatenate((q.eff, np.zeros((extra, 2)))),
+            np.concatenate((q.esc, np.full((extra, 2), np.nan))),
+            np.concatenate((q.esc_len, np.zeros(extra))),
+            np.concatenate((q.reachable, np.zeros(extra, dtype=bool))),
+            (ptr, *q.ent[1:]),
+            q.side,
+            np.concatenate((q.labels, -1 - np.arange(extra))),
+        )
+
+    def _set_points(
+        self, gone: list[str], added: list[tuple[str, tuple[float, float]]]
+    ) -> tuple[int, int]:
+        """Free the slots of ``gone``, then put ``added`` in the lowest free slots, with
+        their geometry and their rows. Returns (pairs, sources) recomputed."""
+        freed = []
+        for key in gone:
+            slot = self._slot.pop(key)
+            freed.append(slot)
+            self._keys[slot] = None
+            self._used[slot] = False
+            self._pts[slot] = (0.0, 0.0)
+            heapq.heappush(self._free, slot)
+        dropped = set(gone) | {key for key, _ in added}
+        self._paths = {k: v for k, v in self._paths.items() if not dropped & set(k)}
+        while len(self._free) < len(added):
+            self._grow()
+        new = []
+        for key, xy in added:
+            slot = heapq.heappop(self._free)
+            self._pts[slot] = xy
+            self._used[slot] = True
+            self._keys[slot] = key
+            self._slot[key] = slot
+            new.append(slot)
+        self._q = self._with_slots(np.unique(np.array(freed + new, dtype=np.int64)))
+        slots = np.array(sorted(new), dtype=np.int64)
+        if not slots.size:
+            return 0, 0
+        is_new = np.zeros(self._used.size, dtype=bool)
+        is_new[slots] = True
+        old = np.flatnonzero(self._used & ~is_new).astype(np.int64)
+        # Each new point's row: every old point, and the new points after it.
+        rows = [np.concatenate((old, slots[i + 1 :])) for i in range(slots.size)]
+        dests = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        ptr = np.concatenate(([0], np.cumsum([r.size for r in rows]))).astype(np.int64)
+        graph = self.field.pairs(self._q, slots, ptr, dests, self.workers)
+        self._write_pairs(slots, ptr, dests, graph)
+        self._dist[slots, slots] = 0.0
+        return int(dests.size), int(slots.size)
+
+    def _with_slots(self, slots: np.ndarray) -> Queries:
+        """The queries with the geometry of ``slots`` computed again (free slots: none), in
+        new arrays: snapshots keep the old ones."""
+        q = self._q
+        slots = np.asarray(slots, dtype=np.int64)
+        pts = self._pts[slots].copy()
+        eff, esc, reach = self.field.escape_points(pts)
+        reach &= self._used[slots]
+        ent, side = self.field.entries(eff, reach)
+        # Splice: each slot's entries from the old arrays, or from the new ones if redone.
+        old_ptr, new_ptr = q.ent[0], ent[0]
+        counts = np.diff(old_ptr).copy()
+        counts[slots] = np.diff(new_ptr)
+        start = old_ptr[:-1].copy()
+        start[slots] = new_ptr[:-1] + old_ptr[-1]  # the new entries follow the old in the pool
+        ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        take = np.repeat(start - ptr[:-1], counts) + np.arange(ptr[-1])
+        arrays = [
+            np.concatenate((old, new))[take]
+            for old, new in zip((*q.ent[1:], q.side), (*ent[1:], side))
+        ]
+        all_pts, effs, escs = q.pts.copy(), q.eff.copy(), q.esc.copy()
+        all_pts[slots], effs[slots], escs[slots] = pts, eff, esc
+        reachable = q.reachable.copy()
+        reachable[slots] = reach
+        esc_len = q.esc_len.copy()
+        esc_len[slots] = _escape_lengths(pts, esc)
+        new_ent = (ptr, *arrays[:-1])
+        return Queries(
+            all_pts,
+            effs,
+            escs,
+            esc_len,
+            reachable,
+            new_ent,
+            arrays[-1],
+            self.field.labels(new_ent),
+        )
+
+    def _write_pairs(
+        self, sources: np.ndarray, dests_ptr: np.ndarray, dests: np.ndarray, graph: np.ndarray
+    ) -> None:
+        """Store graph distances (CSR by source, like ``SamField.pairs``) as the table's."""
+        q = self._q
+        write_pairs(self._dist, sources, dests_ptr, dests, graph, self._pts, q.esc_len, q.reachable)
+
+    def _set_sams(self, sams: dict[str, Sam]) -> tuple[int, int, int]:
+        """Move to the SAMs ``sams`` (one changed): rebuild the tangent graph, update the
+        entries, recompute the affected pairs. Returns (pairs, sources, points redone)."""
+        old_field, old_q = self.field, self._q
+        field = SamField(list(sams.values()))
+        self._sams = sams
+        same_disks = np.array_equal(field.centers, old_field.centers) and np.array_equal(
+            field.true_radii, old_field.true_radii
+        )
+        if same_disks:  # a duplicate came or went: the obstacles are the same
+            return 0, 0, 0
+        self.field = field
+        self._paths = {}
+        old_index = {
+            (float(c[0]), float(c[1]), float(r)): k
+            for k, (c, r) in enumerate(zip(old_field.centers, old_field.true_radii))
+        }
+        keys = [
+            (float(c[0]), float(c[1]), float(r)) for c, r in zip(field.centers, field.true_radii)
+        ]
+        new_to_old = np.array([old_index.get(k, -1) for k in keys], dtype=np.int64)
+        added, removed = NO_DISK, NO_DISK
+        new_keys = set(keys)
+        for k in keys:
+            if k not in old_index:
+                added = np.array([k[0], k[1], planning_radius(k[2])])
+        for k in old_index:
+            if k not in new_keys:
+                removed = np.array([k[0], k[1], planning_radius(k[2])])
+        was_full = np.array(
+            [ko < 0 or bool(old_field.static.full[ko]) for ko in new_to_old], dtype=bool
+        )
+        eff, esc, reachable = field.escape_points(self._pts)
+        reachable &= self._used
+        redo = self._used & (
+            (reachable != old_q.reachable)
+            | np.any(eff != old_q.eff, axis=1)
+            | (np.isnan(esc[:, 0]) != np.isnan(old_q.esc[:, 0]))
+        )
+        delta = EntryDelta(
+            redo, old_q.ent[0], old_q.ent[1], old_q.side, new_to_old, was_full, added, removed
+        )
+        ent, side = field.entries(eff, reachable, delta)
+        self._q = Queries(
+            self._pts.copy(),
+            eff,
+            esc,
+            _escape_lengths(self._pts, esc),
+            reachable,
+            ent,
+            side,
+            field.labels(ent),
+        )
+        slots = np.flatnonzero(self._used).astype(np.int64)
+        sources, dests_ptr, dests = affected_pairs(
+            slots, self._dist, self._pts, eff, reachable, redo, self._q.labels, added, removed
+        )
+        graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers)
+        self._write_pairs(sources, dests_ptr, dests, graph)
+        return int(dests.size), int(sources.size), int(redo.sum())
+
+
+@dataclass(frozen=True)
+class _SnapshotLegs:
+    """Legs between the points ``slots`` of a table as it was (a ``LegSource``)."""
+
+    field: SamField
+    queries: Queries
+    slots: np.ndarray
+
+    def leg(self, i: int, j: int) -> Path | None:
+        """The shortest path from the table's ``i``-th point to its ``j``-th."""
+        return self.field.leg(self.queries, int(self.slots[i]), int(self.slots[j]))
+
+
+def _escape_lengths(pts: np.ndarray, esc: np.ndarray) -> np.ndarray:
+    return np.where(
+        np.isnan(esc[:, 0]), 0.0, np.hypot(esc[:, 0] - pts[:, 0], esc[:, 1] - pts[:, 1])
+    )
+
+
+def _checked_point(key: str, xy: Iterable[float]) -> tuple[float, float]:
+    x, y = (float(v) for v in xy)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise PlannerError(f"point {key!r}: coordinates must be finite")
+    return x, y
+
+
+def _checked_sam(key: str, sam: Iterable[float]) -> Sam:
+    x, y, r = (float(v) for v in sam)
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(r)) or r < 0.0:
+        raise PlannerError(f"SAM {key!r}: needs finite coordinates and a non-negative range")
+    return x, y, r

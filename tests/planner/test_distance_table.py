@@ -1,0 +1,227 @@
+"""Tests for planner.geometry.DistanceTable: a table updated edit by edit equals the table
+built from scratch on the same world (distances to rounding, legs exactly), and an edit
+recomputes only what it may change.
+
+The yardstick is the from-scratch build, which tests/planner/test_geometry.py checks against
+closed forms and shapely's own visibility graph.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.errors import PlannerError
+from planner.geometry import (
+    AddPoint,
+    AddSam,
+    DistanceTable,
+    MovePoint,
+    MoveSam,
+    RemovePoint,
+    RemoveSam,
+    SamField,
+)
+
+# Integers half the time: symmetric worlds, ties between two equal paths, points on circles.
+coord = st.one_of(st.floats(0.0, 100.0, allow_nan=False), st.integers(0, 100).map(float))
+radius = st.one_of(st.floats(1.0, 20.0), st.integers(1, 20).map(float))
+
+
+def _same_as_scratch(table: DistanceTable) -> None:
+    points = {k: table.position(k) for k in table.keys}
+    scratch = DistanceTable(table.sams, points)
+    keys = sorted(points)
+    got, want = table.matrix(keys), scratch.matrix(keys)
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)), "reachability differs"
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-9)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if math.isfinite(scratch.dist(a, b)):
+                assert table.path(a, b) == scratch.path(a, b), (a, b)
+                assert table.path(b, a) == scratch.path(b, a), (b, a)
+            else:
+                with pytest.raises(PlannerError):
+                    table.path(a, b)
+
+
+@st.composite
+def edit_sequences(draw):
+    sams = {
+        f"S{i}": (draw(coord), draw(coord), draw(radius)) for i in range(draw(st.integers(0, 4)))
+    }
+    points = {f"P{i}": (draw(coord), draw(coord)) for i in range(draw(st.integers(0, 8)))}
+    steps = []
+    live_points, live_sams = list(points), list(sams)
+    for n in range(draw(st.integers(1, 8))):
+        kind = draw(st.sampled_from(["add", "move", "remove", "add_sam", "move_sam", "rm_sam"]))
+        if kind == "add":
+            key = f"N{n}"
+            steps.append(AddPoint(key, draw(coord), draw(coord)))
+            live_points.append(key)
+        elif kind == "move" and live_points:
+            steps.append(MovePoint(draw(st.sampled_from(live_points)), draw(coord), draw(coord)))
+        elif kind == "remove" and live_points:
+            key = draw(st.sampled_from(live_points))
+            steps.append(RemovePoint(key))
+            live_points.remove(key)
+        elif kind == "add_sam":
+            key = f"M{n}"
+            steps.append(AddSam(key, draw(coord), draw(coord), draw(radius)))
+            live_sams.append(key)
+        elif kind == "move_sam" and live_sams:
+            key = draw(st.sampled_from(live_sams))
+            steps.append(MoveSam(key, draw(coord), draw(coord), draw(radius)))
+        elif kind == "rm_sam" and live_sams:
+            key = draw(st.sampled_from(live_sams))
+            steps.append(RemoveSam(key))
+            live_sams.remove(key)
+    return sams, points, steps
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=edit_sequences())
+def test_edit_by_edit_equals_from_scratch(case):
+    sams, points, steps = case
+    table = DistanceTable(sams, points)
+    for edit in steps:
+        table.apply(edit)
+        _same_as_scratch(table)
+
+
+def test_scratch_table_matches_the_field():
+    rng = np.random.default_rng(3)
+    sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(8)}
+    pts = rng.uniform(0, 100, (30, 2))
+    table = DistanceTable(sams, {f"P{i}": tuple(p) for i, p in enumerate(pts)})
+    field = SamField(list(sams.values())).all_pairs(pts)
+    got = table.matrix([f"P{i}" for i in range(30)])
+    assert np.array_equal(np.isfinite(got), np.isfinite(field.dist))
+    ok = np.isfinite(got)
+    np.testing.assert_allclose(got[ok], field.dist[ok], rtol=1e-12)
+
+
+def test_a_new_point_costs_its_own_row():
+    table = DistanceTable({"S": (50.0, 50.0, 10.0)}, {f"P{i}": (i * 10.0, 0.0) for i in range(6)})
+    report = table.apply(AddPoint("T", 50.0, 100.0))
+    assert (report.pairs, report.sources) == (6, 1)
+    assert table.dist("T", "P0") == pytest.approx(
+        SamField([(50.0, 50.0, 10.0)]).shortest_path((50.0, 100.0), (0.0, 0.0)).length
+    )
+
+
+def test_a_far_sam_recomputes_nothing_and_a_near_one_only_what_it_may_touch():
+    # Two clusters 1,000 km apart: a SAM in one cannot change pairs within the other.
+    west = {f"W{i}": (float(i), float(i % 3)) for i in range(6)}
+    east = {f"E{i}": (1000.0 + i, float(i % 3)) for i in range(6)}
+    table = DistanceTable({}, {**west, **east})
+    far = table.apply(AddSam("far", 500.0, 5000.0, 5.0))
+    assert far.pairs == 0
+    near = table.apply(AddSam("near", 1002.5, 1.0, 0.5))
+    within_east = 6 * 5 // 2
+    assert 0 < near.pairs <= within_east + 6 * 6  # east pairs, and west-east ones passing by
+    _same_as_scratch(table)
+
+
+def test_removing_a_wall_joins_what_it_parted():
+    # A point enclosed by a ring of overlapping SAMs is cut off; open the ring and it is not.
+    ring = {
+        f"R{k}": (
+            50.0 + 20.0 * math.cos(k * math.pi / 6),
+            50.0 + 20.0 * math.sin(k * math.pi / 6),
+            6.0,
+        )
+        for k in range(12)
+    }
+    table = DistanceTable(ring, {"in": (50.0, 50.0), "out": (0.0, 0.0)})
+    assert table.dist("in", "out") == math.inf
+    table.apply(RemoveSam("R7"))
+    assert math.isfinite(table.dist("in", "out"))
+    _same_as_scratch(table)
+
+
+def test_a_point_swallowed_by_a_sam_is_cut_off_and_freed_again():
+    table = DistanceTable({}, {"a": (0.0, 0.0), "b": (30.0, 0.0)})
+    table.apply(AddSam("S", 30.0, 1.0, 5.0))
+    assert not table.reachable("b") and table.dist("a", "b") == math.inf
+    table.apply(MoveSam("S", 15.0, 20.0, 5.0))
+    assert table.reachable("b") and table.dist("a", "b") == pytest.approx(30.0)
+    _same_as_scratch(table)
+
+
+def test_bad_edits_are_refused_and_change_nothing():
+    table = DistanceTable({"S": (0.0, 0.0, 5.0)}, {"a": (10.0, 0.0)})
+    before = table.matrix(["a"])
+    for edit in (
+        RemovePoint("nope"),
+        MovePoint("nope", 1.0, 1.0),
+        AddPoint("a", 1.0, 1.0),
+        RemoveSam("nope"),
+        MoveSam("nope", 1.0, 1.0, 1.0),
+        AddSam("S", 1.0, 1.0, 1.0),
+        AddPoint("b", math.nan, 1.0),
+        AddSam("T", 1.0, 1.0, -1.0),
+    ):
+        with pytest.raises(PlannerError):
+            table.apply(edit)
+    assert table.keys == ["a"] and table.sams == {"S": (0.0, 0.0, 5.0)}
+    assert np.array_equal(table.matrix(["a"]), before)
+
+
+def test_snapshots_do_not_follow_later_edits():
+    table = DistanceTable({}, {"a": (0.0, 0.0), "b": (100.0, 0.0)})
+    snapshot = table.path_table(["a", "b"])
+    table.apply(AddSam("S", 50.0, 0.0, 10.0))
+    assert snapshot.dist[0, 1] == 100.0 and snapshot.path(0, 1).length == 100.0
+    assert table.dist("a", "b") > 100.0
+
+
+def test_sync_reaches_the_world_given():
+    table = DistanceTable({"S": (0.0, 0.0, 5.0)}, {"a": (10.0, 0.0), "b": (-10.0, 0.0)})
+    sams = {"S": (0.0, 2.0, 5.0), "T": (40.0, 0.0, 3.0)}
+    points = {"b": (-10.0, 1.0), "c": (30.0, 30.0)}
+    table.sync(sams, points)
+    assert table.sams == sams and sorted(table.keys) == ["b", "c"]
+    assert table.edits_to(sams, points) == []
+    _same_as_scratch(table)
+
+
+def test_two_workers_make_the_same_table():
+    rng = np.random.default_rng(9)
+    sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(6)}
+    points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(40)}
+    one = DistanceTable(sams, points)
+    two = DistanceTable(sams, points, workers=2)
+    for table in (one, two):
+        table.apply(AddSam("new", 50.0, 50.0, 10.0))
+        table.apply(RemoveSam("S0"))
+    keys = sorted(points)
+    assert np.array_equal(one.matrix(keys), two.matrix(keys))
+    _same_as_scratch(two)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=edit_sequences())
+def test_point_edits_in_one_batch_equal_them_one_by_one(case):
+    sams, points, steps = case
+    moves = [e for e in steps if isinstance(e, AddPoint | MovePoint | RemovePoint)]
+    batched = DistanceTable(sams, points)
+    report = batched.apply_points(moves)
+    assert report.edit == tuple(moves)
+    single = DistanceTable(sams, points)
+    for edit in moves:
+        single.apply(edit)
+    assert sorted(batched.keys) == sorted(single.keys)
+    _same_as_scratch(batched)
+
+
+def test_a_batch_naming_a_missing_point_changes_nothing():
+    table = DistanceTable({}, {"a": (0.0, 0.0)})
+    with pytest.raises(PlannerError):
+        table.apply_points([AddPoint("b", 1.0, 1.0), RemovePoint("nope")])
+    assert table.keys == ["a"]
