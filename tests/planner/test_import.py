@@ -16,6 +16,8 @@ from pyproj import Geod
 from shapely import LineString, Polygon
 
 from planner.geo import local_frame
+from planner.limits import MAX_SAMS
+from planner.interop.fence_cover import MIN_DISKS
 from planner.interop.importer import read_mission_file, scenario_from_qgc
 from planner.interop.qgc import QgcPlanError, qgc_plans
 from planner.mission import compile_mission
@@ -274,17 +276,23 @@ def test_a_home_inside_a_zone_and_too_many_zones_are_refused():
     problems = _problems(inside)
     assert problems[0].startswith("$.mission.plannedHomePosition: the home is in no-fly zone NFZ1")
     many = copy.deepcopy(plan)
+    zones = MAX_SAMS // MIN_DISKS + 1  # one zone more than the SAM limit can ring
     many["geoFence"]["polygons"] = [
         {
             "inclusion": False,
-            "polygon": [[47.0 + k / 10, 9.0], [47.05 + k / 10, 9.0], [47.0 + k / 10, 9.05]],
+            "polygon": [
+                [47.0 + k // 40 / 50, 9.0 + k % 40 / 50],
+                [47.01 + k // 40 / 50, 9.0 + k % 40 / 50],
+                [47.0 + k // 40 / 50, 9.01 + k % 40 / 50],
+            ],
             "version": 1,
         }
-        for k in range(17)
+        for k in range(zones)
     ]
     problems = _problems(many)
     assert problems == [
-        "$.geoFence.polygons: 17 no-fly zone(s) need at least 51 disks, 50 are left under the SAM limit"
+        f"$.geoFence.polygons: {zones} no-fly zone(s) need at least {MIN_DISKS * zones} disks,"
+        f" {MAX_SAMS} are left under the SAM limit"
     ]
 
 
