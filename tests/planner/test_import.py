@@ -16,10 +16,10 @@ from pyproj import Geod
 from shapely import LineString, Polygon
 
 from planner.geo import local_frame
-from planner.limits import MAX_SAMS
 from planner.interop.fence_cover import MIN_DISKS
 from planner.interop.importer import read_mission_file, scenario_from_qgc
 from planner.interop.qgc import QgcPlanError, qgc_plans
+from planner.limits import MAX_SAMS
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from planner.scenario import ScenarioError, parse_scenario
