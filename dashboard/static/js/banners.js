@@ -1,6 +1,7 @@
 /* Banners over the map for what the operator must not miss, which a line in the events
  * panel would let pass: a safety action (a drone diverted, held, sent home; a replan that
- * failed; no safe option), a drone past its point of no return (its fuel no longer covers
+ * failed; no safe option), a plan in force that no longer fits a drone's fuel (after a
+ * pause, a hold, a leak: with the fix on its way), a drone past its point of no return (its fuel no longer covers
  * the straight way home and the reserve), and an order refused (a command the executive
  * ignored, a message or an edit it rejected). Newest on top, three at most with "N more";
  * each stays until dismissed (×). Live only: from the events that arrive while the page
@@ -34,6 +35,7 @@ function add(kind, what, text, tick) {
 export function bannerFromEvent(e) {
   if (!e || !e.kind || state.replay) return;
   if (SAFETY.has(e.kind)) add("safety", "safety", summary(e), e.tick);
+  else if (e.kind === "PLAN_INFEASIBLE") add("pnr", "plan infeasible", summary(e), e.tick);
   else if (e.kind === "COMMAND_IGNORED") add("refused", "refused", `${e.command}${e.drone ? " " + label(e.drone) : ""} refused: ${e.reason}`, e.tick);
   else if (REFUSED.has(e.kind)) add("refused", "refused", `${e.kind === "edit_rejected" ? "edit" : "command"} refused: ${summary(e)}`, e.tick);
 }
