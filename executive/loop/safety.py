@@ -85,6 +85,11 @@ class Safety:
         self.held: dict[str, str] = {}  # drones held by safety, waiting for a plan
         self.actions = 0  # how many times the layer acted
         self.infeasible: dict[str, float] = {}  # drone -> its negative margin, said once
+        # drone -> the known SAM its plan in force meets beyond the horizon (said once per
+        # SAM and flight), when the layer will act and how: a plan left unsafe (after a
+        # REJECT, while a draft waits) is never silent
+        self.warnings: dict[str, dict[str, Any]] = {}
+        self._warned: dict[str, tuple[Flight, str]] = {}
         # drone -> (flight, known-world version, first contact or None)
         self._cache: dict[str, tuple[Flight, int, _Contact | None]] = {}
 
@@ -158,6 +163,7 @@ class Safety:
 
     def lost(self, drone_id: str) -> None:
         """A lost drone is nobody's to send home or hold."""
+        self.warnings.pop(drone_id, None)
         self.returning.pop(drone_id, None)
         self.held.pop(drone_id, None)
         self._cache.pop(drone_id, None)
@@ -275,12 +281,37 @@ class Safety:
         for drone_id in self._airborne():
             contact = self._contact(drone_id)
             if contact is None:
+                self.warnings.pop(drone_id, None)
                 continue
             flight = world.flight(drone_id)
             if flight is not None and flight.holding:
+                self.warnings.pop(drone_id, None)
                 self._act(drone_id, contact.sam, "its holding circle", divert=False)
             elif contact.s - world.progress(drone_id) <= self.horizon_km(drone_id):
+                self.warnings.pop(drone_id, None)
                 self._act(drone_id, contact.sam, "its flight ahead", divert=True)
+            elif flight is not None:
+                self._warn(drone_id, flight, contact)
+
+    def _warn(self, drone_id: str, flight: Flight, contact: _Contact) -> None:
+        """The plan in force meets a known SAM further ahead than the layer acts: say when
+        it would enter and when the layer will act (unless a plan takes over first)."""
+        host = self.host
+        world = host.sim.world
+        speed = world.config.speed_of(drone_id)
+        ahead = contact.s - world.progress(drone_id)
+        warning = {
+            "drone": drone_id,
+            "sam": contact.sam,
+            "in_s": round(ahead / speed, 1),
+            "acts_in_s": round(max(0.0, ahead - self.horizon_km(drone_id)) / speed, 1),
+            "action": f"divert around {contact.sam}, else hold, else home",
+        }
+        self.warnings[drone_id] = warning
+        if self._warned.get(drone_id) == (flight, contact.sam):
+            return
+        self._warned[drone_id] = (flight, contact.sam)
+        host.recorder.event(host.sim.tick, "PLAN_UNSAFE", warning)
 
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
@@ -546,4 +577,5 @@ class Safety:
             "held": dict(self.held),
             "actions": self.actions,
             "infeasible": dict(self.infeasible),
+            "warnings": {d: dict(w) for d, w in self.warnings.items()},
         }

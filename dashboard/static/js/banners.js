@@ -35,7 +35,8 @@ function add(kind, what, text, tick) {
 export function bannerFromEvent(e) {
   if (!e || !e.kind || state.replay) return;
   if (SAFETY.has(e.kind)) add("safety", "safety", summary(e), e.tick);
-  else if (e.kind === "PLAN_INFEASIBLE") add("pnr", "plan infeasible", summary(e), e.tick);
+  else if (e.kind === "PLAN_INFEASIBLE") add("plan", "plan infeasible", summary(e), e.tick);
+  else if (e.kind === "PLAN_UNSAFE") add("plan", "plan unsafe", summary(e), e.tick);
   else if (e.kind === "COMMAND_IGNORED") add("refused", "refused", `${e.command}${e.drone ? " " + label(e.drone) : ""} refused: ${e.reason}`, e.tick);
   else if (REFUSED.has(e.kind)) add("refused", "refused", `${e.kind === "edit_rejected" ? "edit" : "command"} refused: ${summary(e)}`, e.tick);
 }

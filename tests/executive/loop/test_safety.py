@@ -316,3 +316,22 @@ def test_a_short_pause_leaves_the_plan_feasible_and_says_nothing():
     _assert_safe(sink, report)
     assert not _events(sink, "PLAN_INFEASIBLE")
     assert report.outcome.drones["1"].collected == ["T1", "T2"]
+
+
+def test_a_plan_left_unsafe_in_review_is_said_with_when_the_layer_acts():
+    """Review, nobody answers: the plan in force meets the announced SAM far ahead. That is
+    said at once (PLAN_UNSAFE: when it would enter, when the layer acts), and the layer acts
+    when it said it would."""
+    _, sink, report = _fly(
+        line_mission(timeline=[SAM_AHEAD]), policy=Policy(commit="review", batch_iterations=300)
+    )
+    _assert_safe(sink, report)
+    said = _events(sink, "PLAN_UNSAFE")
+    assert said and said[0].payload["drone"] == "1" and said[0].payload["sam"] == "S1"
+    assert said[0].tick <= 600 + Policy().safety_every  # the SAM is announced at t = 30 s
+    warning = said[0].payload
+    assert 0 < warning["acts_in_s"] < warning["in_s"]
+    acted = _events(sink, "SAFETY_DIVERT")
+    assert acted and acted[0].payload["drone"] == "1"
+    expected = said[0].tick + warning["acts_in_s"] * 20
+    assert abs(acted[0].tick - expected) <= 2 * Policy().safety_every
