@@ -4,7 +4,9 @@ Contract
 --------
 Options
     ``LiveStreams(bus, view, *, maxsize=256, stats_every_s=2.0, hello_events=500,
-    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None)``;
+    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None,
+    max_anonymous=None)``: at most ``max_anonymous`` clients without the token at once, one
+    more refused with close code 1013 ("try again later"; ``errors.TooManyViewers``);
     ``unwatched_s()`` says how long no client has been connected.
 Consumes
     One bus subscription PER CLIENT (``bus.subscribe(STREAM_TOPICS, maxsize)``): telemetry
@@ -61,7 +63,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from dashboard.errors import WS_GOING_AWAY
+from dashboard.errors import WS_GOING_AWAY, TooManyViewers
 from dashboard.live_view import LiveView
 from dashboard.security import LiveAccess
 from dashboard.truth import (
@@ -149,6 +151,7 @@ class _Client:
     subscription: Subscription
     remote: str
     truth: bool = False
+    anonymous: bool = False  # no token: counted against the cap on such viewers
     connected_at: float = field(default_factory=time.monotonic)
     sent: int = 0
     sent_bytes: int = 0
@@ -214,8 +217,10 @@ class LiveStreams:
         max_fps: float = 30.0,
         live: bool = True,
         back_url: str | None = None,
+        max_anonymous: int | None = None,
     ) -> None:
         self.bus = bus
+        self.max_anonymous = max_anonymous  # None: no cap
         self.live = live
         self.back_url = back_url
         # when the last client left (or the streams began): how long nobody has watched
@@ -278,6 +283,14 @@ class LiveStreams:
         """Stream the live run to one websocket until it leaves, stalls (or the bus stops);
         a refused one is closed at once with its code and reason."""
         remote = f"{websocket.client.host}:{websocket.client.port}" if websocket.client else "?"
+        cap = self.max_anonymous
+        if (
+            access.refusal is None
+            and access.anonymous
+            and cap is not None
+            and sum(1 for c in self._clients.values() if c.anonymous) >= cap
+        ):
+            access = LiveAccess(access.truth, access.subprotocol, TooManyViewers(cap))
         if access.refusal is not None:
             log.warning("websocket from %s refused: %s", remote, access.refusal.reason)
             with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
@@ -289,7 +302,7 @@ class LiveStreams:
         client_id = next(self._ids)
         # Subscribe before the hello so nothing published in between is missed.
         sub = self.bus.subscribe(STREAM_TOPICS, maxsize=self.maxsize)
-        client = _Client(client_id, sub, remote, truth=access.truth)
+        client = _Client(client_id, sub, remote, truth=access.truth, anonymous=access.anonymous)
         self._clients[client_id] = client
         self._sockets[client_id] = websocket
         log.info("websocket client %d connected from %s", client_id, remote)
