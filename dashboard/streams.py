@@ -5,8 +5,9 @@ Contract
 Options
     ``LiveStreams(bus, view, *, maxsize=256, stats_every_s=2.0, hello_events=500,
     hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None,
-    max_anonymous=None)``: at most ``max_anonymous`` clients without the token at once, one
-    more refused with close code 1013 ("try again later"; ``errors.TooManyViewers``);
+    max_anonymous=None, anonymous_fps=10.0)``: at most ``max_anonymous`` clients without
+    the token at once, one more refused with close code 1013 ("try again later";
+    ``errors.TooManyViewers``);
     ``unwatched_s()`` says how long no client has been connected.
 Consumes
     One bus subscription PER CLIENT (``bus.subscribe(STREAM_TOPICS, maxsize)``): telemetry
@@ -21,7 +22,8 @@ Produces (websocket text frames, JSON)
     ``back_url``: the dashboard that started this run, a fork), then one ``{"type":
     <topic>, "data": <payload>}`` per bus message, telemetry and scene at most ``max_fps``
     frames a second each (the latest one; the ones it replaced are counted as
-    ``coalesced``), and every ``stats_every_s`` a ``{"type": "stats", "client", "sent",
+    ``coalesced``; ``anonymous_fps`` for clients without the token), and every
+    ``stats_every_s`` a ``{"type": "stats", "client", "sent",
     "dropped": {topic: n}, "dropped_total", "coalesced", "superseded", "lost", "pending"}``
     frame: ``superseded`` the telemetry and scene messages a newer one replaced before they
     were sent (the subscription's latest-value slot and the cap: by design, the newest is
@@ -218,6 +220,7 @@ class LiveStreams:
         live: bool = True,
         back_url: str | None = None,
         max_anonymous: int | None = None,
+        anonymous_fps: float = 10.0,
     ) -> None:
         self.bus = bus
         self.max_anonymous = max_anonymous  # None: no cap
@@ -226,6 +229,9 @@ class LiveStreams:
         # when the last client left (or the streams began): how long nobody has watched
         self._unwatched_since: float | None = time.monotonic()
         self.frame_interval_s = 1.0 / max_fps if max_fps > 0 else 0.0
+        # Viewers without the token get fewer scene and telemetry frames: what hundreds of
+        # them cost is the frames sent, on the mission's own event loop.
+        self.anonymous_interval_s = 1.0 / anonymous_fps if anonymous_fps > 0 else 0.0
         self.view = view
         self.maxsize = maxsize
         self.stats_every_s = stats_every_s
@@ -378,6 +384,7 @@ class LiveStreams:
         getter: asyncio.Task[Message | None] | None = None
         held: dict[str, Message] = {}  # capped topic -> the latest message, not yet sent
         next_at: dict[str, float] = {}  # capped topic -> when its next frame may go
+        interval = self.anonymous_interval_s if client.anonymous else self.frame_interval_s
 
         async def send(message: Message) -> None:
             text = self.cache.text(message, truth=client.truth)
@@ -386,7 +393,7 @@ class LiveStreams:
                 client.sent += 1
                 client.sent_bytes += len(text)
                 if message.topic in CAPPED_TOPICS:
-                    next_at[message.topic] = time.monotonic() + self.frame_interval_s
+                    next_at[message.topic] = time.monotonic() + interval
 
         try:
             while True:
