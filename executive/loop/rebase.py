@@ -14,12 +14,12 @@ from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
 from planner.feasibility import plannable
 from planner.intent import Intent, route_intent
-from planner.mission import compile_mission
+from planner.mission import Mission, compile_mission
 from planner.model import drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
 
-__all__ = ["draft_from", "failed", "fly", "rebase_job", "settle_commit"]
+__all__ = ["draft_from", "failed", "fly", "rebase_job", "route_on", "settle_commit"]
 
 
 def fly(draft: Draft, approved: Approval, tick: int, reason: str) -> Commit | Rebase:
@@ -89,23 +89,42 @@ def rebase_job(
     order, and the plan in force is rebased on the same cut to be compared with it."""
     narrowed = plannable(compile_mission(problem.scenario))
     mission = narrowed.mission
-    routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=compare is not None)
+    rebased = route_on(
+        problem, mission, narrowed.left_out, intent, ends, gone, reorder=compare is not None
+    )
+    if compare is not None:
+        now = route_intent(mission, compare[0], ends=compare[1], gone=gone)
+        rebased.current = build_solution(mission, now.routes)
+    return rebased
+
+
+def route_on(
+    problem: ReplanProblem,
+    mission: Mission,
+    left_out: dict[str, str],
+    intent: Intent,
+    ends: dict[str, str],
+    gone: dict[str, str],
+    *,
+    reorder: bool = False,
+) -> Rebased:
+    """Route ``intent`` on ``mission`` (``problem``'s remainder, narrowed to the drones that
+    can be planned; ``left_out`` the others, and why), validated and made into commands:
+    targets that no longer fit, are unsafe or belong to a drone not planned are dropped
+    and named (worker thread)."""
+    routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
     planned = {spec.id for spec in mission.drones}
     for drone_id, targets in intent.items():
         if drone_id in planned:
             continue
-        why = problem.left_out.get(drone_id) or narrowed.left_out.get(drone_id) or "not planned"
+        why = problem.left_out.get(drone_id) or left_out.get(drone_id) or "not planned"
         for target in targets:
             if target not in gone:
                 dropped[target] = f"{drone_label(drone_id)} is not planned ({why})"
     solution = build_solution(mission, routed.routes)
     violations = validate_solution(mission, solution)
     commands = fly_commands(mission, solution, problem.tick, airborne(problem))
-    current = None
-    if compare is not None:
-        now = route_intent(mission, compare[0], ends=compare[1], gone=gone)
-        current = build_solution(mission, now.routes)
     return Rebased(
         problem,
         mission,
@@ -115,6 +134,5 @@ def rebase_job(
         routed.kept,
         routed.ends,
         dropped,
-        {**problem.left_out, **narrowed.left_out},
-        current,
+        {**problem.left_out, **left_out},
     )

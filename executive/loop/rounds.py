@@ -5,6 +5,8 @@ proposals (the slow tier), commits.
   REPLAN) queues; at a tick boundary, with no round in flight, a round starts: each drone's
   checkpoint is where it will be at the cut tick (now + the planning latency + a margin),
   the path up to it is frozen, and the remainder is planned off the tick by the fast tier.
+  With ``commit="auto"`` the fresh draft flies only if it is worth at least the plan in
+  force rebased onto the same cut; otherwise that rebased plan flies on (``fast_tier``).
 * **Draft**: the round's plan, validated against the mission it was made on (the validator
   guards every commit, whoever produced the plan). It records its *intent*: per drone, the
   ordered targets still to visit and where it ends.
@@ -22,6 +24,9 @@ proposals (the slow tier), commits.
   onto the state when it arrives, together with the plan in force, and applied only if it
   beats it then (auto), or offered for review. A newer round cancels it.
 
+Rebase, review and both tiers *decide* (``decisions``: commit, offer, rebase, hold, drop,
+each with its reason); ``Rounds.apply`` is the one place a decision takes effect.
+
 As fast as possible (``speed`` None) every job is awaited at its cut tick, so batch runs
 reproduce exactly whatever the wall clock does; paced, nothing is ever awaited in a tick.
 """
@@ -35,7 +40,7 @@ import time
 from typing import Any, Literal, assert_never
 
 from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
-from executive.loop import rebase, review, slow_tier
+from executive.loop import fast_tier, rebase, review, slow_tier
 from executive.loop.cut import Checkpoint, ReplanProblem, build_replan
 from executive.loop.decisions import (
     AgentVerdict,
@@ -52,9 +57,11 @@ from executive.loop.drafts import (
     AgentWork,
     Approval,
     Draft,
+    InForce,
     Planned,
     Rebased,
     RebaseJob,
+    Rival,
     Round,
     RoundHost,
     airborne,
@@ -64,6 +71,7 @@ from executive.loop.drafts import (
 )
 from executive.loop.plan_commands import fly_commands
 from executive.loop.report import Replan
+from planner.constraints import constraint_violations
 from planner.intent import Intent, intent_of
 from planner.mission import Mission, compile_mission
 from planner.model import Solution
@@ -284,6 +292,13 @@ class Rounds:
             sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
         )
         round_id = new_id()
+        in_force = None
+        if host.policy.commit == "auto" and self.plan_id is not None:
+            # The fresh draft will be judged against the plan in force rebased onto the
+            # same cut (``fast_tier``): what that rebase needs, taken on the tick.
+            gone = {t: "collected" for t in sim.world.collected()}
+            gone.update({t: "reached before the cut" for t in problem.frozen_targets})
+            in_force = InForce(self.plan_id, dict(self.intent), dict(self.ends), gone)
         request = PlanRequest(
             host.run_id,
             round_id,
@@ -298,9 +313,17 @@ class Rounds:
         replan = Replan(round_id, trigger, sim.tick, cut)
         self.replans.append(replan)
         task = asyncio.get_running_loop().create_task(
-            self._plan(request, problem), name=f"round-{round_id}"
+            self._plan(request, problem, in_force), name=f"round-{round_id}"
         )
-        self.round = Round(replan, problem, request, task, self.known_version, time.perf_counter())
+        self.round = Round(
+            replan,
+            problem,
+            request,
+            task,
+            self.known_version,
+            time.perf_counter(),
+            in_force=in_force,
+        )
         host.recorder.event(
             sim.tick,
             "CUT_AND_FREEZE",
@@ -322,9 +345,12 @@ class Rounds:
             },
         )
 
-    async def _plan(self, request: PlanRequest, problem: ReplanProblem) -> Planned:
+    async def _plan(
+        self, request: PlanRequest, problem: ReplanProblem, in_force: InForce | None
+    ) -> Planned:
         """Plan, then (in a worker thread) validate on the mission the plan was made on and
-        turn it into commands: the tick only ever submits ready commands."""
+        turn it into commands: the tick only ever submits ready commands. With ``in_force``
+        the plan in force is rebased onto the same cut and mission, to be judged against."""
         outcome = await self.host.planner.plan(request)
 
         def prepare() -> Planned:
@@ -333,7 +359,24 @@ class Rounds:
             mission = outcome.mission or compile_mission(problem.scenario)
             violations = validate_solution(mission, outcome.solution)
             commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
-            return Planned(outcome, mission, list(violations), commands)
+            rival = None
+            if in_force is not None and not violations:
+                kept = rebase.route_on(
+                    problem,
+                    mission,
+                    outcome.left_out,
+                    in_force.intent,
+                    in_force.ends,
+                    in_force.gone,
+                )
+                constraints = request.constraints
+                rival = Rival(
+                    in_force.plan_id,
+                    kept,
+                    tuple(constraint_violations(kept.solution, constraints, mission)),
+                    tuple(constraint_violations(outcome.solution, constraints, mission)),
+                )
+            return Planned(outcome, mission, list(violations), commands, rival)
 
         try:
             return await asyncio.to_thread(prepare)
@@ -426,7 +469,17 @@ class Rounds:
         if outcome.followup is not None:
             self.agents.append(AgentWork(replan, r.problem, outcome.followup, due=r.request.tick))
         if host.policy.commit == "auto":
-            self.apply(rebase.fly(draft, "auto", tick, "the fast tier's draft"))
+            # Monotone: the fresh draft flies only if worth at least the plan in force
+            # rebased onto the same cut (unless the plan in force changed meanwhile).
+            in_force = r.in_force
+            rival = planned.rival if in_force and in_force.plan_id == self.plan_id else None
+            decision = fast_tier.judge(draft, rival, tick)
+            if decision.draft is not draft:
+                replan.points = decision.draft.solution.total_points
+                host.recorder.plan_version(
+                    plan_id, self.plan_id, r.request.tick, "superseded", *version
+                )
+            self.apply(decision)
         else:
             self.apply(Offer(draft))
 
@@ -436,7 +489,7 @@ class Rounds:
 
     # ----- commit -----------------------------------------------------------------------
 
-    def _commit(self, draft: Draft, approved: Approval) -> None:
+    def _commit(self, draft: Draft, approved: Approval, why: str) -> None:
         host = self.host
         tick = host.sim.tick
         for command in draft.commands:
@@ -475,6 +528,7 @@ class Rounds:
                 "points": solution.total_points,
                 "routes": {d: r.route for d, r in solution.routes.items()},
                 **origin,
+                "why": why,
             },
         )
         host.planned({c.drone for c in draft.commands})
@@ -621,7 +675,7 @@ class Rounds:
                     self._agents_verdict(draft, decision.agents)
                     decision.agents.proposal.settle(True, decision.agents.verdict)
                     draft.replan.agent_applied = True
-                self._commit(draft, approved)
+                self._commit(draft, approved, decision.reason)
             case Offer(draft=draft):
                 self._count_rebase(decision.rebased)
                 if decision.agents is not None:
@@ -697,7 +751,12 @@ class Rounds:
             host.recorder.event(
                 sim.tick,
                 "REBASE",
-                {"plan_id": draft.plan_id, "purpose": purpose, "cut_tick": cut},
+                {
+                    "plan_id": draft.plan_id,
+                    "purpose": purpose,
+                    "cut_tick": cut,
+                    "why": decision.reason,
+                },
             )
 
     def _offer(self, draft: Draft, note: str | None = None) -> None:

@@ -8,10 +8,17 @@ rebase that fails, the agents' proposal applied, offered, superseded or dropped.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
-from executive.contracts import AgentProposal, EventRecord, PlanOutcome, PlanRequest
+from executive.contracts import (
+    AgentProposal,
+    EventRecord,
+    PlanOutcome,
+    PlanRequest,
+    PlanVersionRecord,
+)
 from executive.loop import rebase
 from executive.loop.decisions import Commit, Hold, Moment, Rebase
 from executive.loop.drafts import RebaseJob
@@ -487,3 +494,58 @@ def test_a_newer_round_cancels_the_agents_still_thinking():
     second = rounds.replans[1].round_id
     assert [e["round_id"] for e in host.events("AGENT_PROPOSAL")] == [second] != [first]
     assert len(planner.settled) == 1  # the first round's proposal was never settled
+
+
+# ----- the fast tier is monotone: judged against the plan in force rebased ----------------
+
+
+def test_a_fresh_search_worse_than_the_plan_in_force_rebased_does_not_fly():
+    host, rounds = lifecycle(FakePlanner(nothing), in_force=best)
+    initial, before = rounds.plan_id, points(rounds)
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    (commit,) = host.events("COMMIT_PLAN")[1:]
+    (draft,) = host.events("DRAFT_READY")
+    assert draft["points"] == 0
+    assert commit["origin"] == "rebase" and commit["rebased_from"] == initial
+    assert commit["why"].startswith("the plan in force, rebased onto the cut: ")
+    assert commit["why"].endswith("the fresh search 0")
+    assert points(rounds) > 0 and points(rounds) == commit["points"] <= before
+    versions = {v.plan_id: v.status for v in host.sink.of(PlanVersionRecord)}
+    assert versions[draft["plan_id"]] == "superseded"  # the fresh draft, passed over
+    assert rounds.replans[0].status == "committed"
+    assert rounds.replans[0].points == commit["points"]
+
+
+def test_a_fresh_search_better_than_the_plan_in_force_rebased_flies():
+    host, rounds = lifecycle(FakePlanner(best), in_force=only_first_drone)
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    (commit,) = host.events("COMMIT_PLAN")[1:]
+    (draft,) = host.events("DRAFT_READY")
+    assert commit["origin"] == "planner" and commit["plan_id"] == draft["plan_id"]
+    fresh, kept = (float(x) for x in re.findall(r"[\d.]+", commit["why"]))
+    assert commit["why"].startswith("the fresh search: ")
+    assert fresh == commit["points"] > kept > 0
+
+
+def test_the_plan_in_force_does_not_win_against_the_operators_constraints():
+    """Worth more, but it flies a target the operator has since forbidden: the change forces
+    the fresh draft, and the reason says so."""
+    host, rounds = lifecycle(FakePlanner(nothing), in_force=best)
+    drone, targets = max(rounds.intent.items(), key=lambda kv: len(kv[1]))
+    host.constraints = OperatorConstraints(forbidden={drone: [targets[-1]]})
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    (commit,) = host.events("COMMIT_PLAN")[1:]
+    assert commit["origin"] == "planner" and commit["points"] == 0
+    assert "breaks a constraint" in commit["why"] and targets[-1] in commit["why"]
