@@ -38,6 +38,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
+    "EXIT_TRACE_INCOMPLETE",
     "MQTT_PASSWORD_ENV",
     "TOKEN_ENV",
     "HostOption",
@@ -64,6 +65,7 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_TRACE_INCOMPLETE = 3  # the run flew (or replayed) but its trace misses records
 T = TypeVar("T")
 TOKEN_ENV = "ISR_TOKEN"  # the dashboard's control token, when --token is not given
 MQTT_PASSWORD_ENV = "ISR_MQTT_PASSWORD"  # the broker's password, when not in a file or URL
@@ -274,8 +276,8 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
 def run_async(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` with SIGTERM handled like Ctrl-C: the main task is cancelled,
     so every ``finally`` runs (traces flushed, the run's end recorded and its status
-    published as ``crashed``, "terminated by SIGTERM": ``executive.bus.exits``), then the command
-    exits 143."""
+    published as ``interrupted``, "terminated by SIGTERM": ``executive.bus.exits``), then the
+    command exits 143."""
     terminated = False
 
     async def guarded() -> T:
@@ -287,7 +289,7 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
             nonlocal terminated
             terminated = True
             if task is not None:
-                task.cancel(TERMINATED)  # the run's final status says crashed, not interrupted
+                task.cancel(TERMINATED)  # the run's final status names the signal
 
         # Only the main thread may handle signals; elsewhere SIGTERM keeps its default.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

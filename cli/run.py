@@ -29,6 +29,7 @@ from rich.table import Table
 from cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_TRACE_INCOMPLETE,
     HostOption,
     MqttCaOption,
     MqttPasswordFileOption,
@@ -235,6 +236,22 @@ def fly(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if report is None:  # interrupted before the mission ended
         raise typer.Exit(EXIT_INTERRUPTED)
+    if not report.trace_complete:  # flown, but the store does not hold all of it: say so
+        err.print(
+            f"trace incomplete: {incomplete_text(report.to_dict())}; a replay of run"
+            f" {report.run_id} cannot be exact (exit {EXIT_TRACE_INCOMPLETE})",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(EXIT_TRACE_INCOMPLETE)
+
+
+def incomplete_text(out: dict[str, Any]) -> str:
+    """What of the run the store did not take, from its outcome: one line."""
+    from executive.traces.loss import describe
+
+    lost = describe(out.get("trace_lost") or {})
+    return f"{out['trace_dropped']:,} trace record(s) not stored" + (f": {lost}" if lost else "")
 
 
 def live_view(config: RunConfig, **options: Any) -> ViewFactory:
@@ -278,10 +295,7 @@ def print_outcome(name: str, out: dict) -> None:
     if out["lost"]:
         console.print(cell(f"lost: {', '.join(drone_label(d) for d in out['lost'])}"))
     if out.get("trace_dropped"):
-        console.print(
-            f"trace records dropped: {out['trace_dropped']} (the store fell behind the paced run;"
-            " the TRACE_DROPPED events say when)"
-        )
+        console.print(cell(f"TRACE INCOMPLETE: {incomplete_text(out)}"))
     console.print(
         cell(
             f"simulated {out['sim_seconds']:.0f} s in {out['wall_seconds']:.1f} s wall;"
