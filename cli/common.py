@@ -57,6 +57,8 @@ __all__ = [
     "parse_speed",
     "run_async",
     "shown",
+    "token_from_env",
+    "token_line",
     "trace_url",
     "write_atomically",
 ]
@@ -223,6 +225,18 @@ def mqtt_password(
 def control_token(token: str | None) -> str:
     """The dashboard's control token: the option, else $ISR_TOKEN, else a fresh one."""
     return token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(12)
+
+
+def token_from_env(token: str | None) -> bool:
+    """Whether the control token comes from $ISR_TOKEN: then it is never printed."""
+    return not token and bool(os.environ.get(TOKEN_ENV))
+
+
+def token_line(token: str, *, from_env: bool) -> str:
+    """The line that names the control token: the token itself unless it is $ISR_TOKEN's."""
+    if from_env:
+        return f"control token: ${TOKEN_ENV} (not printed)"
+    return f"control token: {token}  (Authorization: Bearer TOKEN)"
 
 
 def trace_url(db: str | None, *, must_exist: bool = False) -> str | None:

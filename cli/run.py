@@ -42,6 +42,7 @@ from cli.common import (
     mqtt_password,
     parse_speed,
     run_async,
+    token_from_env,
     trace_url,
 )
 from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, engine_fields
@@ -181,6 +182,7 @@ def run(
             mqtt_password=broker_password,
             mqtt_ca=str(mqtt_ca) if mqtt_ca is not None else None,
             mqtt_token=SecretStr(control) if mqtt and control else None,
+            show_token=not token_from_env(token),
             dashboard=DashboardConfig(host=host, port=port, token=SecretStr(control))
             if live and control
             else None,

@@ -85,6 +85,9 @@ class RunConfig(BaseModel):
     # token, and without a dashboard the messages go unsigned.
     mqtt_token: SecretStr | None = None
     dashboard: DashboardConfig | None = None  # serve the live dashboard
+    # Print the control token for the person who started the run: not when it came from
+    # the environment (a secret kept there is not to land in a terminal or a log).
+    show_token: bool = True
     fork: ForkConfig | None = None  # a fork of a traced run (needs trace_url)
     run_id: str | None = Field(None, pattern=r"^[0-9a-f]{16}$")  # None: a fresh id
     policy: Policy = Policy()

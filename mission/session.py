@@ -284,12 +284,16 @@ async def _run_on_bus(
                 token=token,
                 trace_url=config.trace_url,
             )
-            say(f"dashboard: {shown.url}/?token={token}")
-            say(f"control token: {token}  (Authorization: Bearer TOKEN)")
+            if config.show_token:
+                say(f"dashboard: {shown.url}/?token={token}")
+                say(f"control token: {token}  (Authorization: Bearer TOKEN)")
+            else:
+                say(f"dashboard: {shown.url}/  (add ?token= and the control token given)")
+                say("control token: the one given in the environment (not printed)")
             say(f"run {executive.run_id}; Ctrl-C to stop")
         elif config.mqtt is not None:
             signing = config.mqtt_signing_token
-            if signing is not None:
+            if signing is not None and config.show_token:
                 say(f"control token: {signing.get_secret_value()}  (isr dashboard --token)")
             say(f"run {executive.run_id} on MQTT; Ctrl-C to stop")
         report = await host.run(config.speed)
