@@ -1,7 +1,8 @@
 """``isr replay RUN``: re-execute a traced run from its recorded inputs and check that every
 recorded state hash comes out the same. Exit 0 when exact, 1 on a mismatch, 2 on bad input,
 3 when the trace is incomplete (telemetry, state hashes or inputs missing: the replay runs
-what was stored, names the missing tick ranges, and never says "exactly").
+what was stored, names the missing tick ranges, and never says "exactly"; a mismatch then
+is most likely the gap's doing, and is reported with it).
 
 RUN is a run id or a unique prefix of one (4+ characters; ``TraceReader.run``: an exact id
 always wins, and a prefix is matched literally, ``_`` and ``%`` included)."""
@@ -92,4 +93,4 @@ def replay_cmd(
         f"run {run['run_id']}: {len(result.mismatches)} of {len(hashes)} state hashes"
         f" differ (first at tick {tick}: recorded {want}, replayed {got})"
     )
-    raise typer.Exit(1)
+    raise typer.Exit(1 if whole.complete else EXIT_TRACE_INCOMPLETE)

@@ -52,6 +52,11 @@ class RunConfig(BaseModel):
     scenario_file: str | None = None  # where the scenario came from, for reports
     # What a batch knows the run as (suite, mission, policy, disruption): recorded with it.
     labels: dict[str, str] = Field(default_factory=dict)
+    # How long the trace writer retries a store that refuses writes before it counts
+    # batches as lost (executive.traces.writer)
+    trace_retry_s: float = Field(60.0, gt=0, le=3600)
+    # A batch task's key (suite/mission/policy): the store keeps one run per key (unique)
+    batch_key: str | None = Field(None, max_length=255)
     # Times real time; None runs as fast as possible (and waits for each planning round at
     # its cut, so a batch run reproduces exactly).
     speed: float | None = Field(None, ge=MIN_SPEED, le=MAX_SPEED)

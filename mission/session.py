@@ -165,7 +165,7 @@ async def run_mission(
     if config.trace_url is not None:
         from executive.traces import TraceReader, TraceWriter
 
-        writer = TraceWriter(config.trace_url)
+        writer = TraceWriter(config.trace_url, retry_s=config.trace_retry_s)
         writer.start()
         if config.replay_run:
             reader = TraceReader(config.trace_url)

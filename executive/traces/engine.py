@@ -96,3 +96,7 @@ def _add_missing_columns(engine: Engine) -> None:
                     continue
                 kind = column.type.compile(dialect=engine.dialect)
                 conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))
+            indexed = {i["name"] for i in present.get_indexes(table.name)}
+            for index in table.indexes:  # such as the unique batch key's
+                if index.name not in indexed:
+                    index.create(conn, checkfirst=True)

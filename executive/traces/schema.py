@@ -70,6 +70,10 @@ runs = Table(
     # inputs the run emitted (the last ``inputs.seq``), written with its end: a replay checks
     # that the store holds them all
     Column("inputs_emitted", Integer),
+    # A batch task's key (isr eval: suite/mission/policy), unique: a task that Dask runs
+    # again (a retry, a result lost with its worker) cannot store a second run.
+    Column("batch_key", String(255)),
+    Index("ux_runs_batch_key", "batch_key", unique=True),
 )
 
 inputs = _per_tick(

@@ -107,6 +107,7 @@ class TraceWriter:
         self.errors = 0
         self.retry_s = retry_s
         self._failing_since: float | None = None  # monotonic: the store's first refusal
+        self._said = -1e9  # monotonic: when losses were last logged
         self._inflight: list[C.TraceRecord] = []  # the batch being written
         self._closed_out = False  # close() counted what was left: the thread counts nothing
         self.heartbeat_s = heartbeat_s
@@ -272,6 +273,10 @@ class TraceWriter:
             if self._closed_out:
                 return  # close() has counted them already
             self.loss.add(records)
+        now = time.monotonic()
+        if now - self._said < 10.0:  # a store down for long: a line every 10 s, not a flood
+            return
+        self._said = now
         log.error(
             "trace store: %d record(s) not stored (%s); %d lost so far",
             len(records),
@@ -326,6 +331,7 @@ class TraceWriter:
                             config=record.config,
                             started_at=record.started_at,
                             status="running",
+                            batch_key=record.config.get("batch_key"),
                         )
                     )
                 elif isinstance(record, C.RunEndRecord):
