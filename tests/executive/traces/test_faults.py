@@ -192,3 +192,33 @@ def test_a_run_whose_disk_fills_says_its_trace_is_incomplete_and_exits_3(tmp_pat
     assert report.trace_dropped > 0 and report.trace_lost["telemetry"]["rows"] > 0
     out = report.to_dict()
     assert out["trace_lost"] == report.trace_lost
+
+
+@root_mounts
+def test_trace_dropped_goes_out_live_while_the_store_is_full(tmp_path):
+    """The run's live stream (what the bus and the dashboard are given: a sink beside the
+    store) hears TRACE_DROPPED with the tables and ticks while the store refuses, and the
+    events add up to the report's count."""
+    import asyncio
+
+    from executive.contracts import EventRecord
+    from executive.loop import Policy
+    from executive.traces.sinks import ListSink
+    from mission.config import RunConfig
+    from mission.session import run_mission
+    from planner.scenario import load_scenario
+
+    live = ListSink()
+    with tiny_tmpfs(tmp_path / "small", "1m") as small:
+        config = RunConfig(
+            trace_url=f"sqlite:///{small / 'runs.db'}",
+            agents=False,
+            policy=Policy(replan=False),
+            trace_retry_s=0.5,
+        )
+        report = asyncio.run(run_mission(load_scenario(SCENARIOS / "demo.json"), config, sink=live))
+    assert report is not None and report.trace_dropped > 0
+    raised = [r for r in live.of(EventRecord) if r.kind == "TRACE_DROPPED"]
+    assert raised and raised[-1].payload["tables"]["telemetry"]["rows"] > 0
+    assert sum(r.payload["dropped"] for r in raised) == raised[-1].payload["total"]
+    assert raised[-1].payload["total"] <= report.trace_dropped  # the end record may add one
