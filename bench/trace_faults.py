@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -120,11 +121,24 @@ def _fly(url: str, during: Callable[[str], contextlib.AbstractContextManager[Any
         "lost (counted)": report.trace_dropped,
         "unreported": unreported,
         "run says": "trace incomplete" if not report.trace_complete else "complete",
-        "replay": f"exit {replay.exit_code}: "
-        + ("exact" if "replayed exactly" in said else said[:90]),
+        "replay": f"exit {replay.exit_code}: {_replay_said(said)}",
         "wall s": f"{wall:.0f}",
         "fault applied": started.is_set(),
     }
+
+
+def _replay_said(said: str) -> str:
+    """The gist of what ``isr replay`` said."""
+    parts = []
+    if gap := re.search(r"the trace is incomplete: ([^;]+?)(?: run |$)", said):
+        parts.append(f"incomplete: {gap.group(1)[:60]}")
+    if "holds no end" in said:
+        parts.append("no end stored")
+    if exact := re.search(r"replayed exactly( up to tick \d+)?", said):
+        parts.append(exact.group(0))
+    elif "not exactly" in said:
+        parts.append("not exact")
+    return "; ".join(parts) or said[:90]
 
 
 def disk_full(tmp: Path) -> dict:

@@ -64,9 +64,19 @@ def replay_cmd(
     if not whole.complete:
         say(f"run {run['run_id']}: the trace is incomplete: {whole.describe()}")
     if early:
+        # No end record: the process was killed, or the store stopped taking writes (a full
+        # disk): nothing in the store tells which, so say both, and claim no more than it holds.
+        unended = (
+            ""
+            if run.get("ended_at")
+            else (
+                "; the store holds no end for it (its process killed, or the store stopped taking"
+                " writes: the run's own exit said which)"
+            )
+        )
         say(
             f"run {run['run_id']}: the run ended early at tick {last}"
-            f" ({ended_as}); replaying what it stored"
+            f" ({ended_as}){unended}; replaying what it stored"
         )
     if early and result.compared == 0 and not result.mismatches:
         say(
@@ -83,8 +93,9 @@ def replay_cmd(
         )
         raise typer.Exit(EXIT_TRACE_INCOMPLETE)
     if result.exact:
+        upto = f" up to tick {last}, where its stored trace ends" if early else ""
         say(
-            f"run {run['run_id']}: replayed exactly — {result.compared} state hashes"
+            f"run {run['run_id']}: replayed exactly{upto} — {result.compared} state hashes"
             f" over {result.ticks} ticks match; final {result.final_hash}"
         )
         return
