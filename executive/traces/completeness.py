@@ -97,14 +97,13 @@ def check(reader: TraceReader, run: Row, *, last_tick: int | None = None) -> Com
     hashes = missing_ranges(recorded, every, upto, first=every - 1)  # after ticks every-1, ...
     if hashes:
         out.missing["state_hashes"] = hashes
-    _check_inputs(reader.inputs(run_id), run.get("inputs_emitted"), out)
+    _check_inputs(reader.input_numbers(run_id), run.get("inputs_emitted"), out)
     return out
 
 
-def _check_inputs(rows: list[Row], emitted: int | None, out: Completeness) -> None:
-    """Gaps in the inputs' numbers, as counts and as the tick ranges between the neighbours
-    of each gap (where the lost input must have been stamped)."""
-    numbered = sorted((int(r["seq"]), int(r["tick"])) for r in rows if r.get("seq") is not None)
+def _check_inputs(numbered: list[tuple[int, int]], emitted: int | None, out: Completeness) -> None:
+    """Gaps in the inputs' numbers ((seq, tick) in order), as counts and as the tick ranges
+    between the neighbours of each gap (where the lost input must have been stamped)."""
     if not numbered:
         return
     ranges: list[tuple[int, int]] = []

@@ -302,7 +302,7 @@ class TraceWriter:
     def _heartbeat(self) -> None:
         """Every ``heartbeat_s``, stamp the open runs' rows: alive, and their last tick."""
         now = time.monotonic()
-        if not self._open or now - self._beat < self.heartbeat_s or self._failing_since:
+        if not self._open or now - self._beat < self.heartbeat_s or self._failing_since is not None:
             return
         self._beat = now
         try:
