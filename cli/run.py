@@ -5,7 +5,10 @@ Builds the run's ``RunConfig`` from the options and hands it to
 live view (the executive never imports it). Same conventions as every ``isr`` command: bad
 input is one line per problem on stderr, exit code 2, never a traceback. Prints the outcome
 (points, per-drone fuel and status, losses, replans with their trigger and latency, the run
-id), or with ``--json`` one JSON object. Interrupted (Ctrl-C): exit 130.
+id), or with ``--json`` one JSON object. Interrupted (Ctrl-C): exit 130; SIGTERM: 143; a run
+that flew but whose trace store did not take all of it: its summary says "TRACE
+INCOMPLETE" with the tables and ticks, and it exits 3 (``EXIT_TRACE_INCOMPLETE``). A store
+that does not take writes is refused before the first tick (exit 1).
 
 Without ``--headless`` the run is live: it is paced (10x real time unless ``--speed`` says
 otherwise), its state goes on a bus (in-process, or MQTT with ``--mqtt``) and the dashboard
