@@ -35,6 +35,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
+    "EXIT_TRACE_INCOMPLETE",
     "MQTT_PASSWORD_ENV",
     "TOKEN_ENV",
     "HostOption",
@@ -53,6 +54,8 @@ __all__ = [
     "parse_speed",
     "run_async",
     "shown",
+    "token_from_env",
+    "token_line",
     "trace_url",
     "write_atomically",
 ]
@@ -61,6 +64,7 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_TRACE_INCOMPLETE = 3  # the run flew (or replayed) but its trace misses records
 T = TypeVar("T")
 TOKEN_ENV = "ISR_TOKEN"  # the dashboard's control token, when --token is not given
 MQTT_PASSWORD_ENV = "ISR_MQTT_PASSWORD"  # the broker's password, when not in a file or URL
@@ -222,6 +226,18 @@ def control_token(token: str | None) -> str:
     return token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(12)
 
 
+def token_from_env(token: str | None) -> bool:
+    """Whether the control token comes from $ISR_TOKEN: then it is never printed."""
+    return not token and bool(os.environ.get(TOKEN_ENV))
+
+
+def token_line(token: str, *, from_env: bool) -> str:
+    """The line that names the control token: the token itself unless it is $ISR_TOKEN's."""
+    if from_env:
+        return f"control token: ${TOKEN_ENV} (not printed)"
+    return f"control token: {token}  (Authorization: Bearer TOKEN)"
+
+
 def trace_url(db: str | None, *, must_exist: bool = False) -> str | None:
     """The trace store's URL from ``--db`` (None: 'none', no traces); checked to be a
     SQLAlchemy URL, and with ``must_exist`` a SQLite file that is there."""
@@ -275,8 +291,8 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
 def run_async(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` with SIGTERM handled like Ctrl-C: the main task is cancelled,
     so every ``finally`` runs (traces flushed, the run's end recorded and its status
-    published as ``crashed``, "terminated by SIGTERM": ``executive.bus.exits``), then the command
-    exits 143."""
+    published as ``interrupted``, "terminated by SIGTERM": ``executive.bus.exits``), then the
+    command exits 143."""
     from executive.bus.exits import TERMINATED  # only commands that fly or serve get here
 
     terminated = False
@@ -290,7 +306,7 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
             nonlocal terminated
             terminated = True
             if task is not None:
-                task.cancel(TERMINATED)  # the run's final status says crashed, not interrupted
+                task.cancel(TERMINATED)  # the run's final status names the signal
 
         # Only the main thread may handle signals; elsewhere SIGTERM keeps its default.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

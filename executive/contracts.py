@@ -241,6 +241,9 @@ class InputRecord:
     kind: str  # "edit" | "command" | "plan"
     payload: dict[str, Any]
     source: str  # timeline | operator | sensor | executive
+    # 1, 2, 3 ... per run in the order emitted, set by the trace writer (None until then):
+    # a gap in the stored numbers is an input the store lost (executive.traces.completeness)
+    seq: int | None = None
 
 
 @dataclass(frozen=True)
