@@ -3,13 +3,15 @@ the real sim stepped by the test (its tick is the clock), a real recorder into a
 a fake planner that answers each round with a plan the test chooses (and, for the slow
 tier, an agents' proposal). Each transition of a plan's life is driven and checked: the
 fast tier's commit, review (offer, accept, reject, timeout), a late ACCEPT rebased, a
-rebase that fails, the agents' proposal applied, offered, superseded or dropped."""
+rebase that fails, the agents' proposal applied, offered, superseded or dropped, and the
+fast tier's judge (a fresh search flies only if worth at least the plan in force rebased)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from executive.contracts import (
@@ -19,9 +21,9 @@ from executive.contracts import (
     PlanRequest,
     PlanVersionRecord,
 )
-from executive.loop import rebase
+from executive.loop import fast_tier, rebase
 from executive.loop.decisions import Commit, Hold, Moment, Rebase
-from executive.loop.drafts import RebaseJob
+from executive.loop.drafts import RebaseJob, Rival
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
@@ -33,6 +35,7 @@ from planner.model import Scenario, Solution
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
 from planner.solution import build_solution
+from planner.validation import Violation
 from sim import Sim
 from tests.conftest import SCENARIOS
 
@@ -549,3 +552,30 @@ def test_the_plan_in_force_does_not_win_against_the_operators_constraints():
     (commit,) = host.events("COMMIT_PLAN")[1:]
     assert commit["origin"] == "planner" and commit["points"] == 0
     assert "breaks a constraint" in commit["why"] and targets[-1] in commit["why"]
+
+
+def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
+    """The plan in force, rebased, is worth more but the validator refuses it (say a SAM
+    now covers its way home): the change forces the fresh draft, whatever it is worth."""
+    host, rounds = lifecycle(FakePlanner(nothing), in_force=best, commit="review")
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    fresh = rounds.review
+    assert fresh is not None
+    kept = rebase.route_on(
+        fresh.problem, fresh.mission, {}, dict(rounds.intent), dict(rounds.ends), {}
+    )
+    assert kept.solution.total_points > fresh.solution.total_points == 0
+    rival = Rival("in-force", kept, (), ())
+    preferred = fast_tier.judge(fresh, rival, fresh.cut)
+    assert isinstance(preferred, Commit) and preferred.draft.parent_id == "in-force"
+    refused = replace(kept, violations=[Violation("sam", "1", "its way home crosses SAM9")])
+    forced = fast_tier.judge(fresh, Rival("in-force", refused, (), ()), fresh.cut)
+    assert isinstance(forced, Commit) and forced.draft is fresh
+    assert forced.reason == (
+        "the fresh search: the plan in force cannot fly on"
+        " ([sam] drone 1: its way home crosses SAM9)"
+    )
