@@ -1,7 +1,16 @@
 """The tick is never blocked: a real-time run at 20 Hz while agents and the planner work.
 
-    python bench/executive_ticks.py [--seconds 120] [--engine-delay 8.0] [--plan-seconds 0.5]
-                                    [--replan-every 20] [--scenario large|FILE]
+    python bench/executive_ticks.py [--seconds 60] [--engine-delay 8.0] [--plan-seconds 0.5]
+                                    [--replan-every 10] [--scenario large|FILE]
+                                    [--sizes 10x100x10,50x500x50,200x2000x200,1000x5000x500]
+                                    [--store DIR] [--no-scene]
+
+``--sizes`` flies swarms (drones x targets x SAMs) instead of ``--scenario``, one after the
+other: generated like ``bench/limits.py`` / ``bench/replan_size.py`` (seeded, the whole
+coordinate box, fuel for about half the targets), as ``isr run`` flies them: the trace
+store is a real SQLite file (``TraceWriter``; its size per mission hour is printed), the
+replay snapshot is the live scene (``mission.live.scene``) and telemetry is traced every
+``telemetry_every`` ticks (the policy's default). ``--no-scene`` leaves the snapshot out.
 
 The executive flies the scenario at 1x real time. Every ``--replan-every`` seconds the
 operator asks for a replan (a REPLAN command, as the dashboard sends it), so planning rounds
@@ -12,17 +21,20 @@ timeout, so their proposals arrive long after the fast plan flies, are rebased o
 state then and applied only if they beat the plan in force.
 
 Prints: ticks, overruns (ticks started more than one period late; target 0), tick start
-lateness p50 / p99 / max (target p99 under 5 ms), the rounds and their latency, and the
-agents' proposals: answered, offered (better than the round's baseline), applied (better
-than the plan in force after the rebase).
+lateness p50 / p99 / max (target p99 under 5 ms), the rounds and their latency (p50 /
+p95), the committed rounds, and the agents' proposals: answered, offered (better than the
+round's baseline), applied (better than the plan in force after the rebase); with the
+1-minute load beside each size (the figures are wall-clock: a loaded machine inflates them).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +45,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rich.console import Console
+from rich.table import Table
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agents.engines.base import AgentCall, EngineReply
@@ -153,9 +166,39 @@ def make_planner(engine, sink, plan_seconds: float):
     return AgentPlanner(engine, sink), "agents (slow tier) + planner (fast tier)"
 
 
-async def bench(args) -> None:
-    scenario = large_scenario() if args.scenario == "large" else load_scenario(args.scenario)
-    sink = ListSink()
+def swarm_scenario(drones: int, targets: int, sams: int):
+    """A generated swarm (``bench/replan_size.swarm``'s world), parsed at the door."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import numpy as np
+    from limits import mission
+
+    from planner.limits import MAX_COORD_KM, MAX_FUEL_KM
+    from planner.scenario import parse_scenario
+
+    airports = min(drones, 50)
+    data = mission(targets, sams, drones, airports, MAX_COORD_KM)
+    area = (2 * MAX_COORD_KM) ** 2
+    fuel = 0.7 * np.sqrt(area * targets / 2) / drones + 2 * np.sqrt(area / airports)
+    for config in data["drone_configs"].values():
+        config["fuelBudget"] = float(min(MAX_FUEL_KM, round(fuel)))
+    return parse_scenario(data, f"<swarm {drones}x{targets}x{sams}>")
+
+
+def load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
+async def fly(scenario, args, console: Console, store: Path | None) -> dict[str, Any]:
+    """Fly ``scenario`` at 1x for ``args.seconds`` with REPLANs; returns the figures."""
+    sink: Any = ListSink()
+    writer = None
+    if store is not None:
+        from executive.traces import TraceWriter
+        from executive.traces.sinks import TeeSink
+
+        writer = TraceWriter(f"sqlite:///{store}")
+        writer.start()
+        sink = TeeSink(writer, sink)
     recording: list[Recording] = []
     engine = SlowEngine(
         args.engine_delay,
@@ -167,14 +210,27 @@ async def bench(args) -> None:
     planner = Recording(inner)
     recording.append(planner)
     kind += ", the allocator answering a long search's allocation" if args.good_model else ""
-    policy = Policy(planning_deadline_s=args.plan_seconds, telemetry_every=1)
-    executive = Executive(scenario, planner=planner, sink=sink, options=LoopOptions(policy=policy))
+    policy = (
+        Policy(planning_deadline_s=args.plan_seconds, telemetry_every=1)
+        if store is None
+        else Policy(planning_deadline_s=args.plan_seconds)
+    )
+    snapshot = None
+    if store is not None and not args.no_scene:
+        from mission.live.scene import scene as snapshot
+    executive = Executive(
+        scenario,
+        planner=planner,
+        sink=sink,
+        options=LoopOptions(policy=policy),
+        snapshot=snapshot,
+    )
     ticks_total = int(args.seconds * scenario.sim.tick_hz)
-    console = Console()
     console.print(
         f"{args.seconds:g} s at 1x real time, {scenario.sim.tick_hz:g} Hz; planner:"
         f" {kind}; engine delay {args.engine_delay:g} s; plan budget"
         f" {args.plan_seconds:g} s; REPLAN every {args.replan_every:g} s"
+        + (f"; traces: SQLite, scene snapshots {'off' if args.no_scene else 'on'}" if store else "")
     )
     every = int(args.replan_every * scenario.sim.tick_hz)
 
@@ -198,22 +254,29 @@ async def bench(args) -> None:
 
         executive.watch(publish=publish)
         report = await executive.run(1.0, until=ticks_total)
+    figures: dict[str, Any] = {"load": load()}
     jitter = report.jitter_ms
-    rounds = [r for r in report.replans if r.latency_ms is not None]
+    rounds = [r for r in report.replans if r.latency_ms is not None and r.trigger != "initial"]
     console.print(
         f"ticks: {report.ticks}   overruns: {report.overruns}   agent calls: {engine.calls}"
+        f"   wall {report.wall_seconds:.1f} s"
     )
     console.print(
         f"tick start lateness ms: p50 {jitter['p50']:.3f}  p99 {jitter['p99']:.3f}"
         f"  max {jitter['max']:.3f}  mean {jitter['mean']:.3f}"
     )
+    figures |= {"overruns": report.overruns, **{k: jitter[k] for k in ("p50", "p99", "max")}}
     if rounds:
         lat = sorted(r.latency_ms for r in rounds)
+        p95 = lat[min(len(lat) - 1, round(0.95 * (len(lat) - 1)))]
+        committed = sum(r.status == "committed" for r in rounds)
         console.print(
-            f"planning rounds: {len(rounds)} ({sum(r.status == 'committed' for r in rounds)}"
-            f" committed); latency ms median {statistics.median(lat):.0f}, max {lat[-1]:.0f}"
+            f"planning rounds: {len(rounds)} ({committed} committed); latency ms"
+            f" p50 {statistics.median(lat):.0f}, p95 {p95:.0f}, max {lat[-1]:.0f}"
         )
-        events = [r for r in sink.records if isinstance(r, EventRecord)]
+        figures |= {"rounds": len(rounds), "committed": committed}
+        figures |= {"replan_p50": statistics.median(lat), "replan_p95": p95}
+        events = [r for r in _records(sink) if isinstance(r, EventRecord)]
         done = [e for e in events if e.kind == "AGENTS_DONE"]
         decided = [e for e in events if e.kind == "AGENT_PROPOSAL"]
         console.print(
@@ -222,11 +285,62 @@ async def bench(args) -> None:
         )
         reasons = {reason for r in rounds for reason in r.reasons}
         console.print("reasons seen: " + "; ".join(sorted(reasons))[:400])
+    if writer is not None and store is not None:
+        writer.close()
+        size = sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))
+        hours = report.ticks / scenario.sim.tick_hz / 3600
+        figures["store_mb_h"] = size / 1e6 / hours
+        console.print(
+            f"trace store: {size / 1e6:.1f} MB for {report.ticks / scenario.sim.tick_hz:.0f}"
+            f" s of mission: {figures['store_mb_h']:,.0f} MB per mission hour"
+        )
+    console.print(f"1-minute load: {figures['load']}")
+    return figures
+
+
+def _records(sink: Any) -> list[Any]:
+    inner = getattr(sink, "sinks", None)
+    if inner is not None:
+        return next(s.records for s in inner if isinstance(s, ListSink))
+    return sink.records
+
+
+async def bench(args) -> None:
+    console = Console()
+    if not args.sizes:
+        scenario = large_scenario() if args.scenario == "large" else load_scenario(args.scenario)
+        await fly(scenario, args, console, None)
+        return
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes.split(","):
+            drones, targets, sams = (int(v) for v in size.lower().split("x"))
+            console.rule(f"{drones} drones x {targets} targets x {sams} SAMs (load {load()})")
+            scenario = swarm_scenario(drones, targets, sams)
+            store = Path(args.store or tmp) / f"trace-{size}.sqlite"
+            store.unlink(missing_ok=True)
+            rows.append((size, await fly(scenario, args, console, store)))
+    table = Table(title=f"Executive ticks, {args.seconds:g} s at 1x, REPLAN every"
+                  f" {args.replan_every:g} s, agent calls {args.engine_delay:g} s")
+    for column in ("drones x targets x SAMs", "overruns", "lateness ms p50 / p99 / max",
+                   "replan ms p50 / p95", "rounds (committed)", "store MB/h", "load"):
+        table.add_column(column, justify="right")
+    for size, f in rows:
+        table.add_row(
+            size,
+            str(f["overruns"]),
+            f"{f['p50']:.2f} / {f['p99']:.1f} / {f['max']:.0f}",
+            f"{f.get('replan_p50', float('nan')):.0f} / {f.get('replan_p95', float('nan')):.0f}",
+            f"{f.get('rounds', 0)} ({f.get('committed', 0)})",
+            f"{f.get('store_mb_h', float('nan')):,.0f}",
+            f["load"],
+        )
+    console.print(table)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--engine-delay", type=float, default=8.0)
     parser.add_argument(
         "--good-model",
@@ -234,12 +348,20 @@ def main() -> None:
         help="the allocator answers a long search's allocation (else the rules answer)",
     )
     parser.add_argument("--plan-seconds", type=float, default=0.5)
-    parser.add_argument("--replan-every", type=float, default=20.0)
+    parser.add_argument("--replan-every", type=float, default=10.0)
     parser.add_argument(
         "--scenario",
         default="large",
         help="'large' (generated: 5 drones, 50 targets, 10 SAMs) or a file",
     )
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help="drones x targets x SAMs, comma separated (e.g. 10x100x10,50x500x50): swarms"
+        " flown with a SQLite trace store and scene snapshots, instead of --scenario",
+    )
+    parser.add_argument("--store", help="where the SQLite trace files go (default: a temp dir)")
+    parser.add_argument("--no-scene", action="store_true", help="no replay scene snapshots")
     asyncio.run(bench(parser.parse_args()))
 
 

@@ -128,9 +128,11 @@ _SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a r
 
 def _warm_kernels() -> None:
     from planner import orienteering, team_search
+    from planner.geometry import distance_table
 
     team_search.warmup()
     orienteering.warmup()
+    distance_table.warmup()  # the replans' incremental table: loaded before tick 0
 
 
 def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:

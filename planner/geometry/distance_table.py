@@ -50,6 +50,7 @@ __all__ = [
     "RemovePoint",
     "RemoveSam",
     "TableEdit",
+    "warmup",
 ]
 
 Sam = tuple[float, float, float]  # x, y, true range (km)
@@ -539,3 +540,18 @@ def _checked_sam(key: str, sam: Iterable[float]) -> Sam:
     if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(r)) or r < 0.0:
         raise PlannerError(f"SAM {key!r}: needs finite coordinates and a non-negative range")
     return x, y, r
+
+
+def warmup() -> None:
+    """Load (or compile) every kernel an edit uses, on a tiny world: the first load in a
+    worker thread mid-run holds the GIL (seconds on a fresh cache), long enough to make a
+    real-time tick late."""
+    table = DistanceTable({"s": (5.0, 0.0, 1.0)}, {"a": (0.0, 0.0), "b": (10.0, 0.0)})
+    table.apply(AddPoint("c", 5.0, 5.0))
+    table.apply(MovePoint("c", 5.0, 6.0))
+    table.apply(AddSam("t", 5.0, 8.0, 1.0))
+    table.apply(MoveSam("t", 5.0, 9.0, 1.0))
+    table.apply(RemoveSam("t"))
+    table.apply(RemovePoint("c"))
+    table.matrix(["a", "b"])
+    table.path("a", "b")
