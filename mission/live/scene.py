@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from executive.loop import Executive
 from executive.loop.safety import Safety
 from planner.geometry import Path
-from planner.model import Solution, drone_label
-from sim.flight import slice_path
+from planner.model import DroneConfig, Sam, Solution, Target, drone_label
+from sim.flight import Flight, slice_path
 
-__all__ = ["scene"]
+__all__ = ["capture_scene", "scene"]
 
 _SAGITTA = 0.05  # km: how finely arcs are drawn on the map
 _PNR_STEP = 0.5  # km: how finely a path is walked for its point of no return
@@ -68,11 +72,34 @@ def _cut(path: Path, s0: float, s1: float) -> Path | None:
     return None if rest is None else rest.reversed()
 
 
+@dataclass(frozen=True)
+class _Drone:
+    """One drone as the tick left it: plain values and immutable paths, nothing that a
+    later tick changes."""
+
+    id: str
+    status: str
+    x: float
+    y: float
+    heading: float
+    s: float
+    fuel: float
+    speed: float
+    flight: Flight | None
+    kept: Path | None
+    checkpoint: tuple[bool, float] | None  # (airborne, arc length) of the round in flight
+    returning: str | None
+    held: str | None
+    warning: str | None
+    flown: list[list[float]]
+
+
 def scene(
     executive: Executive, trails: dict[str, list[list[float]]] | None = None
 ) -> dict[str, Any]:
     """The whole picture a view needs, from what the executive holds now, as the
-    ``scene`` topic's payload (the executive must have started; read it between ticks).
+    ``scene`` topic's payload (the executive must have started; read it between ticks):
+    ``capture_scene(executive, trails)()``.
 
     Targets carry a status (collected, excluded, planned, pending); SAMs say whether they
     are known (a hidden SAM is shown only on a view's truth toggle); each drone has its
@@ -82,113 +109,55 @@ def scene(
     path is flown (airborne drones only, else None). Distances are km. ``draft`` is the
     plan under review, with what it changes against the committed plan, or None.
     """
+    return capture_scene(executive, trails)()
+
+
+def capture_scene(
+    executive: Executive, trails: dict[str, list[list[float]]] | None = None
+) -> Callable[[], dict[str, Any]]:
+    """What ``scene`` reads, taken now (between ticks: cheap reads, O(drones + targets)),
+    and a function that draws the picture from it later, in any thread: the paths cut and
+    sampled, the points of no return walked. The tick pays for the reads only; at 1,000
+    drones the drawing is what costs (tens of ms of Python), so a host renders it off the
+    tick."""
     sim = executive.sim
     world = sim.world
     known = world.known_environment
     truth = world.truth_environment
-    known_sams = {s.id for s in known.sams}
     collected = world.collected()
     plan = executive.plan
-    planned: dict[str, str] = {}
-    if plan is not None:
-        for drone_id, result in plan.routes.items():
-            for target in result.visited_targets:
-                planned[target] = drone_id
-    excluded = set(plan.excluded_targets) if plan is not None else set()
-    targets = []
-    for t in known.targets:
-        inside = any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in known.sams)
-        status = (
-            "collected"
-            if t.id in collected
-            else "excluded"
-            if inside or t.id in excluded
-            else "planned"
-            if t.id in planned
-            else "pending"
-        )
-        targets.append(
-            {
-                "id": t.id,
-                "x": t.x,
-                "y": t.y,
-                "priority": t.priority,
-                "type": t.type,
-                "status": status,
-                "drone": collected.get(t.id) or planned.get(t.id),
-            }
-        )
-    sams = [
-        {"id": s.id, "x": s.x, "y": s.y, "range": s.range, "known": s.id in known_sams}
-        for s in truth.sams
-    ]
     checkpoints = executive.checkpoints
-    reserve = executive.policy.fuel_reserve
-    airports = {a.id: (a.x, a.y) for a in known.airports}
-    ends = {
-        d: [airports[a] for a in c.end_options(list(airports)) if a in airports]
-        for d, c in executive.scenario.drone_configs.items()
-    }
-    target_ids = {t.id for t in known.targets}
     returning, held = executive.returning, executive.operator_holds
-    drones: dict[str, Any] = {}
-    for drone_id, config in executive.scenario.drone_configs.items():
-        flight = world.flight(drone_id)
+    safety = executive.safety
+    drones: list[_Drone] = []
+    for drone_id in executive.scenario.drone_configs:
         status = world.status(drone_id)
         x, y, heading = world.position(drone_id)
-        s = world.progress(drone_id)
-        frozen = ahead = None
-        kept = world.kept_path(drone_id) if status == "holding" else None
-        if kept is not None:  # paused: the path RESUME flies again stays on the map
-            ahead = kept
-        elif flight is not None and status in ("flying", "holding") and not flight.holding:
-            c = checkpoints.get(drone_id)
-            if c is not None and c.airborne and c.s > s:
-                frozen = _cut(flight.path, s, c.s)
-                ahead = slice_path(flight.path, c.s)
-            else:
-                ahead = slice_path(flight.path, s)
-        planned_route = plan.routes.get(drone_id) if plan is not None else None
-        route = planned_route.route if planned_route is not None else []
-        remaining = ahead.length if ahead is not None else 0.0
-        remaining += frozen.length if frozen is not None else 0.0
-        fuel = world.fuel(drone_id)
-        airborne = status in ("flying", "holding")
-        turn = _turn_home(
-            (x, y), fuel, [p for p in (frozen, ahead) if p is not None], ends[drone_id], reserve
+        c = checkpoints.get(drone_id)
+        drones.append(
+            _Drone(
+                drone_id,
+                status,
+                x,
+                y,
+                heading,
+                world.progress(drone_id),
+                world.fuel(drone_id),
+                world.config.speed_of(drone_id),
+                world.flight(drone_id),
+                world.kept_path(drone_id) if status == "holding" else None,
+                None if c is None else (c.airborne, c.s),
+                returning.get(drone_id),
+                "operator: hold" if drone_id in held else safety.held.get(drone_id),
+                _warning(safety, drone_id),
+                list((trails or {}).get(drone_id, [])),
+            )
         )
-        drones[drone_id] = {
-            "x": x,
-            "y": y,
-            "heading": heading,
-            "status": status,
-            "fuel": fuel,
-            "budget": config.fuel_budget,
-            "speed": world.config.speed_of(drone_id),
-            "sensors": config.accessible_targets,
-            "enabled": config.enabled,
-            "route": route,
-            "remaining_km": remaining,
-            # fuel left over once the planned path is flown: the margin ring on the map
-            "margin_km": fuel - remaining if airborne else None,
-            "next_target": next((t for t in route if t in target_ids and t not in collected), None),
-            # the fleet table's point of no return (airborne drones only, else None)
-            **(turn if airborne else dict.fromkeys(turn)),
-            "flown": list((trails or {}).get(drone_id, [])),
-            "frozen": _polyline(frozen),
-            "planned": _polyline(ahead),
-            "holding": bool(flight is not None and flight.holding),
-            # why the safety layer (or the operator) sent it home / holds it: words for a view
-            "returning": returning.get(drone_id),
-            "held": "operator: hold" if drone_id in held else executive.safety.held.get(drone_id),
-            # the plan in force meets a known SAM ahead (safety acts later), or no longer
-            # fits the fuel: words for the fleet row and the map
-            "warning": _warning(executive.safety, drone_id),
-        }
     draft = _draft(executive.review())
     if draft is not None:
         draft |= _why(executive, draft)
-    return {
+    geo = executive.scenario.geo
+    head = {
         "run_id": executive.run_id,
         "tick": sim.tick,
         "time": sim.time,
@@ -200,14 +169,143 @@ def scene(
         # a fork's parent run and tick ({"parent", "tick"}), else None
         "fork": executive.forked_from,
         # the geographic origin, if any: a view shows lat/lon next to km
-        "geo": geo.model_dump() if (geo := executive.scenario.geo) is not None else None,
-        "airports": [{"id": a.id, "x": a.x, "y": a.y} for a in known.airports],
-        "targets": targets,
-        "sams": sams,
-        "drones": drones,
+        "geo": geo.model_dump() if geo is not None else None,
+    }
+    airports = {a.id: (a.x, a.y) for a in known.airports}
+    tail = {
         "draft": draft,
         "constraints": executive.constraints.model_dump(mode="json"),
         "collected_points": float(sum(t.priority for t in known.targets if t.id in collected)),
+    }
+    known_targets, known_sams = list(known.targets), list(known.sams)
+    truth_sams = list(truth.sams)
+    configs = executive.scenario.drone_configs
+    reserve = executive.policy.fuel_reserve
+
+    def render() -> dict[str, Any]:
+        known_ids = {k.id for k in known_sams}
+        target_ids = {t.id for t in known_targets}
+        return {
+            **head,
+            "airports": [{"id": a, "x": x, "y": y} for a, (x, y) in airports.items()],
+            "targets": _targets(known_targets, known_sams, collected, plan),
+            "sams": [
+                {
+                    "id": s.id,
+                    "x": s.x,
+                    "y": s.y,
+                    "range": s.range,
+                    "known": s.id in known_ids,
+                }
+                for s in truth_sams
+            ],
+            "drones": {
+                d.id: _drone(d, configs[d.id], plan, airports, target_ids, collected, reserve)
+                for d in drones
+            },
+            **tail,
+        }
+
+    return render
+
+
+def _targets(
+    targets: list[Target], sams: list[Sam], collected: dict[str, str], plan: Solution | None
+) -> list[dict[str, Any]]:
+    """Each known target with its status; inside a known SAM is one numpy test for all."""
+    planned: dict[str, str] = {}
+    if plan is not None:
+        for drone_id, result in plan.routes.items():
+            for target in result.visited_targets:
+                planned[target] = drone_id
+    excluded = set(plan.excluded_targets) if plan is not None else set()
+    inside = np.zeros(len(targets), dtype=bool)
+    if targets and sams:
+        xy = np.array([(t.x, t.y) for t in targets])
+        for s in sams:  # one SAM at a time: memory O(targets), not targets x SAMs
+            inside |= np.hypot(xy[:, 0] - s.x, xy[:, 1] - s.y) < s.range
+    out = []
+    for t, within in zip(targets, inside.tolist(), strict=True):
+        status = (
+            "collected"
+            if t.id in collected
+            else "excluded"
+            if within or t.id in excluded
+            else "planned"
+            if t.id in planned
+            else "pending"
+        )
+        out.append(
+            {
+                "id": t.id,
+                "x": t.x,
+                "y": t.y,
+                "priority": t.priority,
+                "type": t.type,
+                "status": status,
+                "drone": collected.get(t.id) or planned.get(t.id),
+            }
+        )
+    return out
+
+
+def _drone(
+    d: _Drone,
+    config: DroneConfig,
+    plan: Solution | None,
+    airports: dict[str, tuple[float, float]],
+    target_ids: set[str],
+    collected: dict[str, str],
+    reserve: float,
+) -> dict[str, Any]:
+    """One drone's entry in the scene, drawn from what was captured."""
+    flight = d.flight
+    frozen = ahead = None
+    if d.kept is not None:  # paused: the path RESUME flies again stays on the map
+        ahead = d.kept
+    elif flight is not None and d.status in ("flying", "holding") and not flight.holding:
+        c = d.checkpoint
+        if c is not None and c[0] and c[1] > d.s:
+            frozen = _cut(flight.path, d.s, c[1])
+            ahead = slice_path(flight.path, c[1])
+        else:
+            ahead = slice_path(flight.path, d.s)
+    planned_route = plan.routes.get(d.id) if plan is not None else None
+    route = planned_route.route if planned_route is not None else []
+    remaining = ahead.length if ahead is not None else 0.0
+    remaining += frozen.length if frozen is not None else 0.0
+    airborne = d.status in ("flying", "holding")
+    ends = [airports[a] for a in config.end_options(list(airports)) if a in airports]
+    turn = _turn_home(
+        (d.x, d.y), d.fuel, [p for p in (frozen, ahead) if p is not None], ends, reserve
+    )
+    return {
+        "x": d.x,
+        "y": d.y,
+        "heading": d.heading,
+        "status": d.status,
+        "fuel": d.fuel,
+        "budget": config.fuel_budget,
+        "speed": d.speed,
+        "sensors": config.accessible_targets,
+        "enabled": config.enabled,
+        "route": route,
+        "remaining_km": remaining,
+        # fuel left over once the planned path is flown: the margin ring on the map
+        "margin_km": d.fuel - remaining if airborne else None,
+        "next_target": next((t for t in route if t in target_ids and t not in collected), None),
+        # the fleet table's point of no return (airborne drones only, else None)
+        **(turn if airborne else dict.fromkeys(turn)),
+        "flown": d.flown,
+        "frozen": _polyline(frozen),
+        "planned": _polyline(ahead),
+        "holding": bool(flight is not None and flight.holding),
+        # why the safety layer (or the operator) sent it home / holds it: words for a view
+        "returning": d.returning,
+        "held": d.held,
+        # the plan in force meets a known SAM ahead (safety acts later), or no longer
+        # fits the fuel: words for the fleet row and the map
+        "warning": d.warning,
     }
 
 
