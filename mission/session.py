@@ -49,7 +49,7 @@ from executive.traces.fork import ForkPoint, load_fork
 from executive.traces.sinks import NullSink, TeeSink, dropped_by, lost_by
 from mission.config import ForkConfig, RunConfig
 from mission.live.host import BusSink, MissionHost
-from mission.live.scene import scene
+from mission.live.scene import capture_scene
 from planner.model import Scenario
 from planner.oracle import oracle_plan
 
@@ -136,7 +136,7 @@ def build_executive(
         coordinate=coordinate_live,
         initial_plan=initial,
         initial_mission=initial_mission,
-        snapshot=scene,  # kept in the traces, so a replay can seek anywhere
+        snapshot=capture_scene,  # kept in the traces, so a replay can seek anywhere
         run_id=config.run_id,
         fork=fork,
     )

@@ -165,7 +165,7 @@ class Executive:
         initial_mission: Mission | None = None,
         on_tick: Callable[[TickResult], None] | None = None,
         clock: Clock | None = None,
-        snapshot: Callable[[Executive], dict[str, Any]] | None = None,
+        snapshot: Callable[[Executive], Callable[[], dict[str, Any]]] | None = None,
         fork: ForkPoint | None = None,
     ) -> None:
         options = options if options is not None else LoopOptions()
@@ -200,7 +200,10 @@ class Executive:
         self._pacer: Pacer | None = None
         self._woken = asyncio.Event()  # wakes a paced sleep when the speed changes
         self._trace_dropped = 0  # trace records the sink dropped, as last reported
-        self._snapshot = snapshot  # the picture to keep in the traces (the live scene)
+        # the picture to keep in the traces (the live scene): captured between ticks, drawn
+        # by the function the capture returns, in a worker thread when the run is paced
+        self._snapshot = snapshot
+        self._drawing: asyncio.Future[dict[str, Any]] | None = None  # a snapshot being drawn
         self._fork = fork  # begin where a traced run was at a tick (executive.loop.fork)
         self._last_snapshot = -(10**9)
         self._initial_points = 0.0
@@ -440,6 +443,9 @@ class Executive:
             if frozen:
                 gc.unfreeze()
             self.rounds.cancel()
+        if self._drawing is not None:  # the last snapshot, stored before the run settles
+            with contextlib.suppress(Exception):
+                await self._drawing
         # Wait for the store to take what the run emitted (or give it up, counted), so the
         # report and the last TRACE_DROPPED event, live on the bus, say the whole of it.
         await settle(self.sink, _SETTLE_S)
@@ -700,14 +706,39 @@ class Executive:
 
     def _maybe_snapshot(self, tick: int) -> None:
         """Keep the picture in the traces: every ``snapshot_every`` ticks, and soon after
-        anything happened, so a replay seeks from the nearest snapshot."""
+        anything happened, so a replay seeks from the nearest snapshot. The tick only
+        captures it; at 1x the drawing (hundreds of ms of Python at swarm sizes) runs in a
+        worker thread, which hands the GIL back every switch interval, and the record is
+        stored when it is drawn (one at a time: a capture waits for the previous drawing).
+        As fast as possible it is drawn at once, so batch runs store the same records."""
         every = self.policy.snapshot_every
-        if self._snapshot is None or not every:
+        if self._snapshot is None or not every or self._drawing is not None:
             return
         since = tick - self._last_snapshot
         if since >= every or (self.recorder.changed and since >= self.policy.snapshot_gap):
-            self.recorder.snapshot(tick, self._snapshot(self))
+            draw = self._snapshot(self)
+            self.recorder.changed = False  # what happens from now on is in the next one
             self._last_snapshot = tick
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:  # ticked by hand, outside a run
+                paced = False
+            else:
+                paced = self.speed is not None
+            if not paced:
+                self.recorder.snapshot(tick, draw())
+                return
+            drawing = asyncio.ensure_future(asyncio.to_thread(draw))
+            self._drawing = drawing
+
+            def store(done: asyncio.Future[dict[str, Any]]) -> None:
+                self._drawing = None
+                if not done.cancelled() and done.exception() is None:
+                    self.recorder.snapshot(tick, done.result())
+                elif not done.cancelled():
+                    log.warning("the snapshot at tick %d was not drawn: %s", tick, done.exception())
+
+            drawing.add_done_callback(store)
 
     def telemetry(self, result: TickResult) -> dict[str, DroneTelemetry]:
         """Each drone's telemetry frame at the end of the tick (``FleetView.telemetry``)."""

@@ -115,9 +115,9 @@ class Recorder:
         self.sink.emit(TelemetryRecord(self.run_id, tick, drones))
 
     def snapshot(self, tick: int, scene: dict[str, Any]) -> None:
-        """The whole picture at ``tick``, for seeking a replay."""
+        """The whole picture at ``tick``, for seeking a replay (the caller clears
+        ``changed`` when it captures the picture: it may be drawn later)."""
         self.sink.emit(SnapshotRecord(self.run_id, tick, scene))
-        self.changed = False
 
     def state_hash(self, tick: int, digest: str) -> None:
         """The sim's state hash at ``tick``, for the traces (what a replay compares)."""

@@ -25,8 +25,8 @@ Produces (bus topics)
 Lifecycle
     ``await host.run(speed)``: starts the command listener, runs the executive to the end,
     publishes the final scene and status, stops the listener. Nothing here blocks a tick:
-    the scene is built in the tick only when due (a few ms at most) and published to a
-    bounded bus.
+    when due, the tick captures the scene (cheap reads) and a worker thread draws it (at
+    1x; as fast as possible it is drawn at once), published to a bounded bus when drawn.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from executive.contracts import (
     TraceRecord,
 )
 from executive.loop import Executive, RunReport
-from mission.live.scene import scene
+from mission.live.scene import capture_scene
 from planner.edits import parse_edit
 from planner.geo import localize_edit
 from sim import MAX_SPEED, MIN_SPEED, TickResult
@@ -116,6 +116,7 @@ class MissionHost:
         self._dirty = True
         self._last_scene = -math.inf
         self._listener: asyncio.Task[None] | None = None
+        self._drawing: asyncio.Future[dict[str, Any]] | None = None  # a scene drawn off the tick
         self._asks: set[asyncio.Task[None]] = set()
         self.rejected = 0
         executive.watch(publish=self._publish, on_tick=self._on_tick)
@@ -134,7 +135,31 @@ class MissionHost:
         now = time.monotonic()
         due = now - self._last_scene >= self.scene_every_s
         if due and (self._dirty or result.tick % (self.trail_every * 4) == 0):
-            self.publish_scene()
+            if self.executive.speed is None:
+                self.publish_scene()
+            elif self._drawing is None:
+                self._draw_off_tick()
+
+    def _draw_off_tick(self) -> None:
+        """Capture the scene now (cheap reads) and draw it in a worker thread (hundreds of
+        ms of Python at swarm sizes, which would make the tick late), published when drawn;
+        one at a time, so scenes are published in order."""
+        draw = capture_scene(self.executive, self._trails)
+        self._dirty = False
+        self._last_scene = time.monotonic()
+        drawing = asyncio.ensure_future(asyncio.to_thread(draw))
+        self._drawing = drawing
+
+        def publish(done: asyncio.Future[dict[str, Any]]) -> None:
+            self._drawing = None
+            if done.cancelled():
+                return
+            if done.exception() is not None:
+                log.warning("the scene was not drawn: %s", done.exception())
+                return
+            self.bus.publish("scene", done.result())
+
+        drawing.add_done_callback(publish)
 
     def _record_trail(self, result: TickResult) -> None:
         world = self.executive.sim.world
@@ -186,7 +211,7 @@ class MissionHost:
     def publish_scene(self) -> dict[str, Any]:
         """Build the scene now, publish it (retained) and return it; the executive must
         have started."""
-        picture = scene(self.executive, self._trails)
+        picture = capture_scene(self.executive, self._trails)()
         self.bus.publish("scene", picture)
         self._dirty = False
         self._last_scene = time.monotonic()
@@ -331,5 +356,7 @@ class MissionHost:
             await asyncio.gather(self._listener, return_exceptions=True)
             for task in list(self._asks):
                 task.cancel()
+        if self._drawing is not None:  # published before the final scene, never after it
+            await asyncio.gather(self._drawing, return_exceptions=True)
         self.publish_scene()
         return report
