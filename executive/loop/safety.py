@@ -92,6 +92,9 @@ class Safety:
         self._warned: dict[str, tuple[Flight, str]] = {}
         # drone -> (flight, known-world version, first contact or None)
         self._cache: dict[str, tuple[Flight, int, _Contact | None]] = {}
+        # every known SAM's contact disk, for one known-world version: built once a version,
+        # not once per drone (500 SAMs x 1,000 drones after a commit otherwise)
+        self._all_disks: tuple[int, list[Disk], list[str]] | None = None
 
     # ----- what the loop calls -----------------------------------------------------------
 
@@ -234,6 +237,15 @@ class Safety:
         ]
 
     def _disks(self, sam_only: str | None = None) -> tuple[list[Disk], list[str]]:
+        world = self.host.sim.world
+        if sam_only is None:
+            version = world.environment_version
+            if self._all_disks is None or self._all_disks[0] != version:
+                self._all_disks = (version, *self._some_disks(None))
+            return self._all_disks[1], self._all_disks[2]
+        return self._some_disks(sam_only)
+
+    def _some_disks(self, sam_only: str | None) -> tuple[list[Disk], list[str]]:
         known = self.host.sim.world.known_environment.sams
         chosen = [s for s in known if sam_only is None or s.id == sam_only]
         # a geographic mission's SAMs as the planner treats them: their geodesic covers
