@@ -45,8 +45,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rich.console import Console
-from rich.table import Table
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from agents.engines.base import AgentCall, EngineReply
 from executive.contracts import EventRecord, HumanCommand
@@ -268,7 +268,17 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         report = await executive.run(1.0, until=ticks_total)
     figures: dict[str, Any] = {"load": load()}
     jitter = report.jitter_ms
-    rounds = [r for r in report.replans if r.latency_ms is not None and r.trigger != "initial"]
+    asked = [r for r in report.replans if r.trigger != "initial"]
+    rounds = [r for r in asked if r.latency_ms is not None]
+    if len(rounds) < len(asked):
+        console.print(
+            "rounds without a latency (still planning at the end, or failed): "
+            + ", ".join(
+                f"{r.trigger} at tick {r.asked_tick}: {r.status}"
+                for r in asked
+                if r.latency_ms is None
+            )
+        )
     console.print(
         f"ticks: {report.ticks}   overruns: {report.overruns}   agent calls: {engine.calls}"
         f"   wall {report.wall_seconds:.1f} s"
@@ -311,9 +321,22 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         console.print(
             f"trace store: {size / 1e6:.1f} MB for {report.ticks / scenario.sim.tick_hz:.0f}"
             f" s of mission: {figures['store_mb_h']:,.0f} MB per mission hour"
+            f" ({by_table(store, hours)})"
         )
     console.print(f"1-minute load: {figures['load']}")
     return figures
+
+
+def by_table(store: Path, hours: float) -> str:
+    """MB per mission hour of each table and its indexes (SQLite's dbstat), largest first."""
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        rows = db.execute(
+            "SELECT coalesce(i.tbl_name, d.name), sum(d.pgsize) FROM dbstat d"
+            " LEFT JOIN sqlite_schema i ON i.name = d.name GROUP BY 1 ORDER BY 2 DESC"
+        ).fetchall()
+    return ", ".join(f"{name} {size / 1e6 / hours:,.0f}" for name, size in rows[:5])
 
 
 def _records(sink: Any) -> list[Any]:
