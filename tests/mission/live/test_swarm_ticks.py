@@ -83,16 +83,18 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
     assert report.jitter_ms["max"] < LATE_PERIODS * period_ms, (report.jitter_ms, wall)
     replans = [r for r in report.replans if r.trigger != "initial"]
     assert any(r.status == "committed" for r in replans), [(r.trigger, r.status) for r in replans]
-    # the snapshots drawn off the tick were stored, each the picture of its own tick
+    # the snapshots drawn off the tick were stored, each the picture of its own tick (the
+    # record's tick is the one just stepped; the scene's, the sim's clock after it)
     snapshots = records.of(SnapshotRecord)
     assert len(snapshots) >= SECONDS * hz / 40
-    assert all(s.scene["tick"] == s.tick and len(s.scene["drones"]) == DRONES for s in snapshots)
+    assert [s.scene["tick"] for s in snapshots] == [s.tick + 1 for s in snapshots]
+    assert all(len(s.scene["drones"]) == DRONES for s in snapshots)
     reader = TraceReader(url)
     try:
         stored = reader.snapshot_at(executive.run_id, report.ticks)
     finally:
         reader.close()
-    assert stored is not None and stored.tick == snapshots[-1].tick
+    assert stored is not None and stored["tick"] == snapshots[-1].tick
     # and the live scene reached the bus (every 0.25 s when something changed, at least
     # every 40 ticks), in order, the last one the run's end
     assert len(published) >= SECONDS * hz / 40
