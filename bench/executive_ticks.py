@@ -156,14 +156,16 @@ def large_scenario(seed: int = 0):
     )
 
 
-def make_planner(engine, sink, plan_seconds: float):
+def make_planner(engine, sink, plan_seconds: float, no_post_opt: bool = False):
     try:
         from agents.planning.round import AgentPlanner
     except ImportError:  # the agent round is optional for this figure
         from executive.planning.algorithmic import AlgorithmicPlanner
 
         return AlgorithmicPlanner(), "algorithmic"
-    return AgentPlanner(engine, sink), "agents (slow tier) + planner (fast tier)"
+    post_opt = dict.fromkeys(("insert", "swap", "no_cross"), False) if no_post_opt else None
+    kind = "agents (slow tier) + planner (fast tier)" + (", no post-opt" if no_post_opt else "")
+    return AgentPlanner(engine, sink, post_opt=post_opt), kind
 
 
 def swarm_scenario(drones: int, targets: int, sams: int):
@@ -206,7 +208,7 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         if args.good_model
         else None,
     )
-    inner, kind = make_planner(engine, sink, args.plan_seconds)
+    inner, kind = make_planner(engine, sink, args.plan_seconds, args.no_post_opt)
     planner = Recording(inner)
     recording.append(planner)
     kind += ", the allocator answering a long search's allocation" if args.good_model else ""
@@ -414,6 +416,12 @@ def main() -> None:
     )
     parser.add_argument("--store", help="where the SQLite trace files go (default: a temp dir)")
     parser.add_argument("--no-scene", action="store_true", help="no replay scene snapshots")
+    parser.add_argument(
+        "--no-post-opt",
+        action="store_true",
+        help="the baseline without post-optimisation (pure Python, no deadline: minutes a"
+        " round at 1,000 drones), to measure the executive at that size",
+    )
     asyncio.run(bench(parser.parse_args()))
 
 
