@@ -8,20 +8,27 @@ did is what it did.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from agents.engines.spec import AGENT_ROLES, AgentRole, EngineSpec, check_base_url
+from agents.engines.spec import (
+    AGENT_ROLES,
+    ENGINE_NAMES,
+    SERVER_ENGINES,
+    AgentRole,
+    EngineName,
+    EngineSpec,
+    check_base_url,
+)
 from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = ["ENGINES", "DashboardConfig", "EngineName", "ForkConfig", "RunConfig"]
 
-EngineName = Literal["rules", "anthropic", "openai", "replay"]
-ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "openai", "replay")
+ENGINES: tuple[EngineName, ...] = ENGINE_NAMES  # the registry's (agents.engines.spec)
 
 
 class ForkConfig(BaseModel):
@@ -112,7 +119,7 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         if self.engine == "replay" and not self.replay_run:
             raise ValueError("engine 'replay' needs replay_run: the run whose answers to replay")
-        if self.engine in ("rules", "replay") and (self.engine_url or self.engine_key):
+        if self.engine not in SERVER_ENGINES and (self.engine_url or self.engine_key):
             raise ValueError(f"engine_url / engine_key: the {self.engine} engine asks no server")
         check_base_url(self.engine_url)
         for role, spec in self.agent_engines.items():
