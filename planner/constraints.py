@@ -262,13 +262,29 @@ def constraint_violations(
 def merge_constraints(
     current: OperatorConstraints, added: OperatorConstraints
 ) -> OperatorConstraints:
-    """The operator's constraints after ``added``: moves and required targets appended,
-    forbidden targets joined per drone (sorted)."""
-    forbidden = {d: sorted(set(ts)) for d, ts in current.forbidden.items()}
+    """The operator's constraints after ``added``, the last word winning: a target moved
+    again loses its earlier move, a move to a drone now forbidden that target is dropped, a
+    ban on a target now moved to that drone is lifted; forbidden targets joined per drone
+    (sorted), required targets once each. The one merge: the live loop, a what-if and a
+    posted plan all use it."""
+    moved = {m.target for m in added.moves}
+    banned = {(d, t) for d, ts in added.forbidden.items() for t in ts}
+    kept = [
+        m for m in current.moves if m.target not in moved and (m.to_drone, m.target) not in banned
+    ]
+    forbidden: dict[str, list[str]] = {}
+    for drone, targets in current.forbidden.items():
+        left = [
+            t
+            for t in targets
+            if not any(m.target == t and m.to_drone == drone for m in added.moves)
+        ]
+        if left:
+            forbidden[drone] = sorted(set(left))
     for drone, targets in added.forbidden.items():
         forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(targets))
     return OperatorConstraints(
-        moves=[*current.moves, *added.moves],
+        moves=[*kept, *added.moves],
         forbidden=forbidden,
-        required_targets=[*current.required_targets, *added.required_targets],
+        required_targets=list(dict.fromkeys([*current.required_targets, *added.required_targets])),
     )

@@ -57,9 +57,8 @@ def coordinate(
     in_force: Mapping[str, Any] | None = None,
     preferences: Mapping[str, Any] | None = None,
     planned: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The coordinator's decision for ``text`` (see the package docstring), as the JSON of a
-    ``CoordinatorDecision``.
+) -> CoordinatorDecision:
+    """The coordinator's decision for ``text`` (see the package docstring).
 
     ``known_targets``: id -> (x, y), objects with ``id``, ``x``, ``y``, or bare ids (then a
     region cannot be resolved); ``known_sams``: ids or objects with ``id``; ``airports``
@@ -163,7 +162,7 @@ def coordinate(
         )
     )
     decision = CoordinatorDecision(
-        intent=str(intent),
+        intent=intent,
         confidence=_confidence(intent, d.rules_hit, bool(ids.errors)),
         rules_hit=d.rules_hit,
         policy=policy,
@@ -179,7 +178,7 @@ def coordinate(
         memory=d.memory,
         text=text,
     )
-    return decision.model_dump(mode="json")
+    return decision
 
 
 _BASE_CONFIDENCE = {

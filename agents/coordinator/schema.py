@@ -21,12 +21,13 @@ executive's hook, the words layer and ``POST /api/agent_solve`` all see one shap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.coordinator.intent import Intent
 from executive.contracts import Refusal, Replacement
+from planner.constraints import Move, OperatorConstraints
 
 __all__ = [
     "STRATEGIES",
@@ -119,7 +120,7 @@ class TraceEvent(_Model):
 class CoordinatorDecision(_Model):
     """The coordinator's decision for one request (see the module docstring)."""
 
-    intent: str  # plan|replan|reallocate|explain|what_if|debug|question|memory|unknown
+    intent: Intent
     confidence: float = Field(ge=0.0, le=1.0)
     rules_hit: list[str]
     policy: DecisionPolicy
@@ -136,14 +137,13 @@ class CoordinatorDecision(_Model):
     text: str = ""
 
 
-def planner_constraints(decision: Mapping[str, Any]) -> dict[str, Any]:
-    """The decision's constraints as ``planner.constraints.OperatorConstraints`` takes them:
+def planner_constraints(decision: CoordinatorDecision) -> OperatorConstraints:
+    """The decision's constraints as the planner takes them (``OperatorConstraints``):
     moves, forbidden per drone (a target forbidden for every drone listed per drone),
-    required targets."""
-    c = decision.get("constraints") or {}
-    forbidden = {d: list(ts) for d, ts in (c.get("forbidden") or {}).items()}
-    return {
-        "moves": [dict(m) for m in c.get("moves") or []],
-        "forbidden": forbidden,
-        "required_targets": list(c.get("required_targets") or []),
-    }
+    required targets. The one conversion: the loop, a what-if and a posted plan all use it."""
+    c = decision.constraints
+    return OperatorConstraints(
+        moves=[Move(target=m.target, to_drone=m.to_drone) for m in c.moves],
+        forbidden={d: list(ts) for d, ts in c.forbidden.items()},
+        required_targets=list(c.required_targets),
+    )

@@ -623,23 +623,8 @@ class Executive:
             )
             return False
         added = verdict.constraints
-        # the last word wins: a target moved again, or now forbidden to the drone it was
-        # moved to, loses its earlier move (never both T5->2 and T5->1 in force)
-        moved = {m.target for m in added.moves}
-        banned = {(d, t) for d, ts in added.forbidden.items() for t in ts}
-        kept = [
-            m
-            for m in self.constraints.moves
-            if m.target not in moved and (m.to_drone, m.target) not in banned
-        ]
-        forbidden = {
-            d: [t for t in ts if not any(m.target == t and m.to_drone == d for m in added.moves)]
-            for d, ts in self.constraints.forbidden.items()
-        }
-        current = self.constraints.model_copy(
-            update={"moves": kept, "forbidden": {d: ts for d, ts in forbidden.items() if ts}}
-        )
-        self.constraints = merge_constraints(current, added)
+        # the last word wins (never both T5->2 and T5->1 in force): planner.constraints' merge
+        self.constraints = merge_constraints(self.constraints, added)
         self.instruction = text
         # each event carries its own copies: what this command added, what it refused or
         # replaced, and the constraints in force after it (a later command never shows here)

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from agents.coordinator import (
     CoordinatorDecision,
-    coordinate_environment,
-    coordinate_scenario,
     fleet_from_scenario,
 )
+from agents.coordinator import coordinate_environment as _environment
+from agents.coordinator import coordinate_scenario as _scenario
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import answer
@@ -28,6 +28,15 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 SCENARIO = load_scenario(SCENARIOS / "new_target.json")  # D1 senses A, B; D2 B, C; D3 all
+
+
+def coordinate_scenario(*args, **kw) -> dict:
+    """The typed decision as its JSON (the shape ``coordinator_decision`` is posted in)."""
+    return _scenario(*args, **kw).model_dump(mode="json")
+
+
+def coordinate_environment(*args, **kw) -> dict:
+    return _environment(*args, **kw).model_dump(mode="json")
 
 
 def _with_fuel(drone: str, fuel: float) -> Scenario:
