@@ -124,6 +124,9 @@ async def agent_solve(body: SolveRequest, limits: Limits, engine: Engine) -> dic
         "intent": str(reply.intent),
         "plan_changed": reply.plan_changed,
         "warnings": warnings + reply.warnings,
+        # every order of a plan request: applied, or refused with its reason
+        "constraints_applied": (reply.report or {}).get("applied", []),
+        "constraints_refused": (reply.report or {}).get("refused", []),
         "left_out": dict(fleet.left_out),
         "rerouted": dict(fleet.rerouted),
         **extra,

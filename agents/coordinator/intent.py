@@ -62,7 +62,7 @@ _POLITE_RE = re.compile(
     re.I,
 )
 _QUESTION_START = re.compile(
-    r"^(?:what|which|where|why|how|who|whom|whose|when|is|are|was|were|does|do|did|has|have|"
+    r"^(?:what|which|where|why|how|who|whom|whose|when|is|are|was|were|does|do(?!\s+not\b)|did|has|have|"
     r"had|can|could|will|would|should|shall|tell|show|list|explain|describe|give\s+me|"
     r"summari[sz]e|status|report|compare|contrast)\b",
     re.I,
@@ -145,8 +145,12 @@ def _classify(text: str) -> tuple[Intent, list[str]]:
             return Intent.QUESTION, ["compare_token"]
         return Intent.QUESTION, ["question_token"]
     clauses = [clause_kind(c) for c in split_clauses(norm)]
-    if any(kind in ("move", "forbid", "require") for kind, _ in clauses):
+    if any(kind is not None for kind, _ in clauses):
         return Intent.REALLOCATE, [hit for _, hit in clauses if hit]
+    from agents.coordinator.orders import keep_of  # the orders read clauses of this module
+
+    if keep_of(bare) is not None:  # "do not recompute routes", "only reorder"
+        return Intent.PLAN, ["keep_token"]
     if _REPLAN_RE.search(bare):
         return Intent.REPLAN, ["replan_token"]
     if _PLAN_RE.search(bare):
@@ -187,7 +191,8 @@ _SKIP_NEG = re.compile(
 )
 _NEG_RE = re.compile(
     r"\b(?:forbid|forbidden|forbids|ban|banned|bans|exclude|excluded|never|not|"
-    r"no|avoid|avoids|prohibit|prohibited|disallow|disallowed)\b|n't\b|"
+    r"no|avoid|avoids|prohibit|prohibited|disallow|disallowed|without|except|excluding|"
+    r"skip|skipping|leave\s+out|leaving\s+out)\b|n't\b|"
     r"\bkeep\b.*\b(?:out|away)\b|\bstay\s+(?:out|away|clear)\b|\baway\s+from\b"
     r"|\bout\s+of\b",
     re.I,
@@ -215,8 +220,17 @@ def split_clauses(norm: str) -> list[str]:
 
 
 def clause_kind(clause: str) -> tuple[str | None, str | None]:
-    """(move | forbid | require | None, the rule that decided) from a normalised clause."""
+    """(move | forbid | require | swap | priority | reserve | None, the rule that decided)
+    from a normalised clause."""
+    from agents.coordinator import orders  # its regexes; it builds on this module
+
     targets, drones = tokens(clause, "@"), tokens(clause, "#")
+    if orders.RESERVE_RE.search(clause):
+        return "reserve", "reserve_token"
+    if orders.PRIORITY_RE.search(clause) and orders.priority_range(clause) is not None:
+        return "priority", "priority_token"
+    if orders.SWAP_RE.search(clause) and len(targets) == 2:
+        return "swap", "swap_token"
     if not targets and not drones:
         return None, None
     if _SKIP_NEG.search(clause):

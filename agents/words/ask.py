@@ -85,6 +85,8 @@ def _describe(decision: CoordinatorDecision) -> list[str]:
             lines.append(f"forbid {', '.join(targets)} for {drone_label(drone)}")
     if c.required_targets:
         lines.append(f"require {', '.join(c.required_targets)}")
+    lines += [f"keep {km:g} km in reserve for {drone_label(d)}" for d, km in c.fuel_reserve.items()]
+    lines += [r.text for r in c.priority_rules]
     for region in decision.regions:
         lines.append(
             f"({region['region']} of the area {region['box']}:"
@@ -140,6 +142,18 @@ class StateVenue:
         decision, state = reply.decision, self.state
         lines = _describe(decision)
         what = "; ".join(lines) if lines else "replan the remainder from the checkpoints"
+        keep = decision.constraints.keep
+        if keep is not None:  # "do not recompute routes": answered from the plan in force
+            said = "do not recompute routes" if keep == "routes" else "keep the allocation"
+            if state.plan is None:
+                reply.errors.append(f"{said}: there is no plan yet (plan first?)")
+                reply.answer = f"Not applied: {said}: there is no plan yet — plan first?"
+                return
+            await respond(state)
+            reply.answer = (
+                f"Not replanned ({said}): the plan in force is kept as it is." + " " + reply.answer
+            )
+            return
         if self.live is not None:
             self.live.command(HumanCommand("REPLAN", reply.text, "operator"))
             reply.applied = True
@@ -231,6 +245,8 @@ async def answer(
             }
             for d, ts in decision.constraints.forbidden.items()
         ]
+    if reply.report is not None:
+        out["constraint_report"] = reply.report
     if reply.what_if is not None:
         out["what_if"] = reply.what_if.model_dump(mode="json")
     if reply.memory is not None:

@@ -33,19 +33,30 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.context import MemoryLike
 from agents.coordinator.intent import Intent
-from agents.coordinator.schema import CoordinatorDecision
+from agents.coordinator.schema import CoordinatorDecision, planner_constraints
 from agents.engines.base import Engine, canonical_json
 from agents.engines.base import input_hash as hash_parts
 from agents.responder import respond
 from agents.words.state import MissionState
 from executive.contracts import AgentRunRecord, TraceSink, new_id
+from planner.constraints import describe_constraints
 from planner.model import Solution
 
 if TYPE_CHECKING:  # a question never imports the what-if's planner
     from agents.words.whatif import WhatIfResult
     from sim import World
 
-__all__ = ["ANSWERED", "PLAN_INTENTS", "Ground", "Reply", "Responder", "Venue", "run_words"]
+__all__ = [
+    "ANSWERED",
+    "PLAN_INTENTS",
+    "Ground",
+    "Reply",
+    "Responder",
+    "Venue",
+    "constraint_report",
+    "order_lines",
+    "run_words",
+]
 
 PLAN_INTENTS = (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE)
 ANSWERED = (Intent.QUESTION, Intent.EXPLAIN, Intent.DEBUG, Intent.UNKNOWN)
@@ -83,6 +94,10 @@ class Reply:
     children: list[str] = field(default_factory=list)
     state: MissionState | None = None  # the state the answer was read from
     root_error: str | None = None  # the root record's error, when not the words' errors
+    # "what: why" for each constraint the venue could not honour (planner notes, violations)
+    not_honoured: list[str] = field(default_factory=list)
+    # the constraints of a plan request: {"applied": [...], "refused": [{constraint, reason}]}
+    report: dict[str, Any] | None = None
 
     @property
     def intent(self) -> Intent:
@@ -214,9 +229,73 @@ async def run_words(text: str, venue: Venue) -> Reply:
         await venue.command(reply, responder)
     elif intent == Intent.MEMORY:
         venue.remember(reply)
+    if intent in PLAN_INTENTS:
+        reply.report = constraint_report(reply)
     venue.finish(reply)
     venue.sink.emit(_root_record(reply, venue, started))
     return reply
+
+
+def order_lines(decision: CoordinatorDecision) -> list[str]:
+    """One line per order of the decision, as the planner's checks name them."""
+    c = decision.constraints
+    lines = describe_constraints(planner_constraints(decision))
+    lines += [r.text for r in c.priority_rules]
+    if c.keep is not None:
+        lines.append("do not recompute routes" if c.keep == "routes" else "keep the allocation")
+    return lines
+
+
+def constraint_report(reply: Reply) -> dict[str, Any]:
+    """Every order of a plan request, applied or refused with its reason (never dropped):
+    the coordinator's refusals, the venue's notes and violations; with an error in the
+    words nothing is applied, and each order says so."""
+    decision = reply.decision
+    refused = [
+        {"constraint": r.command, "reason": r.reason, "detail": r.detail} for r in decision.refused
+    ]
+    for note in reply.not_honoured:
+        what, _, why = note.partition(": ")
+        refused.append({"constraint": what, "reason": _reason_of(why), "detail": why})
+    named = {r["constraint"] for r in refused}
+    lines = order_lines(decision)
+    if reply.errors:
+        refused += [
+            {
+                "constraint": line,
+                "reason": "not_applied",
+                "detail": "the command was refused as a whole: " + "; ".join(reply.errors),
+            }
+            for line in lines
+            if line not in named
+        ]
+        return {"applied": [], "refused": refused, "replaced": _replaced(decision)}
+    applied = [line for line in lines if line not in named]
+    # a priority rule is broken if one of its forbidden pairs is
+    return {"applied": applied, "refused": refused, "replaced": _replaced(decision)}
+
+
+def _replaced(decision: CoordinatorDecision) -> list[str]:
+    return [f"{r.after} replaces {r.before} (the last order wins)" for r in decision.replaced]
+
+
+def _reason_of(why: str) -> str:
+    """The one-word class of a planner's reason (sensor, fuel, SAM, collected, frozen ...)."""
+    low = why.lower()
+    for word, reason in (
+        ("sense", "sensor"),
+        ("sam", "excluded"),
+        ("fuel", "fuel"),
+        (" km", "fuel"),
+        ("collected", "collected"),
+        ("frozen", "frozen"),
+        ("unknown", "unknown"),
+        ("not visited", "not_visited"),
+        ("visited by", "not_honoured"),
+    ):
+        if word in low:
+            return reason
+    return "not_honoured"
 
 
 async def _what_if(reply: Reply, venue: Venue, responder: Responder) -> None:

@@ -42,10 +42,17 @@ from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
 from executive.errors import ExecutiveError
 from executive.traces.sinks import ListSink
-from planner.constraints import OperatorConstraints, constraint_violations
+from planner.constraints import (
+    Move,
+    OperatorConstraints,
+    constraint_notes,
+    constraint_violations,
+)
+from planner.errors import PlannerError
 from planner.feasibility import Plannable
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
+from planner.solution import build_solution
 from planner.validation import validate_solution
 from sim import World
 
@@ -129,6 +136,38 @@ def posted_state(
         excluded=excluded,
         planning=planning or PlanningLog(),
     )
+
+
+def moved_drones(decision: CoordinatorDecision, allocation: Mapping[str, list[str]]) -> set[str]:
+    """The drones a move names: each target's new drone and the drone that holds it now."""
+    holder = {t: d for d, ts in allocation.items() for t in ts}
+    named = set()
+    for m in decision.constraints.moves:
+        named.add(m.to_drone)
+        if m.target in holder:
+            named.add(holder[m.target])
+    return named
+
+
+def keep_others(
+    constraints: OperatorConstraints, allocation: Mapping[str, list[str]], named: set[str]
+) -> OperatorConstraints:
+    """``constraints`` plus what keeps every drone's targets where they are: a drone not in
+    ``named`` keeps exactly its targets, a named one its own but the moved ones plus those
+    moved to it."""
+    moved = {m.target: m.to_drone for m in constraints.moves}
+    everything = {t for ts in allocation.values() for t in ts} | set(moved)
+    moves = list(constraints.moves)
+    forbidden = {d: list(ts) for d, ts in constraints.forbidden.items()}
+    for drone, targets in allocation.items():
+        own = [t for t in targets if t not in moved]
+        if drone not in named:
+            moves += [Move(target=t, to_drone=drone) for t in own]
+        mine = set(own) | {t for t, d in moved.items() if d == drone}
+        extra = sorted(everything - mine)
+        if extra:
+            forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(extra))
+    return constraints.model_copy(update={"moves": moves, "forbidden": forbidden})
 
 
 def _routes_of(solution: Solution) -> dict[str, list[str]]:
@@ -251,19 +290,35 @@ class PostedVenue:
 
     async def command(self, reply: Reply, respond: Responder) -> None:
         decision = reply.decision
+        keep = decision.constraints.keep
+        if keep is not None:  # "do not recompute routes": never a new plan
+            await self._keep(reply, respond, keep)
+            return
         if decision.intent == "replan":
             reply.warnings.append(
                 "a posted mission has no checkpoint yet: planned from the drones' starts"
             )
-        constraints = planner_constraints(decision)
+        asked = constraints = planner_constraints(decision)
+        named: set[str] | None = None
+        if decision.policy.use_existing_allocation and self.existing is not None:
+            named = moved_drones(decision, self.existing.allocation)
+            constraints = keep_others(asked, self.existing.allocation, named)
         plan, planned_on = await self._plan(reply, constraints)
+        if named is not None and self.existing is not None:
+            plan = self._only_named(plan, named)
+            reply.reasons.append(
+                "use_existing_allocation: only "
+                + ", ".join(drone_label(d) for d in sorted(named))
+                + " replanned; the other drones keep their routes"
+            )
         reply.plan = plan
         reply.applied = True
         reply.plan_changed = self.existing is None or _routes_of(plan) != _routes_of(self.existing)
         await respond(posted_state(self.scenario, plan, self.run_id))
-        broken = constraint_violations(plan, constraints, planned_on)
+        broken = constraint_violations(plan, asked, planned_on)
+        reply.not_honoured += [*constraint_notes(planned_on, asked), *broken]
         lines = [plan_summary(plan), *(f"Not planned: {w}" for w in self.fleet.left_out.values())]
-        moves = [f"{m.target} -> {drone_label(m.to_drone)}" for m in constraints.moves]
+        moves = [f"{m.target} -> {drone_label(m.to_drone)}" for m in asked.moves]
         if moves and not broken:
             lines.append("Honoured: " + ", ".join(moves))
         if broken:
@@ -272,6 +327,42 @@ class PostedVenue:
         if decision.warnings:  # a premise the plan contradicts, an order replaced
             lines.append("Note: " + "; ".join(decision.warnings))
         reply.answer = "\n".join([*lines, "", reply.answer])
+
+    async def _keep(self, reply: Reply, respond: Responder, keep: str) -> None:
+        """Answer from the existing solution as it is: nothing planned, nothing committed."""
+        what = "do not recompute routes" if keep == "routes" else "keep the allocation"
+        if self.existing is None:
+            reply.errors.append(f"{what}: there is no existing solution to keep (plan first)")
+            reply.not_honoured.append(f"{what}: no existing_solution was posted")
+            reply.answer = f"Not applied: {what}: there is no existing solution to keep."
+            return
+        reply.plan = self.existing
+        await respond(posted_state(self.scenario, self.existing, self.run_id))
+        reply.answer = "\n".join(
+            [
+                f"Kept as posted ({what}): no new plan was computed or committed.",
+                plan_summary(self.existing),
+                "",
+                reply.answer,
+            ]
+        )
+
+    def _only_named(self, plan: Solution, named: set[str]) -> Solution:
+        """``plan`` with every drone not in ``named`` back on its existing route (a move
+        changes only the drones it names); ``plan`` itself if that would not validate."""
+        assert self.existing is not None
+        mission = self.fleet.mission
+        routes: dict[str, list[int]] = {}
+        for spec in mission.drones:
+            source = plan if spec.id in named else self.existing
+            route = source.routes.get(spec.id)
+            if route is not None:
+                routes[spec.id] = [mission.index[x] for x in route.route]
+        try:
+            kept = build_solution(mission, routes)
+        except (PlannerError, KeyError, IndexError):
+            return plan
+        return plan if validate_solution(mission, kept) else kept
 
     def remember(self, reply: Reply) -> None:
         memory = reply.decision.memory or {}

@@ -43,7 +43,9 @@ def constraints_of(text: str) -> dict:
     d = typed.model_dump(mode="json")
     assert d["intent"] == "reallocate", d
     assert d["errors"] == [], d["errors"]
-    return planner_constraints(typed).model_dump(mode="json")
+    out = planner_constraints(typed).model_dump(mode="json")
+    assert out.pop("fuel_reserve") == {}  # these commands keep no reserve
+    return out
 
 
 # ----------------------------------------------------------------------------- intents

@@ -66,6 +66,10 @@ def test_the_decision_has_the_seeds_shape():
         "required_targets",
         "forbidden_targets",
         "fixed_endpoints",
+        # beyond the seed: the orders issue 25 adds, typed
+        "fuel_reserve",
+        "priority_rules",
+        "keep",
     }
     assert d["constraints"]["fixed_endpoints"] == {"1": "A1", "2": "A2", "3": "A1"}
     stages = [(e["stage"], e["event"]) for e in d["trace_events"]]
@@ -77,7 +81,7 @@ def test_preferences_set_the_policy_and_a_question_skips_the_solver():
     d = coordinate_scenario("Which drone has the most fuel margin?", SCENARIO, prefs)
     assert d["intent"] == "question" and d["explanation_only"]
     policy = d["policy"]
-    assert policy["skip_solver"] and not policy["allow_solver"]
+    assert not policy["allow_solver"] and policy["skip_allocation"]
     assert policy["allocation_strategy"] == "balanced"
     assert policy["post_opt"]["crossing_removal"] is False
 
