@@ -56,6 +56,8 @@ def fleet_from_scenario(scenario: Scenario) -> dict[str, DroneFacts]:
     """Each drone before take-off: full budget, at its start airport."""
     airports = {a.id: (a.x, a.y) for a in scenario.environment.airports}
     ids = list(airports)
+    # a remainder's drones start at a checkpoint ("D1_START"), a start like an airport
+    starts = {k: (p.x, p.y) for k, p in scenario.environment.synthetic_starts.items()}
     out = {}
     for drone_id, cfg in scenario.drone_configs.items():
         out[drone_id] = DroneFacts(
@@ -63,14 +65,15 @@ def fleet_from_scenario(scenario: Scenario) -> dict[str, DroneFacts]:
             sensors=cfg.accessible_targets,
             fuel=float(cfg.fuel_budget),
             budget=float(cfg.fuel_budget),
-            position=airports.get(cfg.start or ""),
+            position=airports.get(cfg.start or "") or starts.get(cfg.start or ""),
             ends=tuple(cfg.end_options(ids)),
             start_id=cfg.start,
             home=cfg.home,
             available=bool(cfg.enabled),
             why_unavailable="" if cfg.enabled else "disabled",
             # "D1_START": a checkpoint, not an airport (seed B.5's synthetic start)
-            synthetic_start=cfg.start is not None and cfg.start not in airports,
+            synthetic_start=cfg.start in starts
+            or (cfg.start is not None and cfg.start not in airports),
         )
     return out
 

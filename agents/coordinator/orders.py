@@ -194,7 +194,16 @@ def parse_reserve(clause: str, ids: Ids, d: Decision) -> bool:
     written = tokens(clause, "#")
     drones = [x for x in (ids.drone(t) for t in written) if x is not None]
     for drone in drones if written else ids.drones:
-        d.fuel_reserve[drone] = km  # the last word wins
+        before = d.fuel_reserve.get(drone)
+        if before is not None and before != km:  # the last word wins, and says so
+            d.overridden.append(
+                (
+                    "",
+                    f"keep {before:g} km in reserve for {drone_label(drone)}",
+                    f"keep {km:g} km in reserve for {drone_label(drone)}",
+                )
+            )
+        d.fuel_reserve[drone] = km
     d.rules_hit.append("reserve:km")
     return True
 

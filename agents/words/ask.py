@@ -48,7 +48,14 @@ from agents.context import MemoryLike
 from agents.coordinator import CoordinatorDecision, coordinate_state
 from agents.engines.base import Engine
 from agents.responder.followups import follow_ups
-from agents.words.pipeline import PLAN_INTENTS, Ground, Reply, Responder, run_words
+from agents.words.pipeline import (
+    PLAN_INTENTS,
+    Ground,
+    Reply,
+    Responder,
+    kept_orders,
+    run_words,
+)
 from agents.words.state import MissionState, from_executive
 from executive.contracts import HumanCommand, TraceSink
 from executive.errors import ExecutiveError
@@ -149,6 +156,7 @@ class StateVenue:
                 reply.errors.append(f"{said}: there is no plan yet (plan first?)")
                 reply.answer = f"Not applied: {said}: there is no plan yet — plan first?"
                 return
+            kept_orders(reply)
             await respond(state)
             reply.answer = (
                 f"Not replanned ({said}): the plan in force is kept as it is." + " " + reply.answer

@@ -54,6 +54,7 @@ __all__ = [
     "Responder",
     "Venue",
     "constraint_report",
+    "kept_orders",
     "order_lines",
     "run_words",
 ]
@@ -244,6 +245,16 @@ def order_lines(decision: CoordinatorDecision) -> list[str]:
     if c.keep is not None:
         lines.append("do not recompute routes" if c.keep == "routes" else "keep the allocation")
     return lines
+
+
+def kept_orders(reply: Reply) -> None:
+    """With "do not recompute routes" no other order of the words can be honoured: each is
+    refused with that reason (never dropped)."""
+    keep = reply.decision.constraints.keep
+    said = "do not recompute routes" if keep == "routes" else "keep the allocation"
+    for line in order_lines(reply.decision):
+        if line != said:
+            reply.not_honoured.append(f"{line}: the plan is kept as it is ({said})")
 
 
 def constraint_report(reply: Reply) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from agents.coordinator import CoordinatorDecision, coordinate_scenario, planner
 from agents.engines.base import Engine
 from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
-from agents.words.pipeline import Ground, Reply, Responder
+from agents.words.pipeline import Ground, Reply, Responder, kept_orders
 from agents.words.state import DroneState, MissionState
 from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
@@ -337,6 +337,7 @@ class PostedVenue:
             reply.answer = f"Not applied: {what}: there is no existing solution to keep."
             return
         reply.plan = self.existing
+        kept_orders(reply)
         await respond(posted_state(self.scenario, self.existing, self.run_id))
         reply.answer = "\n".join(
             [

@@ -1,0 +1,108 @@
+"""The operator's constraints on a live run through the one pipeline (issue 25): "do not
+recompute routes" never replans; a priority threshold and a fuel reserve become the
+constraints the next replan honours (checked on the committed plan by the independent
+checker); a synthetic start is reported as one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from agents.coordinator import coordinate_scenario
+from agents.engines import make_engine
+from agents.planning.round import AgentPlanner
+from agents.words.ask import answer
+from agents.words.command import coordinate_live
+from agents.words.state import from_executive
+from executive.contracts import EventRecord
+from executive.loop import Executive
+from executive.loop.options import LoopOptions
+from executive.loop.policy import Policy
+from executive.traces.sinks import ListSink
+from planner.model import Scenario
+from planner.scenario import load_scenario
+from tests.conftest import SCENARIOS
+from tests.operator_check import Expect, check_plan
+
+SCENARIO = load_scenario(SCENARIOS / "demo.json")
+RAW = json.loads((SCENARIOS / "demo.json").read_text())
+
+
+def _executive(sink: ListSink) -> Executive:
+    planner = AgentPlanner(make_engine("rules"), sink, iterations=1500, use_agents=False)
+    return Executive(
+        SCENARIO,
+        planner=planner,
+        sink=sink,
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,
+    )
+
+
+def test_do_not_recompute_routes_on_a_live_run_fires_no_replan():
+    sink = ListSink()
+    executive = _executive(sink)
+
+    async def go():
+        await executive.start()
+        await executive.run(None, until=100)
+        before = {d: list(r.route) for d, r in executive.plan.routes.items()}
+        replans = len(executive.replans)
+        out = await answer(
+            "Optimize the mission to maximize points, but do not recompute routes",
+            from_executive(executive),
+            engine=make_engine("rules"),
+            sink=sink,
+            live=executive,
+        )
+        await executive.run(None, until=200)
+        return out, before, replans
+
+    out, before, replans = asyncio.run(go())
+    assert out["applied"] is False and out["answer"].startswith("Not replanned")
+    assert out["constraint_report"]["applied"] == ["do not recompute routes"]
+    assert len(executive.replans) == replans  # no HUMAN_COMMAND REPLAN, no commit
+    assert not [e for e in sink.of(EventRecord) if e.kind in ("HUMAN_COMMAND", "CONSTRAINTS")]
+    assert {d: list(r.route) for d, r in executive.plan.routes.items()} == before
+
+
+def test_a_priority_threshold_and_a_reserve_said_live_hold_in_the_next_plan():
+    sink = ListSink()
+    executive = _executive(sink)
+
+    async def go():
+        await executive.start()
+        await executive.run(None, until=100)
+        out = await answer(
+            "D3 may not visit priority 4 targets and keep 30 km in reserve",
+            from_executive(executive),
+            engine=make_engine("rules"),
+            sink=sink,
+            live=executive,
+        )
+        await executive.run(None, until=400)
+        return out
+
+    out = asyncio.run(go())
+    assert out["applied"] is True, out
+    report = out["constraint_report"]
+    assert "only priority != 4 for D3" in report["applied"] and report["refused"] == []
+    assert executive.constraints.fuel_reserve == {"1": 30.0, "2": 30.0, "3": 30.0}
+    assert executive.replans[-1].trigger == "operator:REPLAN"
+    assert executive.replans[-1].status == "committed"
+    plan = executive.plan.model_dump(mode="json")
+    # what is still to fly, checked against the words: D3 visits no priority-4 target
+    assert check_plan(Expect("not_priority", drone="3", value=4), RAW, plan) == []
+
+
+def test_a_drone_starting_at_a_checkpoint_is_a_synthetic_start():
+    """Seed B.5: a drone whose route starts at ``D1_START`` (a replan's checkpoint) is a
+    synthetic start, placed where the checkpoint is."""
+    raw = SCENARIO.model_dump(by_alias=True)
+    raw["environment"]["synthetic_starts"] = {"D1_START": {"x": 30.0, "y": 30.0}}
+    raw["drone_configs"]["1"]["start_airport"] = "D1_START"
+    scenario = Scenario.model_validate(raw)
+    assert scenario.drone_configs["1"].start == "D1_START"
+    contracts = coordinate_scenario("Generate optimal routes", scenario).policy.drone_contracts
+    assert contracts["1"].start_id == "D1_START" and contracts["1"].is_synthetic_start is True
+    assert contracts["2"].is_synthetic_start is False  # A2: an airport
