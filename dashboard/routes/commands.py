@@ -22,7 +22,7 @@ from fastapi import APIRouter, Body, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
-from dashboard.edit_door import EditDoor
+from dashboard.edit_door import EditDoor, normal_edit
 from dashboard.errors import (
     ApiError,
     CommandRefused,
@@ -278,6 +278,9 @@ async def edit(
             "invalid edit",
             [(at, what) for at, _, what in (p.partition(": ") for p in at_places)],
         )
+    raw, forms = normal_edit(raw)  # a target's "pos": [x, y] as the timeline takes it
+    if forms:
+        raise ApiError(422, "invalid edit", forms)
     try:
         parsed = parse_edit({**raw, "source": "operator"})
     except ValidationError as exc:
