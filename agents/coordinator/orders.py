@@ -58,7 +58,8 @@ _EQ = [
     re.compile(rf"\bp{_N}\b", re.I),
 ]
 _NEGATED = re.compile(
-    r"\b(?:not|never|no|don'?t|avoid|skip|forbid|forbidden|exclude|excluding|without|except)\b"
+    r"\b(?:not|never|no|don'?t|avoid|skip|forbid|forbidden|exclude|excluding|without|except|"
+    r"ignore|ignoring|drop|dropping|leave\s+out)\b"
     r"|n't\b",
     re.I,
 )

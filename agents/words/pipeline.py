@@ -294,6 +294,7 @@ def _reason_of(why: str) -> str:
     """The one-word class of a planner's reason (sensor, fuel, SAM, collected, frozen ...)."""
     low = why.lower()
     for word, reason in (
+        ("kept as it is", "kept"),
         ("sense", "sensor"),
         ("sam", "excluded"),
         ("fuel", "fuel"),

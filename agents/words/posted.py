@@ -316,7 +316,13 @@ class PostedVenue:
         reply.plan_changed = self.existing is None or _routes_of(plan) != _routes_of(self.existing)
         await respond(posted_state(self.scenario, plan, self.run_id))
         broken = constraint_violations(plan, asked, planned_on)
-        reply.not_honoured += [*constraint_notes(planned_on, asked), *broken]
+        # a ban on a target inside a SAM holds by itself: not a refusal
+        notes = [
+            n
+            for n in constraint_notes(planned_on, asked)
+            if not (n.startswith("forbid ") and "excluded" in n)
+        ]
+        reply.not_honoured += [*notes, *broken]
         lines = [plan_summary(plan), *(f"Not planned: {w}" for w in self.fleet.left_out.values())]
         moves = [f"{m.target} -> {drone_label(m.to_drone)}" for m in asked.moves]
         if moves and not broken:

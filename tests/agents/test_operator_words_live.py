@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from agents.coordinator import coordinate_scenario
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
@@ -106,3 +108,23 @@ def test_a_drone_starting_at_a_checkpoint_is_a_synthetic_start():
     contracts = coordinate_scenario("Generate optimal routes", scenario).policy.drone_contracts
     assert contracts["1"].start_id == "D1_START" and contracts["1"].is_synthetic_start is True
     assert contracts["2"].is_synthetic_start is False  # A2: an airport
+
+
+@pytest.mark.parametrize(
+    "text, drone, allowed, forbidden",
+    [
+        ("only targets with priority 7 or higher", None, [7, 10], [6, 3]),
+        ("no targets below priority 5", None, [5, 9], [4]),
+        ("ignore targets below priority 6", None, [6, 8], [5]),
+        ("D1 may not visit priority 4 targets", "1", [3, 5], [4]),
+        ("D2 must not visit targets with priority 3 or lower", "2", [4, 9], [3, 1]),
+        ("only targets with priority above 7", None, [8], [7]),
+    ],
+)
+def test_priority_thresholds_are_read_as_said(text, drone, allowed, forbidden):
+    [rule] = coordinate_scenario(text, SCENARIO).constraints.priority_rules
+    assert rule.drone == drone
+    assert all(rule.allows(p) for p in allowed) and not any(rule.allows(p) for p in forbidden)
+    # the rule's forbidden pairs are exactly the scenario's targets outside it
+    outside = {t.id for t in SCENARIO.environment.targets if not rule.allows(t.priority)}
+    assert set(rule.targets) == outside
