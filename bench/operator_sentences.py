@@ -240,6 +240,78 @@ def _scenarios() -> dict[str, dict[str, Any]]:
     return out
 
 
+LIVE = [  # the demo, said to a live run at tick 100; checked on the plan in force at tick 400
+    ("do not visit T8", [Expect("forbid", target="T8")]),
+    ("plan the mission without T1", [Expect("forbid", target="T1")]),
+    ("D3 must not visit T2", [Expect("forbid", target="T2", drone="3")]),
+    ("only targets with priority 7 or higher", [Expect("min_priority", value=7)]),
+    ("D3 may not visit priority 10 targets", [Expect("not_priority", drone="3", value=10)]),
+    ("ignore targets below priority 6", [Expect("min_priority", value=6)]),
+    ("keep 20 km in reserve", []),  # the reserve counts from the checkpoint: see below
+    ("make sure T1 is visited, then do not visit T1", [Expect("forbid", target="T1")]),
+]
+LIVE_REFUSED = [("D2 keeps 300 km in reserve", "fuel"), ("move T5 to D1", "sensor")]
+
+
+async def live(iterations: int) -> Counter[str]:
+    """The same pipeline as ``POST /api/ask`` (``agents.words.ask``) on a live executive."""
+    from agents.engines import make_engine
+    from agents.planning.round import AgentPlanner
+    from agents.words.ask import answer
+    from agents.words.command import coordinate_live
+    from agents.words.state import from_executive
+    from executive.loop import Executive
+    from executive.loop.options import LoopOptions
+    from executive.loop.policy import Policy
+    from executive.traces.sinks import ListSink
+    from planner.scenario import load_scenario
+
+    raw = json.loads((ROOT / "scenarios" / "demo.json").read_text())
+    tally: Counter[str] = Counter()
+    cases = [(s, e, None) for s, e in LIVE] + [(s, [], r) for s, r in LIVE_REFUSED]
+    cases.append(("do not recompute routes", [Expect("keep_routes")], None))
+    for sentence, expects, refuse in cases:
+        sink = ListSink()
+        planner = AgentPlanner(make_engine("rules"), sink, iterations=iterations, use_agents=False)
+        ex = Executive(
+            load_scenario(ROOT / "scenarios" / "demo.json"),
+            planner=planner,
+            sink=sink,
+            options=LoopOptions(policy=Policy()),
+            coordinate=coordinate_live,
+        )
+        await ex.start()
+        await ex.run(None, until=100)
+        before = ex.plan.model_dump(mode="json")
+        out = await answer(
+            sentence, from_executive(ex), engine=make_engine("rules"), sink=sink, live=ex
+        )
+        await ex.run(None, until=400)
+        plan = ex.plan.model_dump(mode="json")
+        report = out.get("constraint_report") or {}
+        if refuse is not None:
+            reasons = {r["reason"] for r in report.get("refused", [])}
+            verdict = (
+                "refused with reason"
+                if refuse in reasons
+                else "silently dropped"
+                if out["applied"]
+                else "misclassified"
+            )
+        elif out["errors"]:
+            verdict = "misclassified"
+        else:
+            existing = before if expects and expects[0].kind == "keep_routes" else None
+            broken = [p for e in expects for p in check_plan(e, raw, plan, existing)]
+            if sentence.startswith("keep 20"):
+                broken = [] if ex.constraints.fuel_reserve.get("1") == 20 else ["not in force"]
+            verdict = "silently dropped" if broken else "honoured"
+        tally[verdict] += 1
+        mark = "" if verdict in ("honoured", "refused with reason") else "  <--"
+        print(f"live demo     {verdict:20} {sentence!r}{mark}")
+    return tally
+
+
 async def main(iterations: int) -> None:
     server = await start_dashboard(InProcessBus(), host="127.0.0.1", port=0, token=TOKEN)
     tally: Counter[str] = Counter()
@@ -276,6 +348,14 @@ async def main(iterations: int) -> None:
         print(f"  {verdict:20} {tally[verdict]:3}  {tally[verdict] / total:6.1%}")
     for kind, c in by_kind.items():
         print(f"  expected {kind:9}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    t1 = time.perf_counter()
+    lives = await live(iterations)
+    total = sum(lives.values())
+    print(
+        f"\n{total} sentences said to a live demo run (the ask pipeline), {time.perf_counter() - t1:.0f} s"
+    )
+    for verdict in ("honoured", "refused with reason", "silently dropped", "misclassified"):
+        print(f"  {verdict:20} {lives[verdict]:3}  {lives[verdict] / total:6.1%}")
 
 
 if __name__ == "__main__":
