@@ -191,8 +191,11 @@ _SKIP_NEG = re.compile(
 )
 _NEG_RE = re.compile(
     r"\b(?:forbid|forbidden|forbids|ban|banned|bans|exclude|excluded|never|not|"
-    r"no|avoid|avoids|prohibit|prohibited|disallow|disallowed|without|except|excluding|"
-    r"skip|skipping|leave\s+out|leaving\s+out)\b|n't\b|"
+    r"no|avoid|avoids|prohibit|prohibited|disallow|disallowed)\b|n't\b|"
+    # "without T4", "skip T4", "except T4": a negation of the target they name (not of
+    # "move T5 to D3 without replanning")
+    r"\b(?:without|except|excluding|skip|skipping|leave\s+out|leaving\s+out|ignore|"
+    r"ignoring|exclude)\s+(?:the\s+)?(?:target\s+)?@|"
     r"\bkeep\b.*\b(?:out|away)\b|\bstay\s+(?:out|away|clear)\b|\baway\s+from\b"
     r"|\bout\s+of\b",
     re.I,
