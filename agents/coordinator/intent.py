@@ -55,7 +55,12 @@ _WHAT_IF_RE = re.compile(
     r"|suppose|supposing|imagine|hypothetically|assume|assuming|say)\b",
     re.I,
 )
-_WHAT_IF_ANY = re.compile(r"\bwhat\s+(?:if|would\s+happen\s+if|happens\s+if)\b", re.I)
+_WHAT_IF_ANY = re.compile(
+    r"\bwhat\s+(?:if|would\s+happen\s+if|happens\s+if)\b"
+    # "what would be different / change if SAM2 were removed?"
+    r"|\bwhat\s+would\s+(?:be\s+different|change|differ)\s+if\b",
+    re.I,
+)
 _POLITE_RE = re.compile(
     r"^\s*(?:please\s+|pls\s+|kindly\s+)?(?:(?:can|could|would|will)\s+you\s+"
     r"(?:please\s+)?)?",

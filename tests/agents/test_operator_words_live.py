@@ -128,3 +128,24 @@ def test_priority_thresholds_are_read_as_said(text, drone, allowed, forbidden):
     # the rule's forbidden pairs are exactly the scenario's targets outside it
     outside = {t.id for t in SCENARIO.environment.targets if not rule.allows(t.priority)}
     assert set(rule.targets) == outside
+
+
+def test_what_would_be_different_is_a_what_if():
+    for text, change in (
+        ("what would be different if SAM2 were removed?", {"kind": "remove_sam", "sam": "SAM2"}),
+        ("What would change if D3 were lost?", {"kind": "lose_drone", "drone": "3"}),
+    ):
+        d = coordinate_scenario(text, SCENARIO)
+        assert d.intent == "what_if" and d.what_if == [change]
+
+
+def test_a_swap_moves_each_target_to_the_others_drone_and_needs_a_plan():
+    plan = {"1": ["T1", "T4"], "2": ["T2", "T3"], "3": ["T5", "T8"]}
+    d = coordinate_scenario("swap T3 and T5", SCENARIO, allocation=plan)  # both type C
+    assert d.errors == []
+    assert {(m.target, m.to_drone) for m in d.constraints.moves} == {("T3", "3"), ("T5", "2")}
+    assert d.policy.use_existing_allocation is True  # only D2 and D3 are replanned
+    blind = coordinate_scenario("swap T1 and T3", SCENARIO, allocation=plan)  # D1 cannot see C
+    assert [r.reason for r in blind.refused] == ["sensor", "sensor"]
+    no_plan = coordinate_scenario("swap T3 and T5", SCENARIO)
+    assert no_plan.errors == ["cannot swap T3 and T5: T3, T5 in no drone's plan"]
