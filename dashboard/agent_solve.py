@@ -23,8 +23,11 @@ Behaviour, by the coordinator's intent
     honoured or the answer says which were not and why. A command the coordinator refuses
     (a drone that cannot sense the target, a target inside a SAM, not enough fuel) plans
     nothing: ``success`` false and the reason. question / explain / debug -> nothing is
-    replanned: the responder answers about the existing solution (or, without one, about a
-    plan computed now, with a warning). what_if -> planned on a copy
+    replanned: the responder answers about the existing solution (without one: "No plan yet
+    — plan first?"; a debug request is answered about a plan computed now, with a warning).
+    Every plan answer lists ``constraints_applied`` and ``constraints_refused`` (each with
+    its reason); "do not recompute routes" answers from the existing solution and plans
+    nothing. what_if -> planned on a copy
     (``agents.words.whatif``); the plan answered is the one the question is about.
     A memory cannot be stored by this stateless endpoint: ``success`` false, and why.
 Lifecycle

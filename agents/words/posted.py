@@ -16,8 +16,9 @@ Behaviour
     the algorithmic baseline under the words' constraints, strategist -> allocator -> critic,
     a proposal kept only if valid and better) plans the mission; a reallocation's moves are
     honoured or the answer says which were not and why. question / explain / debug ->
-    nothing is replanned: the responder answers about the existing solution (or, without
-    one, about a plan computed now, with a warning). what_if -> planned on a copy. A memory
+    nothing is replanned: the responder answers about the existing solution (without one,
+    the answer starts "No plan yet — plan first?"; a debug request or a what-if is answered
+    about a plan computed now, with a warning). what_if -> planned on a copy. A memory
     cannot be stored by a stateless request: refused, and why. A mission that cannot be
     planned raises ``PostedPlanError`` (status 422), a plan failing validation (never
     expected) status 500.
@@ -36,7 +37,7 @@ from agents.coordinator import CoordinatorDecision, coordinate_scenario, planner
 from agents.engines.base import Engine
 from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
-from agents.words.pipeline import Ground, Reply, Responder, kept_orders
+from agents.words.pipeline import ANSWERED, Ground, Reply, Responder, kept_orders
 from agents.words.state import DroneState, MissionState
 from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
@@ -274,6 +275,9 @@ class PostedVenue:
         return solution
 
     async def about(self, reply: Reply) -> MissionState:
+        if self.existing is None and reply.intent != "debug":
+            # a question about no plan is not answered about one computed in secret
+            return posted_state(self.scenario, None, self.run_id)
         reply.plan = await self._about_a_plan(reply)
         # a debug request is answered from this request's own agent runs (all at tick 0):
         # which failed, with their engine, model and error
@@ -380,6 +384,11 @@ class PostedVenue:
         reply.errors.append("memories cannot be stored here")
 
     def finish(self, reply: Reply) -> None:
+        if reply.intent in ANSWERED and reply.plan is None and not reply.errors:
+            reply.answer = (
+                "No plan yet — plan first? (post an existing_solution, or ask to plan the mission)\n"
+                + reply.answer
+            )
         if reply.intent == "debug" and reply.plan is not None and not reply.decision.errors:
             reply.answer = _diagnosis(self.fleet, reply.plan) + "\n\n" + reply.answer
         plan, existing = reply.plan, self.existing

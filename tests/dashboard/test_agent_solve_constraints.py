@@ -104,3 +104,13 @@ async def test_on_an_existing_plan_keep_means_no_new_plan_and_a_move_changes_onl
         move = await _solve(http, f"Move {target} from D2 to D3", planned)
         _ok(move, Expect("move", target=target, drone="3"), existing=planned)
         assert move["coordinator_decision"]["policy"]["use_existing_allocation"] is True
+
+
+@run_async
+async def test_a_question_with_no_plan_says_so_and_plans_nothing_in_secret():
+    async with dashboard() as (_server, http):
+        answer = await _solve(http, "Which drone has the most fuel margin?")
+        assert answer["success"] and answer["intent"] == "question"
+        assert answer["response"].startswith("No plan yet — plan first?")
+        assert not any(answer["allocation"].values()) and answer["plan_changed"] is False
+        assert "planning_round" not in answer["trace"]["agents"]
