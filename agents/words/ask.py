@@ -54,6 +54,7 @@ from agents.words.pipeline import (
     Reply,
     Responder,
     kept_orders,
+    order_lines,
     run_words,
 )
 from agents.words.state import MissionState, from_executive
@@ -174,8 +175,14 @@ class StateVenue:
                 f"Would apply: {what}. This is a stored run (tick {state.tick}):"
                 " nothing is replanned."
             )
+            reply.not_honoured += [
+                f"{x}: a stored run: nothing is replanned" for x in order_lines(decision)
+            ]
         else:
             reply.answer = f"Would apply: {what} (no live executive was given: not applied)."
+            reply.not_honoured += [
+                f"{x}: no live executive: not applied" for x in order_lines(decision)
+            ]
         if decision.warnings:
             reply.answer += " Note: " + "; ".join(decision.warnings) + "."
 

@@ -295,6 +295,8 @@ def _reason_of(why: str) -> str:
     low = why.lower()
     for word, reason in (
         ("kept as it is", "kept"),
+        ("stored run", "stored_run"),
+        ("no live executive", "not_live"),
         ("sense", "sensor"),
         ("sam", "excluded"),
         ("fuel", "fuel"),

@@ -149,3 +149,20 @@ def test_a_swap_moves_each_target_to_the_others_drone_and_needs_a_plan():
     assert [r.reason for r in blind.refused] == ["sensor", "sensor"]
     no_plan = coordinate_scenario("swap T3 and T5", SCENARIO)
     assert no_plan.errors == ["cannot swap T3 and T5: T3, T5 in no drone's plan"]
+
+
+def test_an_order_to_a_stored_run_is_refused_with_its_reason_not_reported_applied():
+    from agents.words.posted import posted_state
+
+    out = asyncio.run(
+        answer(
+            "do not visit T4",
+            posted_state(SCENARIO, None, "stored-run"),
+            engine=make_engine("rules"),
+            sink=ListSink(),
+        )
+    )
+    report = out["constraint_report"]
+    assert report["applied"] == [] and out["applied"] is False
+    assert {r["reason"] for r in report["refused"]} == {"stored_run"}
+    assert {r["constraint"] for r in report["refused"]} == {f"forbid T4 for D{d}" for d in "123"}
