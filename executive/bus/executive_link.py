@@ -5,28 +5,43 @@ topic to ``isr/<run_id>/<topic>``, signed, and to local subscriptions; keeps the
 newest retained messages to publish again after a reconnection; sets the last will
 (``crashed``); delivers to the local ``cmd`` subscriptions only the commands it trusts, and
 answers the others with a bounded number of ``CMD_REJECTED`` events.
+
+No peer knocks it over: a ``cmd`` payload over ``CMD_MAX_BYTES`` is refused unread (and
+the broker is asked, by MQTT 5's maximum packet size, not to send bigger ones); a signature
+is checked on the bytes before anything is parsed; parsing is bounded; each signed sender
+(``by``) gets ``_SENDER_RATE`` commands a second (bursts of ``_SENDER_BURST``); a refusal
+echoes a short excerpt only; whatever a message raises is caught and counted. Each out-topic
+message carries an envelope (``ENVELOPE``: ``executive.bus.messages.Envelope``) inside what
+is signed: the run's boot time, its sequence number, its time and the sequence number of
+the run's newest status, so that a watcher ignores old or replayed messages.
 """
 
 from __future__ import annotations
 
-import json
 import time
+from collections import OrderedDict
 from typing import Any, ClassVar
 
 import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from executive.bus.base import LIVE_STATES, TERMINAL_STATES, LinkState
 from executive.bus.exits import close_status
-from executive.bus.link import MqttLink, Role, encode
+from executive.bus.link import ENVELOPE, MqttLink, Role, encode, excerpt
 from executive.bus.outbox import Entry
-from executive.bus.signing import SIG, Refused
+from executive.bus.signing import Refused, loads
 from executive.bus.topics import CMD, TOPICS
 from executive.errors import ExecutiveError
 
-__all__ = ["ExecutiveLink"]
+__all__ = ["CMD_MAX_BYTES", "ExecutiveLink"]
 
+CMD_MAX_BYTES = 64 * 1024  # a command is words and an edit: far less than this
 _REFUSAL_EVENTS_PER_S = 10  # CMD_REJECTED events the bus publishes at most, per second
-_PREVIEW = 2000  # characters of a refused command echoed in its CMD_REJECTED event
+_PREVIEW = 200  # characters of a refused command echoed in its CMD_REJECTED event
+_SENDER_RATE = 20.0  # commands a second a signed sender may send, sustained ...
+_SENDER_BURST = 100.0  # ... in bursts of at most this many
+_MAX_SENDERS = 1000  # senders whose budget is remembered (least recently heard forgotten)
 
 
 class ExecutiveLink(MqttLink):
@@ -41,6 +56,12 @@ class ExecutiveLink(MqttLink):
         self._last_retained: dict[str, dict[str, Any]] = {}
         self._last_tick = 0
         self._refusal_window = (0.0, 0)  # (second, events published in it)
+        # the envelope: this bus's start (the run-scoped epoch), the last sequence number
+        # given, and the one of the newest status
+        self._boot = round(time.time(), 3)
+        self._seq = 0
+        self._status_seq = 0
+        self._senders: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, when
 
     @property
     def link(self) -> LinkState:
@@ -79,8 +100,22 @@ class ExecutiveLink(MqttLink):
         return final
 
     def _will(self) -> aiomqtt.Will:
-        crashed = Entry("status", {"run_id": self._run_id, "state": "crashed"})
+        # no sequence number: published whenever the broker loses us, it is believed as
+        # the run's last word without being taken for newer than what follows a reconnection
+        will = {"boot": self._boot, "seq": 0, "at": round(time.time(), 3), "status": 0}
+        crashed = Entry(
+            "status",
+            {"run_id": self._run_id, "state": "crashed"},
+            {ENVELOPE: will | {"will": True}},
+        )
         return aiomqtt.Will(self._topic("status"), self._wire(crashed), qos=1, retain=True)
+
+    def _client_options(self) -> dict[str, Any]:
+        # MQTT 5, to tell the broker the largest packet we take: it drops bigger commands
+        # rather than hand us megabytes to refuse
+        connect = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        connect.MaximumPacketSize = CMD_MAX_BYTES + 1024  # the topic and the header
+        return {"protocol": aiomqtt.ProtocolVersion.V5, "properties": connect}
 
     async def _setup(self, client: aiomqtt.Client) -> None:
         """Subscribe to the run's commands; queue the newest retained messages again."""
@@ -92,10 +127,20 @@ class ExecutiveLink(MqttLink):
         one of the same topic is waiting: a restarted broker may have lost them."""
         waiting = {e.topic for e in self.outbox.waiting()}
         self.outbox.put_first(
-            Entry(topic, payload)
+            Entry(topic, payload, self._stamp(topic))  # stamped anew: sent again, now
             for topic in ("status", "plan", "scene")
             if (payload := self._last_retained.get(topic)) is not None and topic not in waiting
         )
+
+    def _stamp(self, topic: str) -> dict[str, Any]:
+        """The envelope of the next out-topic message (see the module docstring)."""
+        self._seq += 1
+        if topic == "status":
+            self._status_seq = self._seq
+        at = round(time.time(), 3)
+        return {
+            ENVELOPE: {"boot": self._boot, "seq": self._seq, "at": at, "status": self._status_seq}
+        }
 
     # ----- out -------------------------------------------------------------------------
 
@@ -123,12 +168,13 @@ class ExecutiveLink(MqttLink):
         if isinstance(tick, int) and not isinstance(tick, bool):
             self._last_tick = tick
         self._local.deliver(topic, payload)
-        self.outbox.put(topic, payload)
+        self.outbox.put(topic, payload, self._stamp(topic))
 
     def _wire(self, entry: Entry) -> bytes:
+        payload = {**entry.payload, **entry.extra} if entry.extra else entry.payload
         if self._signer is None:
-            return encode(entry.payload)
-        return self._signer.seal(self._topic(entry.topic), entry.payload)
+            return encode(payload)
+        return self._signer.seal(self._topic(entry.topic), payload)
 
     # ----- in --------------------------------------------------------------------------
 
@@ -136,21 +182,48 @@ class ExecutiveLink(MqttLink):
         command_topic = self._topic(CMD)
         async for m in client.messages:
             topic = str(m.topic)
-            if topic == command_topic:
+            if topic != command_topic:
+                continue
+            try:
                 self._command(topic, m.payload)
+            except Exception as exc:  # one bad message never costs the link
+                self._bad_message(topic, m.payload, exc)
 
     def _command(self, topic: str, raw: Any) -> None:
+        data = raw if isinstance(raw, (bytes, bytearray)) else str(raw).encode()
+        if len(data) > CMD_MAX_BYTES:  # refused unread
+            self._refuse_command(
+                data, Refused("too_large", f"{len(data)} bytes (at most {CMD_MAX_BYTES})")
+            )
+            return
         if self._signer is None:
-            self._deliver(CMD, self._decode_cmd(raw), False)
+            self._deliver(CMD, self._decode_cmd(data), False)
             return
         try:
-            payload = self._signer.open_command(topic, raw)
+            payload = self._signer.open_command(topic, data)
+            self._admit(payload.pop("by", None))
         except Refused as refused:
-            self._refuse_command(raw, refused)
+            self._refuse_command(data, refused)
             return
         self._deliver(CMD, payload, False)
 
-    def _refuse_command(self, raw: Any, refused: Refused) -> None:
+    def _admit(self, sender: Any) -> None:
+        """Spend one of ``sender``'s commands (a token bucket); ``Refused`` when none is
+        left. Commands signed without a sender's name share one budget."""
+        key = sender if isinstance(sender, str) else ""
+        now = time.monotonic()
+        tokens, then = self._senders.pop(key, (_SENDER_BURST, now))
+        tokens = min(_SENDER_BURST, tokens + (now - then) * _SENDER_RATE)
+        self._senders[key] = (tokens - 1.0 if tokens >= 1.0 else tokens, now)
+        while len(self._senders) > _MAX_SENDERS:
+            self._senders.popitem(last=False)
+        if tokens < 1.0:
+            raise Refused(
+                "rate_limited",
+                f"sender {key or '(unnamed)'} sent more than {_SENDER_RATE:g} commands a second",
+            )
+
+    def _refuse_command(self, data: bytes | bytearray, refused: Refused) -> None:
         self._count_refused("cmd", refused)
         second = int(time.monotonic())
         window, count = self._refusal_window
@@ -158,13 +231,6 @@ class ExecutiveLink(MqttLink):
         self._refusal_window = (second, count)
         if count > _REFUSAL_EVENTS_PER_S:
             return  # counted in stats()["refused"]; the events stay bounded
-        message: Any = self._decode_cmd(raw)
-        if isinstance(message, dict):
-            message.pop(SIG, None)
-            if len(encode(message)) > _PREVIEW:
-                message = encode(message).decode()[:_PREVIEW]
-        elif isinstance(message, str):
-            message = message[:_PREVIEW]
         self.publish(
             "events",
             {
@@ -173,14 +239,15 @@ class ExecutiveLink(MqttLink):
                 "kind": "CMD_REJECTED",
                 "reason": f"refused by the MQTT bus: {refused}",
                 "refused": refused.reason,
-                "message": message,
+                # a short excerpt, never parsed, without its signature
+                "message": excerpt(data.split(b',"sig":', 1)[0], _PREVIEW),
             },
         )
 
     @staticmethod
-    def _decode_cmd(raw: Any) -> Any:
-        text = raw.decode("utf-8", "replace") if isinstance(raw, (bytes, bytearray)) else str(raw)
+    def _decode_cmd(data: bytes | bytearray) -> Any:
+        text = data.decode("utf-8", "replace")
         try:
-            return json.loads(text)
+            return loads(text)
         except ValueError:
             return text[:500]

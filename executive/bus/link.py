@@ -30,12 +30,14 @@ from executive.bus.signing import Refused, Signer
 from executive.bus.topics import TOPICS, mqtt_topic
 from executive.errors import ExecutiveError
 
-__all__ = ["BATCH", "MqttLink", "Role", "encode"]
+__all__ = ["BATCH", "ENVELOPE", "MqttLink", "Role", "encode", "excerpt"]
 
 log = logging.getLogger("executive.bus.mqtt")
 
 Role = Literal["executive", "watcher"]
 BATCH = 32  # messages handed to the client at once: one broker round trip per batch
+ENVELOPE = "_bus"  # the out-topic member holding the envelope (messages.Envelope)
+_BAD_LOG_S = 60.0  # a message that could not be handled is logged at most this often
 # How long stop() waits for the broker to confirm the run's final status, behind what the
 # client had already written: a stopping run can spare it, and a status confirmed late
 # would otherwise be overwritten by the last will (crashed) on a loaded machine.
@@ -55,6 +57,15 @@ def _json_default(value: Any) -> Any:
 def encode(payload: Any) -> bytes:
     """Compact JSON bytes (numpy values and sets made plain)."""
     return json.dumps(payload, separators=(",", ":"), default=_json_default).encode()
+
+
+def excerpt(data: bytes | bytearray, most: int = 80) -> str:
+    """The first ``most`` characters of ``data`` as text, marked when cut: what a log line
+    or a refusal may show of a message, never more."""
+    text = bytes(data[: most * 4]).decode("utf-8", "replace")
+    return text[:most] + (
+        f"... ({len(data)} bytes)" if len(text) > most or len(data) > most * 4 else ""
+    )
 
 
 class MqttLink:
@@ -141,6 +152,7 @@ class MqttLink:
         self._down_s = 0.0  # seconds spent down, all losses together
         self._run_found: asyncio.Future[str] | None = None
         self._refusals_logged: set[tuple[str, str]] = set()
+        self._bad_logged = -_BAD_LOG_S  # time.monotonic() of the last bad message logged
 
     # ----- the outbox's counts, under the names the bus has always had ----------------------
 
@@ -618,6 +630,24 @@ class MqttLink:
     async def _read(self, client: aiomqtt.Client) -> None:
         """Read what the broker sends until the link fails."""
         raise NotImplementedError
+
+    def _bad_message(self, topic: str, raw: Any, exc: Exception) -> None:
+        """A message whose handling raised: counted, logged (a short excerpt, at most once
+        a minute), and the link reads on."""
+        self.bad_messages += 1
+        now = time.monotonic()
+        if now - self._bad_logged >= _BAD_LOG_S:
+            self._bad_logged = now
+            data = raw if isinstance(raw, (bytes, bytearray)) else str(raw).encode()
+            log.warning(
+                "MQTT bus (%s): could not handle a message on %s (%s: %s): %r; %d so far",
+                self.role,
+                topic,
+                type(exc).__name__,
+                str(exc)[:200],
+                excerpt(data),
+                self.bad_messages,
+            )
 
     def _count_refused(self, topic: str, refused: Refused) -> None:
         self.refused[refused.reason] = self.refused.get(refused.reason, 0) + 1

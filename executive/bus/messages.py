@@ -150,6 +150,7 @@ class Envelope(BaseModel):
     seq: int = Field(ge=0, description="the message's number in the run, all topics together")
     at: float = Field(description="Unix time it was published")
     status: int = Field(ge=0, description="the seq of the run's newest status (0: none yet)")
+    will: bool = Field(False, description="the MQTT last will (``crashed``): no sequence")
 
 
 OUT_MESSAGES: dict[str, type[_Out]] = {

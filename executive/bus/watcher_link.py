@@ -12,23 +12,35 @@ the newest live run.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import aiomqtt
+from pydantic import ValidationError
 
 from executive.bus.base import LIVE_STATES, TERMINAL_STATES, LinkState
-from executive.bus.link import MqttLink, Role, encode, log
+from executive.bus.link import ENVELOPE, MqttLink, Role, encode, log
+from executive.bus.messages import Envelope
 from executive.bus.outbox import Entry
-from executive.bus.signing import SIG, Refused
+from executive.bus.signing import SIG, Refused, loads
 from executive.bus.topics import CMD, OUT_TOPICS, TOPICS, mqtt_topic
 from executive.errors import ExecutiveError
 
 __all__ = ["WatcherLink"]
 
 _MAX_RUNS_SEEN = 1000  # statuses of other runs a following watcher remembers
+OUT_MAX_BYTES = 32 * 1024 * 1024  # an out-topic message (a big scene) is far less than this
+
+
+@dataclass
+class _Marks:
+    """What a watcher heard of one run's envelopes (``executive.bus.messages.Envelope``)."""
+
+    boot: float  # the run's bus start the marks are about
+    seq: dict[str, int] = field(default_factory=dict)  # newest sequence number, per topic
+    floor: int = 0  # the newest status's sequence number, as the run's messages name it
+    believed: int = 0  # the sequence number of the status held
 
 
 @dataclass
@@ -62,6 +74,7 @@ class WatcherLink(MqttLink):
         self._runs: dict[str, _RunSeen] = {}
         self._stale_runs: set[str] = set()
         self._switch_lock = asyncio.Lock()
+        self._marks: dict[str, _Marks] = {}
 
     def _run_topics(self, run_id: str) -> list[tuple[str, int]]:
         # a follower hears every status on isr/+/status already: not twice
@@ -80,11 +93,21 @@ class WatcherLink(MqttLink):
                 f"run {self._run_id} says it is {self._run_state} but sent nothing for "
                 f"{time.monotonic() - self._heard:.0f} s"
             )
+        doubted = self._doubted()
         commands = (
-            self._state == "up" and self._run_id is not None and not stale and not self._rejoining
+            self._state == "up"
+            and self._run_id is not None
+            and not stale
+            and not self._rejoining
+            and not doubted
         )
         if self._state == "up" and self._run_id is None:
             reason = "no run found on the broker yet"
+        elif self._state == "up" and doubted and not stale:
+            reason = (
+                f"the status held of run {self._run_id} is older than the run's newest, "
+                "which has not arrived (a replayed status?)"
+            )
         elif self._state == "up" and self._rejoining and not stale:
             reason = (
                 f"reconnected to the broker; waiting to hear from run {self._run_id} "
@@ -156,7 +179,9 @@ class WatcherLink(MqttLink):
     def _wire(self, entry: Entry) -> bytes:
         if self._signer is None:
             return encode(entry.payload)
-        return self._signer.seal_command(self._topic(entry.topic), entry.payload)
+        return self._signer.seal_command(
+            self._topic(entry.topic), entry.payload, sender=self.client_id
+        )
 
     # ----- in --------------------------------------------------------------------------
 
@@ -169,8 +194,12 @@ class WatcherLink(MqttLink):
             if len(parts) != 3 or parts[0] != "isr" or parts[2] not in OUT_TOPICS:
                 continue  # left over from discovery, or not ours
             run_id, name = parts[1], parts[2]
-            payload = self._open(topic, m.payload)
-            if payload is None:
+            try:
+                payload = self._open(topic, m.payload)
+                if payload is None or not self._fresh(run_id, name, payload, bool(m.retain)):
+                    continue
+            except Exception as exc:  # one bad message never costs the link
+                self._bad_message(topic, m.payload, exc)
                 continue
             if name == "status" and self.follow:
                 await self._saw_status(client, run_id, payload, bool(m.retain))
@@ -186,17 +215,23 @@ class WatcherLink(MqttLink):
 
     def _open(self, topic: str, raw: Any) -> dict[str, Any] | None:
         """A watcher's incoming payload: checked when there is a token, else decoded;
-        None for an empty one (a cleared retained topic) or one refused."""
+        None for an empty one (a cleared retained topic) or one refused. Never raises:
+        too big, not JSON, nested too deep are counted and refused."""
         if not raw:
+            return None
+        data = raw if isinstance(raw, (bytes, bytearray)) else str(raw).encode()
+        name = topic.rsplit("/", 1)[-1]
+        if len(data) > OUT_MAX_BYTES:
+            self._count_refused(name, Refused("too_large", f"{len(data)} bytes"))
             return None
         if self._signer is not None:
             try:
-                return self._signer.open(topic, raw)
+                return self._signer.open(topic, data)
             except Refused as refused:
-                self._count_refused(topic.rsplit("/", 1)[-1], refused)
+                self._count_refused(name, refused)
                 return None
         try:
-            payload = json.loads(raw)
+            payload = loads(data)
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
@@ -205,6 +240,49 @@ class WatcherLink(MqttLink):
             return None
         payload.pop(SIG, None)
         return payload
+
+    def _fresh(self, run_id: str, topic: str, payload: dict[str, Any], retained: bool) -> bool:
+        """Take the envelope out of ``payload``; whether the message is new: not older than
+        one already heard on its topic, nor a status older than the run's newest (which
+        every message names). One without an envelope is taken as it is."""
+        raw = payload.pop(ENVELOPE, None)
+        if raw is None:
+            return True
+        try:
+            env = Envelope.model_validate(raw)
+        except ValidationError:
+            self._count_refused(topic, Refused("bad_envelope", "a malformed envelope"))
+            return False
+        marks = self._marks.get(run_id)
+        if marks is None or env.boot > marks.boot:  # first heard, or the run's bus restarted
+            marks = self._marks[run_id] = _Marks(env.boot)
+            while len(self._marks) > _MAX_RUNS_SEEN:
+                del self._marks[next(iter(self._marks))]
+        elif env.boot < marks.boot:
+            return self._old(topic, "from an earlier start of the run")
+        if env.will:  # the broker's word that the run's link died: its last status
+            marks.believed = marks.floor
+            return True
+        last = marks.seq.get(topic, 0)
+        if env.seq < last or (env.seq == last and not retained):
+            return self._old(topic, "older than one already received (replayed?)")
+        if topic == "status" and env.seq < marks.floor:
+            return self._old(topic, "a status older than the run's newest")
+        marks.seq[topic] = env.seq
+        marks.floor = max(marks.floor, env.status)
+        if topic == "status":
+            marks.believed = env.seq
+        return True
+
+    def _old(self, topic: str, why: str) -> bool:
+        self._count_refused(topic, Refused("old", why))
+        return False
+
+    def _doubted(self) -> bool:
+        """Whether the run watched has said (in any message) that it has a newer status than
+        the one held: the one held is not believed, and commands wait for the newer."""
+        marks = self._marks.get(self._run_id or "")
+        return marks is not None and marks.floor > marks.believed
 
     # ----- following the newest live run (watcher) ----------------------------------------
 
@@ -217,7 +295,7 @@ class WatcherLink(MqttLink):
             if len(parts) != 3 or parts[2] != "status":
                 continue
             payload = self._open(str(m.topic), m.payload)
-            if payload is not None:
+            if payload is not None and self._fresh(parts[1], "status", payload, bool(m.retain)):
                 self._note_run(parts[1], payload, bool(m.retain))
         best = self._candidate()
         if best is not None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import math
 import threading
@@ -61,6 +62,19 @@ __all__ = ["BusSink", "MissionHost"]
 log = logging.getLogger(__name__)
 
 _TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
+
+_ECHO_CHARS = 2000  # of a rejected command shown in its CMD_REJECTED event, at most
+
+
+def _echo(message: Any) -> Any:
+    """What a ``CMD_REJECTED`` event shows of a rejected message: a small object as it is,
+    anything else as a short excerpt (never the whole of a big payload)."""
+    if isinstance(message, dict):
+        text = json.dumps(message, default=str)
+        return message if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "..."
+    text = message if isinstance(message, str) else repr(message)
+    return text[:_ECHO_CHARS] + ("..." if len(text) > _ECHO_CHARS else "")
+
 
 Asker = Callable[[str, "MissionHost"], Awaitable[dict[str, Any]]]
 
@@ -276,7 +290,7 @@ class MissionHost:
                 "tick": tick,
                 "kind": "CMD_REJECTED",
                 "reason": reason,
-                "message": message if isinstance(message, dict) else str(message),
+                "message": _echo(message),
             },
         )
         return reason
