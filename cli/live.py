@@ -47,6 +47,7 @@ from executive.bus.messages import (
     CommandMessage,
     EditMessage,
     SpeedMessage,
+    new_command_id,
 )
 from executive.contracts import DRONE_COMMANDS, HUMAN_COMMANDS
 
@@ -334,6 +335,8 @@ class _Mqtt:
     async def _send(self, message: CmdMessage, *, flush: bool = True) -> dict[str, Any]:
         bus = self.bus
         assert bus is not None
+        if message.id is None:  # the command's one id, from here to the executive
+            message = message.model_copy(update={"id": new_command_id()})
         wire = message.wire()
         bus.publish("cmd", wire)
         if flush:

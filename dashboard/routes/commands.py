@@ -41,6 +41,7 @@ from executive.bus.messages import (
     EditMessage,
     SpeedMessage,
     StopMessage,
+    new_command_id,
 )
 from executive.contracts import DRONE_COMMANDS, HumanCommandKind
 from planner.edits import EDIT_OPS, parse_edit
@@ -134,6 +135,8 @@ class LiveRun:
 
     def send(self, message: CmdMessage) -> dict[str, Any]:
         """Publish ``message`` on ``cmd``; the answer names what was sent and to which run."""
+        if message.id is None:  # the command's one id, from here to the executive
+            message = message.model_copy(update={"id": new_command_id()})
         wire = message.wire()
         self.bus.publish(CMD, wire)
         return {"sent": wire, "run_id": self.view.run_id}

@@ -261,6 +261,7 @@ class MqttLink:
             "superseded": dict(self.superseded),
             "resent": self.resent,
             "refused": dict(self.refused),
+            "bad_messages": self.bad_messages,
             "reconnects": self.reconnects,
             "down_s": round(down, 3),
             "last_error": self.error,

@@ -46,6 +46,16 @@ Role ``watcher`` (a dashboard in another process)
     stale, or when its run is over and another one is heard starting. A run is stale when
     its last status says ``running`` and nothing came from it for ``stale_after`` seconds
     while the link was up (``starting``: 4 times as long, at least 60 s).
+Hostile peers (issue 24)
+    The executive refuses a ``cmd`` over ``CMD_MAX_BYTES`` (64 KB) unread and asks the
+    broker (MQTT 5 maximum packet size) not to send bigger; a signature is checked on the
+    bytes before any parse; parsing is bounded; each signed sender (``by``) is rate-limited;
+    a refusal echoes a short excerpt; what a message raises is caught and counted
+    (``bad_messages``), never a reconnection. Out-topic messages carry an envelope
+    (``_bus``: boot, seq, at, status; ``executive.bus.messages.Envelope``) inside what is
+    signed: a watcher ignores older or replayed ones (counted ``refused["old"]``) and a
+    status older than the newest the run names (commands wait meanwhile). Commands carry an
+    ``id`` kept across requeues; ``MissionHost`` applies each id once.
 Delivery
     ``publish`` never blocks and never awaits: it puts the message into a bounded outgoing
     queue (``max_outgoing``; when full the oldest is dropped) drained by a background task.

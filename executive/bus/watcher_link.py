@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from executive.bus.base import LIVE_STATES, TERMINAL_STATES, LinkState
 from executive.bus.link import ENVELOPE, MqttLink, Role, encode, log
-from executive.bus.messages import Envelope
+from executive.bus.messages import Envelope, new_command_id
 from executive.bus.outbox import Entry
 from executive.bus.signing import SIG, Refused, loads
 from executive.bus.topics import CMD, OUT_TOPICS, TOPICS, mqtt_topic
@@ -166,7 +166,8 @@ class WatcherLink(MqttLink):
     # ----- out -------------------------------------------------------------------------
 
     def publish(self, topic: str, payload: dict[str, Any]) -> None:
-        """Send a command: only ``cmd``, queued for the broker (sent once the run is known).
+        """Send a command: only ``cmd``, queued for the broker (sent once the run is known),
+        with an ``id`` (kept if it has one) that stays with it through requeues.
         A full queue drops its oldest message, counted in ``dropped``; so is a message
         published after ``stop()``. Raises ``ExecutiveError`` for an unknown topic, or for
         any topic but ``cmd``."""
@@ -174,6 +175,8 @@ class WatcherLink(MqttLink):
             raise ExecutiveError(f"unknown bus topic {topic!r}")
         if topic != CMD:
             raise ExecutiveError(f"a watcher's MQTT bus sends only {CMD!r}, not {topic!r}")
+        if not payload.get("id"):  # one id, kept however often it is signed and sent
+            payload = {**payload, "id": new_command_id()}
         self.outbox.put(topic, payload)
 
     def _wire(self, entry: Entry) -> bytes:

@@ -14,7 +14,10 @@ Consumes (bus topic ``cmd``)
     ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``; ``{"type": "stop", "reason":
     ...}`` -> ``Executive.stop`` (the mission ends after this tick). ``command`` may name a
     ``drone`` (RETURN, HOLD, RESUME of one drone). A malformed message becomes a
-    ``CMD_REJECTED`` event naming what is wrong; it never stops the run.
+    ``CMD_REJECTED`` event naming what is wrong; it never stops the run. A message with an
+    ``id`` (given at the door that accepted it) is applied once: the same id again (a
+    requeue after a lost link, re-signed) is ignored and counted in ``duplicates``; a
+    command's id is traced in its ``HUMAN_COMMAND`` event.
 Produces (bus topics)
     ``telemetry`` every tick and ``events`` / ``plan`` (through the executive's publish hook),
     ``agents`` (each agent run record, through ``BusSink``), ``scene`` (retained: the whole
@@ -38,6 +41,7 @@ import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -63,6 +67,7 @@ log = logging.getLogger(__name__)
 
 _TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
 
+_IDS_KEPT = 100_000  # command ids remembered (a duplicate comes within seconds)
 _ECHO_CHARS = 2000  # of a rejected command shown in its CMD_REJECTED event, at most
 
 
@@ -132,6 +137,8 @@ class MissionHost:
         self._listener: asyncio.Task[None] | None = None
         self._asks: set[asyncio.Task[None]] = set()
         self.rejected = 0
+        self.duplicates = 0  # commands received again under an id already applied
+        self._seen_ids: OrderedDict[str, None] = OrderedDict()
         executive.watch(publish=self._publish, on_tick=self._on_tick)
 
     # ----- out -------------------------------------------------------------------------
@@ -212,6 +219,17 @@ class MissionHost:
         """Apply one ``cmd`` message; returns why it was rejected, or None."""
         if not isinstance(message, dict):
             return self._reject(message, "a command message must be a JSON object")
+        command_id = message.get("id")
+        if isinstance(command_id, str) and command_id:
+            if command_id in self._seen_ids:  # sent again (a requeue, a retry): done already
+                self.duplicates += 1
+                log.info("command %s received again: applied once, ignored now", command_id)
+                return None
+            self._seen_ids[command_id] = None
+            while len(self._seen_ids) > _IDS_KEPT:
+                self._seen_ids.popitem(last=False)
+        else:
+            command_id = None
         kind = message.get("type")
         ex = self.executive
         if kind == "command":
@@ -229,7 +247,7 @@ class MissionHost:
             if drone is None and command in DRONE_COMMANDS:
                 return self._reject(message, f"$.drone: {command} needs the drone's id")
             source = str(message.get("source") or "operator")
-            ex.command(HumanCommand(command, text, source, drone))
+            ex.command(HumanCommand(command, text, source, drone, command_id))
         elif kind == "stop":
             # the operator ends the mission now (a fork's Stop, a dashboard idle too long)
             reason = str(message.get("reason") or "operator")

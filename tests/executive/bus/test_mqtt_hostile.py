@@ -24,6 +24,8 @@ import pytest
 
 from executive.bus.executive_link import CMD_MAX_BYTES
 from executive.bus.mqtt import MqttBus
+from executive.bus.outbox import Entry
+from executive.bus.signing import Signer
 from mission.live.host import MissionHost
 from tests.executive.bus.broker import Mosquitto
 from tests.executive.bus.test_mqtt import Collector, _executive
@@ -112,6 +114,50 @@ def test_a_flood_of_hostile_messages_costs_no_reconnect_and_pause_is_applied_onc
         assert sum(watcher.stats()["refused"].values()) >= 30  # the out-topic junk
         echoes = [e["message"] for e in seen.of("events") if e["kind"] == "CMD_REJECTED"]
         assert echoes and max(len(str(m)) for m in echoes) < 300  # excerpts only
+
+    asyncio.run(go())
+
+
+@pytest.mark.mqtt
+def test_a_command_re_signed_across_a_reconnection_is_applied_once(broker):
+    run_id = f"hostile-{uuid.uuid4().hex[:12]}"
+    cmd = f"isr/{run_id}/cmd"
+    pause = {"type": "command", "command": "PAUSE", "id": uuid.uuid4().hex}
+
+    async def go() -> None:
+        executive = _executive(run_id)
+        signer = Signer(TOKEN)
+        async with (
+            MqttBus(broker.url, run_id=run_id, role="watcher", token=TOKEN) as watcher,
+            MqttBus(broker.url, run_id=run_id, token=TOKEN, backoff=(0.05, 0.2)) as bus,
+        ):
+            seen = Collector(watcher.subscribe(["events", "status"], maxsize=10_000))
+            mission = asyncio.get_running_loop().create_task(MissionHost(executive, bus).run(2.0))
+            try:
+                await seen.until(seen.status_is("running"), WAIT)
+                first = watcher._wire(Entry("cmd", pause))
+                again = watcher._wire(Entry("cmd", pause))  # a requeue signs it afresh
+                assert first != again and json.loads(first)["id"] == json.loads(again)["id"]
+                async with aiomqtt.Client("127.0.0.1", broker.port) as sender:
+                    await sender.publish(cmd, first, qos=1)
+                await seen.until(lambda: _humans(seen, "PAUSE"), WAIT)
+                broker.kill()  # the link is lost ...
+                await until(lambda: bus.link.state == "down", "the executive's link down")
+                broker.start()  # ... and comes back: the copy arrives after the reconnection
+                await until(lambda: bus.link.state == "up", "the executive's link up", WAIT)
+                await until(lambda: watcher.link.state == "up", "the watcher's link up", WAIT)
+                async with aiomqtt.Client("127.0.0.1", broker.port) as sender:
+                    await sender.publish(cmd, again, qos=1)
+                    marker = {"type": "command", "command": "RESUME", "id": uuid.uuid4().hex}
+                    await sender.publish(cmd, signer.seal_command(cmd, marker), qos=1)
+                await seen.until(lambda: _humans(seen, "RESUME"), WAIT)
+            finally:
+                executive.stop()
+                await asyncio.wait_for(mission, WAIT)
+            await seen.close()
+        assert bus.reconnects == 1
+        paused = _humans(seen, "PAUSE")
+        assert len(paused) == 1 and paused[0]["id"] == pause["id"]
 
     asyncio.run(go())
 
