@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 _TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
 
 _IDS_KEPT = 100_000  # command ids remembered (a duplicate comes within seconds)
+_ID_CHARS = 64  # the longest command id (executive.bus.messages: a uuid4 hex is 32)
 _ECHO_CHARS = 2000  # of a rejected command shown in its CMD_REJECTED event, at most
 
 
@@ -220,6 +221,8 @@ class MissionHost:
         if not isinstance(message, dict):
             return self._reject(message, "a command message must be a JSON object")
         command_id = message.get("id")
+        if isinstance(command_id, str) and len(command_id) > _ID_CHARS:
+            return self._reject(message, f"$.id: at most {_ID_CHARS} characters")
         if isinstance(command_id, str) and command_id:
             if command_id in self._seen_ids:  # sent again (a requeue, a retry): done already
                 self.duplicates += 1

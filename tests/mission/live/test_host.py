@@ -151,10 +151,11 @@ def test_a_command_id_is_applied_once_and_traced_in_its_human_command():
             bus.publish("cmd", dict(pause))
         bus.publish("cmd", {"type": "command", "command": "RESUME", "id": "c0ffee"})  # taken
         bus.publish("cmd", {"type": "command", "command": "RESUME", "id": "beef"})
+        bus.publish("cmd", {"type": "command", "command": "RESET", "id": "x" * 65})  # refused
         await task
         return executive, host
 
     executive, host = asyncio.run(go())
     humans = [e for e in executive.events_seen if e["kind"] == "HUMAN_COMMAND"]
     assert [(h["command"], h["id"]) for h in humans] == [("PAUSE", "c0ffee"), ("RESUME", "beef")]
-    assert host.duplicates == 3
+    assert host.duplicates == 3 and host.rejected == 1
