@@ -24,7 +24,6 @@ from typing import Annotated
 import typer
 
 from cli.common import EXIT_FAILED, check_writable, fail, shown, write_atomically
-from executive.bus.messages import bus_json_schemas
 from planner.scenario import scenario_json_schema
 
 __all__ = ["bus_schema_texts", "schema", "schema_text"]
@@ -37,6 +36,8 @@ def schema_text() -> str:
 
 def bus_schema_texts() -> dict[str, str]:
     """Each bus topic's schema as its file holds it, by file name."""
+    from executive.bus.messages import bus_json_schemas  # only for --bus: isr stays light
+
     return {
         f"{name}.json": json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
         for name, schema in bus_json_schemas().items()
