@@ -512,9 +512,11 @@ class Executive:
         kind = command.kind
         rounds = self.rounds
         said = {"command": kind, "text": command.text, "source": command.source}
-        self.recorder.event(
-            tick, "HUMAN_COMMAND", said | ({"drone": command.drone} if command.drone else {})
-        )
+        if command.drone:
+            said["drone"] = command.drone
+        if command.id:
+            said["id"] = command.id
+        self.recorder.event(tick, "HUMAN_COMMAND", said)
         if command.drone is not None or kind in DRONE_COMMANDS:
             return self._one_drone(command)
         if kind in ("CUT", "REPLAN"):
