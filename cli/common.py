@@ -27,11 +27,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from executive.bus.exits import TERMINATED
-from executive.traces import default_url
 from planner.model import Scenario
 from planner.scenario import ScenarioError, load_scenario
-from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -135,6 +132,8 @@ def load(path: Path) -> Scenario:
 
 def parse_speed(text: str, option: str = "--speed") -> float | None:
     """'max' (None: as fast as possible) or a positive multiple of real time."""
+    from sim.pacing import MAX_SPEED, MIN_SPEED  # the simulation only for commands that fly
+
     if text.strip().lower() == "max":
         return None
     try:
@@ -245,6 +244,8 @@ def trace_url(db: str | None, *, must_exist: bool = False) -> str | None:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    from executive.traces import default_url
+
     if db is not None and db.strip().lower() == "none":
         return None
     url = db or default_url()
@@ -292,6 +293,8 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
     so every ``finally`` runs (traces flushed, the run's end recorded and its status
     published as ``interrupted``, "terminated by SIGTERM": ``executive.bus.exits``), then the
     command exits 143."""
+    from executive.bus.exits import TERMINATED  # only commands that fly or serve get here
+
     terminated = False
 
     async def guarded() -> T:

@@ -93,6 +93,7 @@ class DashboardContext:
                 stall_timeout_s=settings.stall_timeout_s,
                 live=settings.live,
                 back_url=settings.back_url,
+                max_anonymous=settings.max_anonymous_viewers,
             ),
             traces=TraceStore(settings.trace_url),
             planning=PlanningJobs(settings.limits, engines=engines),

@@ -541,6 +541,10 @@ class Executive:
                     self.recorder.submit(ResumeFlight(drone=drone_id, tick=tick), "executive")
             self.recorder.event(tick, "CONTINUE", {"resumed": self._paused_drones})
             self._paused_drones = []
+            # The pause burnt fuel the plan in force counted on: replan the remainder now
+            # (committed in auto, offered in review) rather than fly a plan that may no
+            # longer fit.
+            rounds.trigger("operator", "operator:RESUME")
         elif kind == "RESET":
             rounds.reset()
             self.constraints, self.instruction = OperatorConstraints(), None

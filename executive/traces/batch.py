@@ -34,10 +34,10 @@ def before_flying(url: str, key: str) -> Row | None:
     engine = open_store(url)
     try:
         with database_errors(f"cannot check batch key {key!r} in {url}"), engine.begin() as conn:
-            row = conn.execute(select(S.runs).where(S.runs.c.batch_key == key)).first()
+            row = conn.execute(select(S.runs).where(S.runs.c.batch_key == key)).mappings().first()
             if row is None:
                 return None
-            found = dict(row._mapping)
+            found = dict(row)
             if found["status"] == "ended":
                 return found
             run_id = found["run_id"]

@@ -81,7 +81,7 @@ class TraceReader:
 
     def _rows(self, query: Select[Any]) -> list[Row]:
         with self._engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [dict(row) for row in conn.execute(query).mappings()]
 
     def runs(self, limit: int = 50) -> list[Row]:
         """The newest ``limit`` runs first: id, start / end (Unix seconds), status, config
