@@ -86,7 +86,7 @@ Lifecycle
     only the first connection fails fast. ``close_run(state)`` publishes a final status
     (``interrupted``, ``crashed``: ``executive.bus.exits``) unless the run's last one is
     over, ahead of anything still queued; leaving ``async with`` on an exception does it
-    (``crashed``, or ``interrupted`` for a Ctrl-C, ``crashed`` for a SIGTERM).
+    (``crashed``, or ``interrupted`` for a Ctrl-C or a SIGTERM).
     ``stop()`` sends what is still queued (for at most ``timeout`` seconds, the link given
     that long to come back), counts the rest as lost, cancels its tasks and disconnects
     cleanly, so the broker does not send the last will; it never hangs. A final status
