@@ -27,17 +27,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from executive.bus.exits import TERMINATED
-from executive.traces import default_url
 from planner.model import Scenario
 from planner.scenario import ScenarioError, load_scenario
-from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_TERMINATED",
+    "EXIT_TRACE_INCOMPLETE",
     "MQTT_PASSWORD_ENV",
     "TOKEN_ENV",
     "HostOption",
@@ -56,6 +54,8 @@ __all__ = [
     "parse_speed",
     "run_async",
     "shown",
+    "token_from_env",
+    "token_line",
     "trace_url",
     "write_atomically",
 ]
@@ -64,6 +64,7 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_TRACE_INCOMPLETE = 3  # the run flew (or replayed) but its trace misses records
 T = TypeVar("T")
 TOKEN_ENV = "ISR_TOKEN"  # the dashboard's control token, when --token is not given
 MQTT_PASSWORD_ENV = "ISR_MQTT_PASSWORD"  # the broker's password, when not in a file or URL
@@ -131,6 +132,8 @@ def load(path: Path) -> Scenario:
 
 def parse_speed(text: str, option: str = "--speed") -> float | None:
     """'max' (None: as fast as possible) or a positive multiple of real time."""
+    from sim.pacing import MAX_SPEED, MIN_SPEED  # the simulation only for commands that fly
+
     if text.strip().lower() == "max":
         return None
     try:
@@ -223,11 +226,25 @@ def control_token(token: str | None) -> str:
     return token or os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(12)
 
 
+def token_from_env(token: str | None) -> bool:
+    """Whether the control token comes from $ISR_TOKEN: then it is never printed."""
+    return not token and bool(os.environ.get(TOKEN_ENV))
+
+
+def token_line(token: str, *, from_env: bool) -> str:
+    """The line that names the control token: the token itself unless it is $ISR_TOKEN's."""
+    if from_env:
+        return f"control token: ${TOKEN_ENV} (not printed)"
+    return f"control token: {token}  (Authorization: Bearer TOKEN)"
+
+
 def trace_url(db: str | None, *, must_exist: bool = False) -> str | None:
     """The trace store's URL from ``--db`` (None: 'none', no traces); checked to be a
     SQLAlchemy URL, and with ``must_exist`` a SQLite file that is there."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
+
+    from executive.traces import default_url
 
     if db is not None and db.strip().lower() == "none":
         return None
@@ -274,8 +291,10 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
 def run_async(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` with SIGTERM handled like Ctrl-C: the main task is cancelled,
     so every ``finally`` runs (traces flushed, the run's end recorded and its status
-    published as ``crashed``, "terminated by SIGTERM": ``executive.bus.exits``), then the command
-    exits 143."""
+    published as ``interrupted``, "terminated by SIGTERM": ``executive.bus.exits``), then the
+    command exits 143."""
+    from executive.bus.exits import TERMINATED  # only commands that fly or serve get here
+
     terminated = False
 
     async def guarded() -> T:
@@ -287,7 +306,7 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
             nonlocal terminated
             terminated = True
             if task is not None:
-                task.cancel(TERMINATED)  # the run's final status says crashed, not interrupted
+                task.cancel(TERMINATED)  # the run's final status names the signal
 
         # Only the main thread may handle signals; elsewhere SIGTERM keeps its default.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):

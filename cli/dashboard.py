@@ -47,6 +47,8 @@ from cli.common import (
     fail,
     mqtt_password,
     run_async,
+    token_from_env,
+    token_line,
     trace_url,
 )
 from cli.launch import IDLE_TIMEOUT_S, SubprocessForks
@@ -109,7 +111,10 @@ def dashboard(
         if url is None:
             raise fail("--db none: without --mqtt the dashboard serves a trace store's runs")
         try:
-            run_async(_serve_stored(host, port, control_token(token), url, fork_idle_timeout))
+            hidden = token_from_env(token)
+            run_async(
+                _serve_stored(host, port, control_token(token), url, fork_idle_timeout, hidden)
+            )
         except ExecutiveError as exc:
             raise fail(str(exc), EXIT_FAILED) from None
         except KeyboardInterrupt:
@@ -117,6 +122,7 @@ def dashboard(
         return
     check_mqtt_url(mqtt)
     password = mqtt_password(mqtt, mqtt_password_file, mqtt_ca)
+    hidden = token_from_env(token)
     token = token or os.environ.get(TOKEN_ENV)
     if not token:
         raise fail(
@@ -134,14 +140,16 @@ def dashboard(
             token=token,
             stale_after=stale_after,
         )
-        run_async(_serve(bus, host, port, token, store, wait))
+        run_async(_serve(bus, host, port, token, store, wait, hidden))
     except ExecutiveError as exc:
         raise fail(str(exc), EXIT_FAILED) from None
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-async def _serve_stored(host: str, port: int, token: str, url: str, fork_idle: float) -> None:
+async def _serve_stored(
+    host: str, port: int, token: str, url: str, fork_idle: float, hidden: bool
+) -> None:
     """The dashboard of a trace store: an idle bus (no live run: the page opens on the runs
     list), the stored runs, and forks of them started as processes of their own."""
     out = Console(stderr=True)
@@ -150,8 +158,8 @@ async def _serve_stored(host: str, port: int, token: str, url: str, fork_idle: f
         InProcessBus(), host=host, port=port, token=token, trace_url=url, forks=forks, live=False
     )
     try:
-        out.print(f"dashboard: {server.page_url}", highlight=False)
-        out.print(f"control token: {token}  (Authorization: Bearer TOKEN)", highlight=False)
+        out.print(f"dashboard: {server.url if hidden else server.page_url}", highlight=False)
+        out.print(token_line(token, from_env=hidden), highlight=False)
         out.print(f"serving the runs of {url}; Ctrl-C to stop", highlight=False)
         await asyncio.Event().wait()
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task
@@ -162,7 +170,13 @@ async def _serve_stored(host: str, port: int, token: str, url: str, fork_idle: f
 
 
 async def _serve(
-    bus: MqttBus, host: str, port: int, token: str, trace_url: str | None, wait: float
+    bus: MqttBus,
+    host: str,
+    port: int,
+    token: str,
+    trace_url: str | None,
+    wait: float,
+    hidden: bool,
 ) -> None:
     out = Console(stderr=True)
     await bus.start()
@@ -170,8 +184,8 @@ async def _serve(
     try:
         run_id = await bus.wait_for_run(wait)
         server = await start_dashboard(bus, host=host, port=port, token=token, trace_url=trace_url)
-        out.print(f"dashboard: {server.page_url}", highlight=False)
-        out.print(f"control token: {token}  (Authorization: Bearer TOKEN)", highlight=False)
+        out.print(f"dashboard: {server.url if hidden else server.page_url}", highlight=False)
+        out.print(token_line(token, from_env=hidden), highlight=False)
         out.print(f"watching run {run_id} on {bus.url}; Ctrl-C to stop", highlight=False)
         await asyncio.Event().wait()
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels the main task

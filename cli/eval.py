@@ -3,7 +3,7 @@
     isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,oracle] [--engine rules]
              [--workers N] [--scheduler tcp://HOST:8786] [--db URL] [--limit N]
              [--no-agents] [--out DIR] [--json]
-    isr eval report SUITE_NAME --out report.html [--db URL] [--dashboard URL]
+    isr eval report SUITE_NAME_OR_DIR --out report.html [--db URL] [--dashboard URL]
 
 ``SUITE_DIR`` is what ``isr scenario generate`` wrote (its ``suite.json`` lists the missions).
 Each mission x policy runs headless as fast as possible on a Dask worker, traced to the store
@@ -39,7 +39,7 @@ from typer.core import TyperGroup
 from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
 from executive.traces import TraceReader
 from mission.evaluation import POLICIES, EvalTask, run_one
-from mission.evaluation.figures import done_keys, run_rows, summary
+from mission.evaluation.figures import done_keys, run_rows, suite_names, summary
 from mission.evaluation.policies import config_for
 
 __all__ = ["eval_app"]
@@ -271,7 +271,10 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
 
 @eval_app.command("report")
 def report_cmd(
-    suite: Annotated[str, typer.Argument(help="the suite's name, as isr eval stored its runs")],
+    suite: Annotated[
+        str,
+        typer.Argument(help="the suite's name, as isr eval stored its runs, or its folder"),
+    ],
     out: Annotated[Path, typer.Option(help="the report's .html (its PNG charts go beside it)")],
     db: Annotated[str | None, typer.Option(help="SQLAlchemy URL of the trace store")] = None,
     dashboard: Annotated[
@@ -283,15 +286,29 @@ def report_cmd(
     url = trace_url(db, must_exist=True)
     if url is None:
         raise fail("--db none: this command reads a trace store")
+    suite = _suite_name(suite)
     reader = TraceReader(url)
     try:
         rows = run_rows(reader, suite)
+        stored = suite_names(reader) if not rows else {}
     finally:
         reader.close()
     if not rows:
-        raise fail(f"{suite}: no ended run of this suite in the store ({url})")
+        listed = ", ".join(f"{n} ({k} runs)" for n, k in stored.items()) or "none"
+        raise fail(f"{suite}: no ended run of this suite in the store ({url}); stored: {listed}")
     _print(suite, summary(rows), [])
     _write_report(rows, out, suite, dashboard, [], Console(stderr=True, highlight=False))
+
+
+def _suite_name(given: str) -> str:
+    """A suite's folder (its suite.json names it) or its name as given."""
+    manifest = Path(given) / "suite.json"
+    if not manifest.is_file():
+        return given
+    try:
+        return str(json.loads(manifest.read_text())["spec"]["name"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise fail(f"{manifest}: not a suite written by isr scenario generate ({exc})") from None
 
 
 def _writer(data: bytes) -> Callable[[Path], object]:

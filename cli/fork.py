@@ -43,6 +43,7 @@ from cli.common import (
     control_token,
     fail,
     parse_speed,
+    token_from_env,
     trace_url,
 )
 from cli.engines import recorded_agent_engines
@@ -219,6 +220,7 @@ def fork(
             seed=was.get("seed", 0),
             iterations=was.get("iterations"),
             trace_url=url,
+            show_token=not token_from_env(token),
             dashboard=DashboardConfig(host=host, port=port, token=SecretStr(control))
             if live and control
             else None,

@@ -8,7 +8,7 @@ exits first is an ``ExecutiveError`` carrying its last words. No orphans: a chil
 process when its mission ends (``--exit-when-done``: its page keeps the final picture), and
 stops its mission once no page has watched it for ``idle_timeout_s`` (``--idle-timeout``);
 each child that ends is reaped here. ``close()`` stops the children still running (SIGTERM:
-each flushes its traces and ends ``crashed``, "terminated by SIGTERM", in the store as on
+each flushes its traces and ends ``interrupted``, "terminated by SIGTERM", in the store as on
 the bus; SIGINT may be ignored by a child started in the background).
 """
 

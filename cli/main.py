@@ -12,15 +12,16 @@ never a traceback (``ISR_DEBUG=1`` lets it through with its traceback, for debug
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import signal
 import sys
-from typing import Any
+from typing import Any, Final
 
 import typer
 from typer.core import TyperGroup
 
-__all__ = ["DEBUG_ENV", "GuardedGroup", "build_app", "main"]
+__all__ = ["COMMANDS", "DEBUG_ENV", "GuardedGroup", "LazyGroup", "build_app", "main"]
 
 DEBUG_ENV = "ISR_DEBUG"  # set: an unexpected error shows its traceback
 
@@ -56,50 +57,77 @@ class GuardedGroup(TyperGroup):
             raise _internal_error(exc) from None
 
 
-def build_app() -> typer.Typer:
-    """The ``isr`` app with every command; each room is imported only now, when called."""
-    from cli.compare import compare
-    from cli.dashboard import dashboard
-    from cli.eval import eval_app
-    from cli.fork import fork
-    from cli.interop import ExportCommand, import_app
-    from cli.live import command, edit
-    from cli.plan import plan, validate
-    from cli.replay import replay_cmd
-    from cli.report import report
-    from cli.run import run
-    from cli.runs import runs
-    from cli.scenario import scenario_app
-    from cli.schema import schema
-    from cli.sim import sim
-    from cli.words import ask, memory_app
+# Every command: its name -> the module and attribute that hold it, and whether it is a
+# group of its own (a typer app). Only the command that runs is imported (`isr validate`
+# never loads the executive, the dashboard or Dask); `isr --help` imports them all.
+COMMANDS: Final[dict[str, tuple[str, str]]] = {
+    "validate": ("cli.plan", "validate"),
+    "plan": ("cli.plan", "plan"),
+    "schema": ("cli.schema", "schema"),
+    "sim": ("cli.sim", "sim"),
+    "run": ("cli.run", "run"),
+    "replay": ("cli.replay", "replay_cmd"),
+    "runs": ("cli.runs", "runs"),
+    "fork": ("cli.fork", "fork"),
+    "compare": ("cli.compare", "compare"),
+    "report": ("cli.report", "report"),
+    "eval": ("cli.eval", "eval_app"),
+    "ask": ("cli.words", "ask"),
+    "edit": ("cli.live", "edit"),
+    "command": ("cli.live", "command"),
+    "memory": ("cli.words", "memory_app"),
+    "scenario": ("cli.scenario", "scenario_app"),
+    "import": ("cli.interop", "import_app"),
+    "dashboard": ("cli.dashboard", "dashboard"),
+}
 
+
+def _load(name: str) -> Any:  # a click command of typer's own (vendored) click
+    """The click command of ``name``, its module imported now."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attribute)
+    if isinstance(target, typer.Typer):  # a group of its own: isr eval ..., isr scenario ...
+        command: Any = typer.main.get_group(target)
+    else:
+        one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        cls = None
+        if name == "plan":  # --export may be repeated
+            from cli.interop import ExportCommand
+
+            cls = ExportCommand
+        one.command(name, cls=cls)(target)
+        command = typer.main.get_command(one)
+    command.name = name
+    return command
+
+
+class LazyGroup(GuardedGroup):
+    """The ``isr`` group, its commands loaded when they are asked for (click's lazy group)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(_load(cmd_name), cmd_name)
+        return self.commands.get(cmd_name)
+
+
+def build_app() -> typer.Typer:
+    """The ``isr`` app; each command's room is imported only when that command is called."""
     app = typer.Typer(
-        cls=GuardedGroup,
+        cls=LazyGroup,
         add_completion=False,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         help="ISR multi-drone mission system.",
     )
-    app.command("validate")(validate)
-    app.command("plan", cls=ExportCommand)(plan)  # --export may be repeated
-    app.command("schema")(schema)
-    app.command("sim")(sim)
-    app.command("run")(run)
-    app.command("replay")(replay_cmd)
-    app.command("runs")(runs)
-    app.command("fork")(fork)
-    app.command("compare")(compare)
-    app.command("report")(report)
-    app.add_typer(eval_app, name="eval")
-    app.command("ask")(ask)
-    app.command("edit")(edit)
-    app.command("command")(command)
-    app.add_typer(memory_app, name="memory")
-    app.add_typer(scenario_app, name="scenario")
-    app.add_typer(import_app, name="import")
-    app.command("dashboard")(dashboard)
+    app.callback()(_no_options)
     return app
+
+
+def _no_options() -> None:
+    """ISR multi-drone mission system."""
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -5,7 +5,10 @@ Builds the run's ``RunConfig`` from the options and hands it to
 live view (the executive never imports it). Same conventions as every ``isr`` command: bad
 input is one line per problem on stderr, exit code 2, never a traceback. Prints the outcome
 (points, per-drone fuel and status, losses, replans with their trigger and latency, the run
-id), or with ``--json`` one JSON object. Interrupted (Ctrl-C): exit 130.
+id), or with ``--json`` one JSON object. Interrupted (Ctrl-C): exit 130; SIGTERM: 143; a run
+that flew but whose trace store did not take all of it: its summary says "TRACE
+INCOMPLETE" with the tables and ticks, and it exits 3 (``EXIT_TRACE_INCOMPLETE``). A store
+that does not take writes is refused before the first tick (exit 1).
 
 Without ``--headless`` the run is live: it is paced (10x real time unless ``--speed`` says
 otherwise), its state goes on a bus (in-process, or MQTT with ``--mqtt``) and the dashboard
@@ -30,6 +33,7 @@ from agents.engines.spec import ENGINE_NAMES, choices_text
 from cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_TRACE_INCOMPLETE,
     HostOption,
     MqttCaOption,
     MqttPasswordFileOption,
@@ -42,6 +46,7 @@ from cli.common import (
     mqtt_password,
     parse_speed,
     run_async,
+    token_from_env,
     trace_url,
 )
 from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, engine_fields
@@ -181,6 +186,7 @@ def run(
             mqtt_password=broker_password,
             mqtt_ca=str(mqtt_ca) if mqtt_ca is not None else None,
             mqtt_token=SecretStr(control) if mqtt and control else None,
+            show_token=not token_from_env(token),
             dashboard=DashboardConfig(host=host, port=port, token=SecretStr(control))
             if live and control
             else None,
@@ -236,6 +242,22 @@ def fly(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if report is None:  # interrupted before the mission ended
         raise typer.Exit(EXIT_INTERRUPTED)
+    if not report.trace_complete:  # flown, but the store does not hold all of it: say so
+        err.print(
+            f"trace incomplete: {incomplete_text(report.to_dict())}; a replay of run"
+            f" {report.run_id} cannot be exact (exit {EXIT_TRACE_INCOMPLETE})",
+            highlight=False,
+            markup=False,
+        )
+        raise typer.Exit(EXIT_TRACE_INCOMPLETE)
+
+
+def incomplete_text(out: dict[str, Any]) -> str:
+    """What of the run the store did not take, from its outcome: one line."""
+    from executive.traces.loss import describe
+
+    lost = describe(out.get("trace_lost") or {})
+    return f"{out['trace_dropped']:,} trace record(s) not stored" + (f": {lost}" if lost else "")
 
 
 def live_view(config: RunConfig, **options: Any) -> ViewFactory:
@@ -279,10 +301,7 @@ def print_outcome(name: str, out: dict) -> None:
     if out["lost"]:
         console.print(cell(f"lost: {', '.join(drone_label(d) for d in out['lost'])}"))
     if out.get("trace_dropped"):
-        console.print(
-            f"trace records dropped: {out['trace_dropped']} (the store fell behind the paced run;"
-            " the TRACE_DROPPED events say when)"
-        )
+        console.print(cell(f"TRACE INCOMPLETE: {incomplete_text(out)}"))
     console.print(
         cell(
             f"simulated {out['sim_seconds']:.0f} s in {out['wall_seconds']:.1f} s wall;"

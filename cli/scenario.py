@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -99,6 +100,12 @@ def _write(path: Path, text: str) -> None:
     write_atomically(path, put)
 
 
+def _folder_name(folder: Path) -> str:
+    """``out/My Suite`` -> ``My-Suite``: a suite name (SuiteSpec's pattern) from a folder."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-.")[:64]
+    return name or "suite"
+
+
 @scenario_app.command("generate")
 def generate(
     out: Annotated[Path, typer.Option(help="the folder to write the missions to")],
@@ -132,6 +139,9 @@ def generate(
         "disruptions": [d.strip() for d in disruptions.split(",")] if disruptions else None,
     }
     fields |= {k: v for k, v in given.items() if v is not None}
+    # A suite's runs are stored under its name: named after its folder unless told, so two
+    # suites generated without --name do not share one ("suite").
+    fields.setdefault("name", _folder_name(out))
     for key in ("drones", "targets", "sams"):  # JSON and YAML have lists, not tuples
         if isinstance(fields.get(key), list):
             fields[key] = tuple(fields[key])

@@ -91,6 +91,7 @@ def create_app(
     live: bool = True,
     idle_timeout_s: float | None = None,
     back_url: str | None = None,
+    max_anonymous_viewers: int = 500,
 ) -> FastAPI:
     """The dashboard app for the run on ``bus`` (see the module's contract)."""
     if not token:
@@ -106,6 +107,7 @@ def create_app(
         live=live,
         idle_timeout_s=idle_timeout_s,
         back_url=back_url,
+        max_anonymous_viewers=max_anonymous_viewers,
     )
     # the run's engine of each agent role: checked by /api/engines, asked by agent_solve
     context = DashboardContext.build(bus, settings, forks, engines)

@@ -39,6 +39,7 @@ from planner.scenario import ScenarioError, json_path
 __all__ = [
     "WS_GOING_AWAY",
     "WS_POLICY_VIOLATION",
+    "WS_TRY_AGAIN_LATER",
     "WS_WRONG_TOKEN",
     "ApiError",
     "BadRange",
@@ -52,6 +53,7 @@ __all__ = [
     "NotTheLiveRun",
     "RunEnded",
     "ShuttingDown",
+    "TooManyViewers",
     "Unauthorized",
     "UnknownRun",
     "WrongWsToken",
@@ -67,6 +69,7 @@ log = logging.getLogger(__name__)
 WS_GOING_AWAY = 1001  # the close code of every live stream when the dashboard stops
 WS_POLICY_VIOLATION = 1008  # a websocket opened by a page of another origin
 WS_WRONG_TOKEN = 4401  # a websocket that offered a wrong control token (4000-4999: ours)
+WS_TRY_AGAIN_LATER = 1013  # RFC 6455 via IANA: the server is at capacity for this client
 
 _SOURCES = {"query": "query", "path": "path", "header": "header", "cookie": "cookie"}
 
@@ -233,6 +236,16 @@ class WrongWsToken(WsRefusal):
 
     def __init__(self) -> None:
         super().__init__(WS_WRONG_TOKEN, "wrong control token")
+
+
+class TooManyViewers(WsRefusal):
+    """1013: one more viewer without the token than ``max_anonymous_viewers`` allows."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(
+            WS_TRY_AGAIN_LATER,
+            f"too many viewers without the token ({cap}): try again later, or connect with it",
+        )
 
 
 # ----- problems as (path, message) pairs -----------------------------------------------------

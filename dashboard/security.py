@@ -155,6 +155,7 @@ class LiveAccess:
     truth: bool
     subprotocol: str | None = None
     refusal: WsRefusal | None = None
+    anonymous: bool = True  # no token given: counted against max_anonymous_viewers
 
 
 def live_access(
@@ -170,7 +171,9 @@ def live_access(
             raise WrongWsToken()
     except WsRefusal as refusal:
         return LiveAccess(False, subprotocol, refusal)
-    return LiveAccess(settings.show_truth or given is not None, subprotocol)
+    return LiveAccess(
+        settings.show_truth or given is not None, subprotocol, anonymous=given is None
+    )
 
 
 # ----- the headers -------------------------------------------------------------------------

@@ -39,6 +39,12 @@ class DashboardSettings(BaseModel):
         description="a websocket client whose socket has accepted no data for this long is "
         "closed (it stopped reading)",
     )
+    max_anonymous_viewers: int = Field(
+        500,
+        ge=0,
+        description="live streams served at once to viewers without the token; one more is "
+        "refused (close code 1013, try again later): the token's holders always get in",
+    )
     live: bool = Field(
         True,
         description="whether this dashboard serves a live run (or waits for one); False: the "

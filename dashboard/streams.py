@@ -4,7 +4,10 @@ Contract
 --------
 Options
     ``LiveStreams(bus, view, *, maxsize=256, stats_every_s=2.0, hello_events=500,
-    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None)``;
+    hello_agents=500, stall_timeout_s=15.0, max_fps=30.0, live=True, back_url=None,
+    max_anonymous=None, anonymous_fps=10.0)``: at most ``max_anonymous`` clients without
+    the token at once, one more refused with close code 1013 ("try again later";
+    ``errors.TooManyViewers``);
     ``unwatched_s()`` says how long no client has been connected.
 Consumes
     One bus subscription PER CLIENT (``bus.subscribe(STREAM_TOPICS, maxsize)``): telemetry
@@ -19,7 +22,8 @@ Produces (websocket text frames, JSON)
     ``back_url``: the dashboard that started this run, a fork), then one ``{"type":
     <topic>, "data": <payload>}`` per bus message, telemetry and scene at most ``max_fps``
     frames a second each (the latest one; the ones it replaced are counted as
-    ``coalesced``), and every ``stats_every_s`` a ``{"type": "stats", "client", "sent",
+    ``coalesced``; ``anonymous_fps`` for clients without the token), and every
+    ``stats_every_s`` a ``{"type": "stats", "client", "sent",
     "dropped": {topic: n}, "dropped_total", "coalesced", "superseded", "lost", "pending"}``
     frame: ``superseded`` the telemetry and scene messages a newer one replaced before they
     were sent (the subscription's latest-value slot and the cap: by design, the newest is
@@ -61,7 +65,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from dashboard.errors import WS_GOING_AWAY
+from dashboard.errors import WS_GOING_AWAY, TooManyViewers
 from dashboard.live_view import LiveView
 from dashboard.security import LiveAccess
 from dashboard.truth import (
@@ -149,6 +153,7 @@ class _Client:
     subscription: Subscription
     remote: str
     truth: bool = False
+    anonymous: bool = False  # no token: counted against the cap on such viewers
     connected_at: float = field(default_factory=time.monotonic)
     sent: int = 0
     sent_bytes: int = 0
@@ -214,13 +219,19 @@ class LiveStreams:
         max_fps: float = 30.0,
         live: bool = True,
         back_url: str | None = None,
+        max_anonymous: int | None = None,
+        anonymous_fps: float = 10.0,
     ) -> None:
         self.bus = bus
+        self.max_anonymous = max_anonymous  # None: no cap
         self.live = live
         self.back_url = back_url
         # when the last client left (or the streams began): how long nobody has watched
         self._unwatched_since: float | None = time.monotonic()
         self.frame_interval_s = 1.0 / max_fps if max_fps > 0 else 0.0
+        # Viewers without the token get fewer scene and telemetry frames: what hundreds of
+        # them cost is the frames sent, on the mission's own event loop.
+        self.anonymous_interval_s = 1.0 / anonymous_fps if anonymous_fps > 0 else 0.0
         self.view = view
         self.maxsize = maxsize
         self.stats_every_s = stats_every_s
@@ -278,6 +289,14 @@ class LiveStreams:
         """Stream the live run to one websocket until it leaves, stalls (or the bus stops);
         a refused one is closed at once with its code and reason."""
         remote = f"{websocket.client.host}:{websocket.client.port}" if websocket.client else "?"
+        cap = self.max_anonymous
+        if (
+            access.refusal is None
+            and access.anonymous
+            and cap is not None
+            and sum(1 for c in self._clients.values() if c.anonymous) >= cap
+        ):
+            access = LiveAccess(access.truth, access.subprotocol, TooManyViewers(cap))
         if access.refusal is not None:
             log.warning("websocket from %s refused: %s", remote, access.refusal.reason)
             with contextlib.suppress(RuntimeError, OSError, WebSocketDisconnect):
@@ -289,7 +308,7 @@ class LiveStreams:
         client_id = next(self._ids)
         # Subscribe before the hello so nothing published in between is missed.
         sub = self.bus.subscribe(STREAM_TOPICS, maxsize=self.maxsize)
-        client = _Client(client_id, sub, remote, truth=access.truth)
+        client = _Client(client_id, sub, remote, truth=access.truth, anonymous=access.anonymous)
         self._clients[client_id] = client
         self._sockets[client_id] = websocket
         log.info("websocket client %d connected from %s", client_id, remote)
@@ -365,6 +384,7 @@ class LiveStreams:
         getter: asyncio.Task[Message | None] | None = None
         held: dict[str, Message] = {}  # capped topic -> the latest message, not yet sent
         next_at: dict[str, float] = {}  # capped topic -> when its next frame may go
+        interval = self.anonymous_interval_s if client.anonymous else self.frame_interval_s
 
         async def send(message: Message) -> None:
             text = self.cache.text(message, truth=client.truth)
@@ -373,7 +393,7 @@ class LiveStreams:
                 client.sent += 1
                 client.sent_bytes += len(text)
                 if message.topic in CAPPED_TOPICS:
-                    next_at[message.topic] = time.monotonic() + self.frame_interval_s
+                    next_at[message.topic] = time.monotonic() + interval
 
         try:
             while True:

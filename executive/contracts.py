@@ -81,6 +81,7 @@ class HumanCommand:
     text: str | None = None  # free words for the coordinator, e.g. "move T5 to D1"
     source: str = "operator"
     drone: str | None = None  # RETURN, HOLD (and RESUME of one held drone): which drone
+    id: str | None = None  # the command's one id from the door (traced in HUMAN_COMMAND)
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,9 @@ class InputRecord:
     kind: str  # "edit" | "command" | "plan"
     payload: dict[str, Any]
     source: str  # timeline | operator | sensor | executive
+    # 1, 2, 3 ... per run in the order emitted, set by the trace writer (None until then):
+    # a gap in the stored numbers is an input the store lost (executive.traces.completeness)
+    seq: int | None = None
 
 
 @dataclass(frozen=True)

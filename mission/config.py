@@ -59,6 +59,11 @@ class RunConfig(BaseModel):
     scenario_file: str | None = None  # where the scenario came from, for reports
     # What a batch knows the run as (suite, mission, policy, disruption): recorded with it.
     labels: dict[str, str] = Field(default_factory=dict)
+    # How long the trace writer retries a store that refuses writes before it counts
+    # batches as lost (executive.traces.writer)
+    trace_retry_s: float = Field(60.0, gt=0, le=3600)
+    # A batch task's key (suite/mission/policy): the store keeps one run per key (unique)
+    batch_key: str | None = Field(None, max_length=255)
     # Times real time; None runs as fast as possible (and waits for each planning round at
     # its cut, so a batch run reproduces exactly).
     speed: float | None = Field(None, ge=MIN_SPEED, le=MAX_SPEED)
@@ -92,6 +97,9 @@ class RunConfig(BaseModel):
     # token, and without a dashboard the messages go unsigned.
     mqtt_token: SecretStr | None = None
     dashboard: DashboardConfig | None = None  # serve the live dashboard
+    # Print the control token for the person who started the run: not when it came from
+    # the environment (a secret kept there is not to land in a terminal or a log).
+    show_token: bool = True
     fork: ForkConfig | None = None  # a fork of a traced run (needs trace_url)
     run_id: str | None = Field(None, pattern=r"^[0-9a-f]{16}$")  # None: a fresh id
     policy: Policy = Policy()

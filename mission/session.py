@@ -14,7 +14,8 @@ Produces
     The run's trace (the store at ``config.trace_url``: its run record with the config, its
     inputs, events, plans, agent runs, and a run-end record whatever happens: ``ended``,
     else the final status the bus publishes, ``executive.bus.exits``: Ctrl-C
-    ``interrupted``, SIGTERM or an error ``crashed`` with the reason as ``error``), the bus
+    ``interrupted``, SIGTERM ``interrupted`` with the signal as ``error``, an error
+    ``crashed`` with the reason as ``error``), the bus
     messages of a live run (``config.dashboard`` or ``config.mqtt``), ``announce(line)`` for
     each line a person should read (the dashboard's address), and the ``RunReport``.
 Lifecycle
@@ -45,7 +46,7 @@ from executive.bus.exits import close_status
 from executive.contracts import MissionPlanner, RunEndRecord, TraceSink
 from executive.loop import Executive, RunReport
 from executive.traces.fork import ForkPoint, load_fork
-from executive.traces.sinks import NullSink, TeeSink
+from executive.traces.sinks import NullSink, TeeSink, dropped_by, lost_by
 from mission.config import ForkConfig, RunConfig
 from mission.live.host import BusSink, MissionHost
 from mission.live.scene import scene
@@ -164,7 +165,7 @@ async def run_mission(
     if config.trace_url is not None:
         from executive.traces import TraceReader, TraceWriter
 
-        writer = TraceWriter(config.trace_url)
+        writer = TraceWriter(config.trace_url, retry_s=config.trace_retry_s)
         writer.start()
         if config.replay_run:
             reader = TraceReader(config.trace_url)
@@ -192,7 +193,7 @@ async def run_mission(
         on_executive(executive)
     report = None
     # How a run that stops without ending ends, in the store as on the bus (one rule,
-    # executive.bus.exits): Ctrl-C interrupted, SIGTERM or an error crashed, with the reason.
+    # executive.bus.exits): Ctrl-C or SIGTERM interrupted (the signal named), an error crashed.
     stopped: tuple[str, dict[str, Any]] = ("interrupted", {})
     try:
         if bus is None:
@@ -206,15 +207,20 @@ async def run_mission(
         raise
     finally:
         if writer is not None:
+            outcome = report.to_dict() if report else dict(stopped[1])
+            if not report and writer.dropped:  # a stopped run's trace may be short too
+                outcome.update(trace_dropped=writer.dropped, trace_lost=writer.loss.summary())
             writer.emit(
                 RunEndRecord(
                     executive.run_id,
                     time.time(),
                     "ended" if report else stopped[0],
-                    report.to_dict() if report else stopped[1],
+                    outcome,
                 )
             )
             await asyncio.to_thread(writer.close)
+            if report is not None:  # what the store refused after the report was made
+                report.note_trace_loss(dropped_by(run_sink), lost_by(run_sink))
     if report is not None and config.trace_url and config.learn and not config.replay_run:
         try:  # what this run taught, for the next runs' agents (a replay teaches nothing new)
             lesson = lesson_of(executive.run_id, scenario, report)
@@ -278,12 +284,16 @@ async def _run_on_bus(
                 token=token,
                 trace_url=config.trace_url,
             )
-            say(f"dashboard: {shown.url}/?token={token}")
-            say(f"control token: {token}  (Authorization: Bearer TOKEN)")
+            if config.show_token:
+                say(f"dashboard: {shown.url}/?token={token}")
+                say(f"control token: {token}  (Authorization: Bearer TOKEN)")
+            else:
+                say(f"dashboard: {shown.url}/  (add ?token= and the control token given)")
+                say("control token: the one given in the environment (not printed)")
             say(f"run {executive.run_id}; Ctrl-C to stop")
         elif config.mqtt is not None:
             signing = config.mqtt_signing_token
-            if signing is not None:
+            if signing is not None and config.show_token:
                 say(f"control token: {signing.get_secret_value()}  (isr dashboard --token)")
             say(f"run {executive.run_id} on MQTT; Ctrl-C to stop")
         report = await host.run(config.speed)
@@ -292,7 +302,7 @@ async def _run_on_bus(
         if shown is not None and serve_after:
             say("mission over; the dashboard keeps serving until Ctrl-C")
             await asyncio.Event().wait()
-    except asyncio.CancelledError as exc:  # Ctrl-C (interrupted) or SIGTERM (crashed)
+    except asyncio.CancelledError as exc:  # Ctrl-C or SIGTERM (interrupted)
         stopped = close_status(exc)
         bus.close_run(stopped[0], **stopped[1])  # unless the mission had ended: it stays ended
     except Exception as exc:  # watchers must not wait on a run that died: say crashed

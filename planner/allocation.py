@@ -61,9 +61,10 @@ class _Tour:
         self.fixed = len(self.path)  # insertions happen after path[fixed - 1]
         self.ends = np.asarray(spec.ends, dtype=np.int64)
         self.count = 0
-        self.length = self._recompute()
+        self.length = self.measured()
 
-    def _recompute(self) -> float:
+    def measured(self) -> float:
+        """The path's length plus its shortest way to an end (inf: no end)."""
         d = self.dist
         total = 0.0
         for a, b in zip(self.path[:-1], self.path[1:]):
@@ -145,7 +146,7 @@ class _Allocator:
         tour = self.tours[k]
         before = (list(tour.path), tour.length)
         tour.path.insert(int(self.where[k, t]), int(t))
-        tour.length = tour._recompute()
+        tour.length = tour.measured()
         if not tour.alive:  # rounding pushed the exact length over: undo, never offer again
             tour.path, tour.length = before
             self.banned.add((k, int(t)))

@@ -45,8 +45,10 @@ round it more than once.
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, Field, Strict
@@ -116,6 +118,7 @@ __all__ = [
     "TickHz",
     "compile_estimate",
     "compile_problem",
+    "json_schema_keywords",
 ]
 
 # ----- sizes -----------------------------------------------------------------------------
@@ -203,6 +206,17 @@ def _identifier(value: str) -> str:
             "bad_identifier", f"an id is 1 to {MAX_ID_LENGTH} of {ID_CHARACTERS}"
         )
     return value
+
+
+def json_schema_keywords(check: Callable[..., Any]) -> dict[str, Any]:
+    """What a validator of this module checks, as JSON Schema keywords (none for others):
+    the id pattern, or a bound's minimum and maximum (``planner.scenario.schema``)."""
+    if check is _identifier:
+        return {"pattern": f"^{_ID.pattern}$"}
+    if check.__qualname__ == f"{_bounded.__name__}.<locals>.check":
+        bound = inspect.getclosurevars(check).nonlocals
+        return {"minimum": bound["lo"], "maximum": bound["hi"]}
+    return {}
 
 
 def _printable(value: str) -> str:

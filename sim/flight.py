@@ -93,7 +93,7 @@ class Flight:
         PCUM is the path's own cumulative offset, so positions match ``Path.locate``."""
         pieces = self.path.pieces
         out = np.zeros((N_PIECE_ROWS, len(pieces)))
-        cum = self.path._cum  # the offsets Path.locate bisects
+        cum = self.path.offsets
         for i, piece in enumerate(pieces):
             out[PCUM, i] = cum[i]
             out[PLEN, i] = piece.length
@@ -121,7 +121,7 @@ def slice_path(path: Path, s0: float) -> Path | None:
         return path
     if s0 >= path.length:
         return None
-    cum = path._cum
+    cum = path.offsets
     i = max(0, bisect_right(cum, s0) - 1)
     u = s0 - cum[i]
     first = path.pieces[i]

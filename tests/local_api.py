@@ -40,6 +40,10 @@ class LocalAPIServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    def closing_within(self, delay: float) -> bool:
+        """Sleep ``delay`` seconds; True if the server started closing meanwhile."""
+        return self._state.closing.wait(delay)
+
     def _new_state(self) -> ServerState:
         return ServerState()
 
@@ -102,14 +106,17 @@ class LocalAPIServer:
             self._state.script.extend(replies)
         return self
 
-    # internals -------------------------------------------------------------------------
-    def _next(self, request: dict[str, Any]) -> tuple[Any, int]:
+    # the request handler's surface (a companion of this class, in another module) --------
+    def next_reply(self, request: dict[str, Any]) -> tuple[Any, int]:
+        """Record ``request``; the scripted reply for it (None: ask the responder) and its
+        number."""
         with self._state.lock:
             self._state.requests.append(request)
             self._state.counter += 1
             scripted = self._state.script.popleft() if self._state.script else None
             return scripted, self._state.counter
 
-    def _record(self, status: int, body: str) -> None:
+    def record_reply(self, status: int, body: str) -> None:
+        """An answer was sent."""
         with self._state.lock:
             self._state.responses.append((status, body))

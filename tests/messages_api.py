@@ -191,13 +191,13 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         api = self.api
-        scripted, n = api._next(request)
+        scripted, n = api.next_reply(request)
         reply = scripted if scripted is not None else api.responder(request)
-        if reply.delay > 0 and api._state.closing.wait(reply.delay):
+        if reply.delay > 0 and api.closing_within(reply.delay):
             self.close_connection = True
             return  # shutting down: drop the request unanswered
         status, content_type, text = _render(reply, request, n)
-        api._record(status, text)
+        api.record_reply(status, text)
         self._send(status, content_type, text)
 
     def _drain(self) -> bytes:

@@ -116,7 +116,8 @@ class ChatAPIServer(LocalAPIServer):
             self._state.model_script.extend(replies)
         return self
 
-    def _next_models(self) -> Status | RawBody | None:
+    def next_models_reply(self) -> Status | RawBody | None:
+        """The scripted reply to a /v1/models request (None: the default list)."""
         with self._state.lock:
             self._state.model_requests += 1
             return self._state.model_script.popleft() if self._state.model_script else None
@@ -214,9 +215,9 @@ class _Handler(BaseHTTPRequestHandler):
                 404, "application/json", _error_body(404, "not_found", f"no route {self.path}")
             )
             return
-        scripted = self.api._next_models()
+        scripted = self.api.next_models_reply()
         if scripted is not None:
-            if scripted.delay > 0 and self.api._state.closing.wait(scripted.delay):
+            if scripted.delay > 0 and self.api.closing_within(scripted.delay):
                 self.close_connection = True
                 return
             status, content_type, text = _render(scripted, {}, 0)
@@ -247,13 +248,13 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         api = self.api
-        scripted, n = api._next(request)
+        scripted, n = api.next_reply(request)
         reply = scripted if scripted is not None else api.responder(request)
-        if reply.delay > 0 and api._state.closing.wait(reply.delay):
+        if reply.delay > 0 and api.closing_within(reply.delay):
             self.close_connection = True
             return  # shutting down: drop the request unanswered
         status, content_type, text = _render(reply, request, n)
-        api._record(status, text)
+        api.record_reply(status, text)
         self._send(status, content_type, text)
 
     def _drain(self) -> bytes:

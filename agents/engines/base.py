@@ -205,6 +205,13 @@ def tool_input_from_blocks(blocks: Any, tool_name: str) -> dict[str, Any]:
         kind = block.get("type")
         if kind == "tool_use" and block.get("name") == tool_name:
             tool_input = block.get("input")
+            if tool_input is None and isinstance(block.get("input_text"), str):
+                # the arguments came as text that does not parse (an OpenAI-style reply)
+                raise EngineError(
+                    "malformed",
+                    f"tool {tool_name!r} arguments are not valid JSON:"
+                    f" {_json_problem(block['input_text'])}",
+                )
             if not isinstance(tool_input, dict):
                 raise EngineError(
                     "malformed",
@@ -215,6 +222,19 @@ def tool_input_from_blocks(blocks: Any, tool_name: str) -> dict[str, Any]:
     raise EngineError(
         "malformed", f"no tool_use block for {tool_name!r} (blocks: {', '.join(seen) or 'none'})"
     )
+
+
+def _json_problem(text: str) -> str:
+    """Why ``text`` is not JSON, with an excerpt: "Expecting ',' delimiter at char 17 in
+    '{"a": 1 "b"...'"."""
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        msg = getattr(exc, "msg", str(exc))
+        at = getattr(exc, "pos", None)
+        where = f" at char {at}" if at is not None else ""
+        return f"{msg}{where} in {text[:60]!r}" + ("..." if len(text) > 60 else "")
+    return f"{text[:60]!r}"
 
 
 def validation_summary(exc: ValidationError, limit: int = 3) -> str:

@@ -471,11 +471,13 @@ class AgentPlanner:
         reply = None
         error = None
         output = None
+        raw = None
         if timeout < _MIN_CALL_S:
             error = "timeout: no time left before the deadline"
         else:
             done = await call_validated(self.engine, call, model, timeout)
-            reply, output, error = done.reply, done.output, done.error
+            # raw: what the engine said, also when it was unusable (no reply then)
+            reply, output, error, raw = done.reply, done.output, done.error, done.raw
         answered = engine_for(self.engine, call.agent)  # the role's own engine, if per role
         record = dict(
             run_id=new_id(),
@@ -493,7 +495,7 @@ class AgentPlanner:
             tokens_in=reply.tokens_in if reply is not None else None,
             tokens_out=reply.tokens_out if reply is not None else None,
             duration_ms=(time.perf_counter() - started) * 1000,
-            raw_output=reply.raw if reply is not None else None,
+            raw_output=raw,
             validated_output=output.model_dump() if output is not None else None,
             clamp_actions=(),
             applied=False,

@@ -32,6 +32,7 @@ from dashboard.errors import BadRange, CannotFork, UnknownRun
 from dashboard.truth import public_scene
 from executive.errors import ExecutiveError
 from executive.traces import analysis, timeline
+from executive.traces.completeness import check
 from executive.traces.reader import TraceReader
 
 __all__ = ["MAX_TELEMETRY_ROWS", "router"]
@@ -111,8 +112,9 @@ async def runs(
 @router.get("/runs/{run_id}", summary="One run and its summary")
 async def run(run_id: str, traces: TraceStoreDep) -> dict[str, Any]:
     """One run by its exact id: its record, its last stored tick, plan versions (without
-    their solutions), its last 500 events with the total count, and its agent runs (without
-    their raw output)."""
+    their solutions), its last 500 events with the total count, its agent runs (without
+    their raw output), and whether its trace is whole (`trace`: `complete`, and `gaps`
+    naming the missing tick ranges: a replay of an incomplete trace is not exact)."""
     reader = traces.reader
 
     def load() -> dict[str, Any]:
@@ -128,8 +130,14 @@ async def run(run_id: str, traces: TraceStoreDep) -> dict[str, Any]:
         agent_runs = [
             {k: v for k, v in a.items() if k != "raw_output"} for a in reader.agent_runs(rid)
         ]
+        whole = check(reader, row)
         return {
             "run": row,
+            "trace": {
+                "complete": whole.complete,
+                "gaps": whole.describe(),
+                "missing": whole.missing,
+            },
             "last_tick": _last_tick(reader, row),
             "plan_versions": versions,
             "events_count": len(events),

@@ -26,9 +26,11 @@ __all__ = [
     "AgentWork",
     "Approval",
     "Draft",
+    "InForce",
     "Planned",
     "RebaseJob",
     "Rebased",
+    "Rival",
     "Round",
     "RoundHost",
     "airborne",
@@ -88,6 +90,7 @@ class Round:
     known_version: int
     started: float
     invalid: str | None = None  # why its draft can no longer be used (paused, reset)
+    in_force: InForce | None = None  # the plan in force when it started (auto: judged)
 
 
 @dataclass
@@ -98,6 +101,28 @@ class Planned:
     mission: Mission
     violations: list[Violation]
     commands: list[FlyPath]
+    rival: Rival | None = None  # the plan in force rebased onto the same cut (auto)
+
+
+@dataclass(frozen=True)
+class InForce:
+    """The plan in force when a round starts, as a rebase needs it: what it means to do."""
+
+    plan_id: str
+    intent: Intent
+    ends: dict[str, str]
+    gone: dict[str, str]  # targets collected or reached before the cut, and why
+
+
+@dataclass(frozen=True)
+class Rival:
+    """The plan in force rebased onto a round's cut, routed on the round's mission, so the
+    round's fresh draft is judged against it (``executive.loop.fast_tier``)."""
+
+    plan_id: str
+    rebased: Rebased
+    breaks: tuple[str, ...]  # the operator's constraints it does not honour
+    fresh_breaks: tuple[str, ...]  # ... and those the fresh draft does not
 
 
 @dataclass

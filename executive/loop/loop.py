@@ -71,7 +71,8 @@ from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
 from executive.traces.fork import ForkPoint
-from executive.traces.sinks import backlog, drain, dropped_by
+from executive.traces.loss import describe
+from executive.traces.sinks import backlog, drain, dropped_by, lost_by, settle
 from planner.constraints import OperatorConstraints, merge_constraints
 from planner.edits import (
     AddSam,
@@ -117,6 +118,10 @@ from sim.pacing import check_speed
 __all__ = ["Executive", "Replan", "RunReport"]
 
 log = logging.getLogger(__name__)
+
+# How long the run's end waits for the trace store to take what is queued: past the
+# writer's retries (60 s by default), so a store back in time loses nothing.
+_SETTLE_S = 90.0
 
 _SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a run ticks
 
@@ -433,6 +438,10 @@ class Executive:
             if frozen:
                 gc.unfreeze()
             self.rounds.cancel()
+        # Wait for the store to take what the run emitted (or give it up, counted), so the
+        # report and the last TRACE_DROPPED event, live on the bus, say the whole of it.
+        await settle(self.sink, _SETTLE_S)
+        self._check_traces()
         report = RunReport(
             self.run_id,
             mission_outcome(sim),
@@ -446,20 +455,24 @@ class Executive:
             self.safety.actions,
             list(self.rounds.commits),
             dropped_by(self.sink),
+            lost_by(self.sink),
         )
         self.recorder.status("ended", report.to_dict())
         return report
 
     def _check_traces(self) -> None:
-        """Paced, a full trace queue drops records: never silently. Say so once per batch
-        of losses, on the bus and in the log, and count them for the report."""
+        """Trace records the store did not take (a full queue paced, a store down, locked or
+        full past the writer's retries): never silently. Say so once per batch of losses,
+        with the tables and ticks, on the bus (the live stream hears it even when the store
+        is down) and in the log, and count them for the report."""
         dropped = dropped_by(self.sink)
         if dropped > self._trace_dropped:
-            log.warning("trace records dropped: %d so far", dropped)
+            lost = lost_by(self.sink)
+            log.warning("trace records not stored: %d so far: %s", dropped, describe(lost))
             self.recorder.event(
                 self.sim.tick,
                 "TRACE_DROPPED",
-                {"dropped": dropped - self._trace_dropped, "total": dropped},
+                {"dropped": dropped - self._trace_dropped, "total": dropped, "tables": lost},
             )
             self._trace_dropped = dropped
 
@@ -499,9 +512,11 @@ class Executive:
         kind = command.kind
         rounds = self.rounds
         said = {"command": kind, "text": command.text, "source": command.source}
-        self.recorder.event(
-            tick, "HUMAN_COMMAND", said | ({"drone": command.drone} if command.drone else {})
-        )
+        if command.drone:
+            said["drone"] = command.drone
+        if command.id:
+            said["id"] = command.id
+        self.recorder.event(tick, "HUMAN_COMMAND", said)
         if command.drone is not None or kind in DRONE_COMMANDS:
             return self._one_drone(command)
         if kind in ("CUT", "REPLAN"):
@@ -528,6 +543,10 @@ class Executive:
                     self.recorder.submit(ResumeFlight(drone=drone_id, tick=tick), "executive")
             self.recorder.event(tick, "CONTINUE", {"resumed": self._paused_drones})
             self._paused_drones = []
+            # The pause burnt fuel the plan in force counted on: replan the remainder now
+            # (committed in auto, offered in review) rather than fly a plan that may no
+            # longer fit.
+            rounds.trigger("operator", "operator:RESUME")
         elif kind == "RESET":
             rounds.reset()
             self.constraints, self.instruction = OperatorConstraints(), None

@@ -61,7 +61,19 @@ class RunReport:
     initial_points: float  # what the first plan promised
     safety_actions: int = 0  # diverts, holds and returns the safety layer made
     commits: list[dict[str, Any]] = field(default_factory=list)  # each commit's provenance
-    trace_dropped: int = 0  # trace records dropped (paced, a full queue): never silently
+    trace_dropped: int = 0  # trace records not stored (a full queue, a store down): never silently
+    # per table: {"rows": n, "ticks": [[first, last], ...]} (executive.traces.loss)
+    trace_lost: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def trace_complete(self) -> bool:
+        """Every trace record the run emitted is in the store."""
+        return self.trace_dropped == 0
+
+    def note_trace_loss(self, dropped: int, lost: dict[str, dict[str, Any]]) -> None:
+        """Losses counted after the report was made (the run's end record, a last batch)."""
+        if dropped > self.trace_dropped:
+            self.trace_dropped, self.trace_lost = dropped, lost
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome's figures flattened with the run's, JSON-safe (``isr run --json``,
@@ -83,6 +95,7 @@ class RunReport:
             "safety_actions": self.safety_actions,
             "commits": self.commits,
             "trace_dropped": self.trace_dropped,
+            "trace_lost": self.trace_lost,
             "wall_seconds": self.wall_seconds,
             "overruns": self.overruns,
             "jitter_ms": self.jitter_ms,

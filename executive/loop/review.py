@@ -1,170 +1,84 @@
 """Review: nothing flies that the operator did not approve. A draft waits as long as the
 operator needs (or until the policy's timeout) while the drones fly the plan in force under
 the safety layer; its preview is rebased as time passes, for the review panel; ACCEPT flies
-it, rebased when its cut has passed."""
+it, rebased when its cut has passed. What to do is decided here and applied by the
+lifecycle's owner (``executive.loop.rounds``)."""
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from executive.contracts import PlanStatus
-from executive.loop.drafts import Draft, provenance
+from executive.loop.decisions import Commit, Drop, Hold, Moment, Rebase, Rebasing
+from executive.loop.drafts import Draft
+from executive.loop.policy import Policy
+from executive.loop.rebase import draft_from, fly
 from planner.intent import Intent
+from sim import Sim
 
-if TYPE_CHECKING:
-    from executive.loop.rounds import Rounds
-
-__all__ = ["accept", "drop_draft", "offer", "remainder_diff", "review_clock", "review_view"]
+__all__ = ["accept", "remainder_diff", "review_view", "timed_out", "timeout"]
 
 
-def offer(rounds: Rounds, draft: Draft, note: str | None = None) -> None:
-    """The draft waits for the operator; an older one waiting is superseded."""
-    host = rounds.host
-    old = rounds.review
-    if old is not None:
-        old.replan.status = "superseded"
-        host.recorder.plan_version(
-            old.plan_id,
-            rounds.plan_id,
-            old.cut,
-            "superseded",
-            old.replan.trigger,
-            old.solution,
-            old.replan.latency_ms,
-            old.replan.round_id,
-        )
-    draft.replan.status = "review"
-    rounds.review = draft
-    host.recorder.plan_version(
-        draft.plan_id,
-        rounds.plan_id,
-        draft.cut,
-        "draft",
-        draft.replan.trigger,
-        draft.solution,
-        draft.replan.latency_ms,
-        draft.replan.round_id,
-        provenance=provenance(draft, None),
-    )
-    host.recorder.event(
-        host.sim.tick,
-        "REVIEW",
-        {
-            "plan_id": draft.plan_id,
-            "points": draft.solution.total_points,
-            "origin": draft.origin,
-            "rebased_from": draft.parent_id,
-            "dropped": draft.dropped,
-            **({"note": note} if note else {}),
-        },
-    )
-
-
-def accept(rounds: Rounds) -> None:
-    """The operator approves the draft under review: it flies (rebased if late)."""
-    draft = rounds.review
-    assert draft is not None
-    rounds.review = None
-    draft.replan.approved = "operator"
+def accept(draft: Draft, now: Moment) -> Commit | Rebase | Hold:
+    """The operator approved ``draft``: it flies (rebased if late; held while paused)."""
     preview = draft.preview
-    tick = rounds.host.sim.tick
     if (
-        tick > draft.cut
+        now.tick > draft.cut
         and preview is not None
-        and tick <= preview.problem.tick
+        and now.tick <= preview.problem.tick
         and not preview.dropped
         and not preview.violations
     ):
         # The review panel's rebase is still ahead of the drones: fly it now.
-        new = rounds._draft_from(preview, draft, "rebase")
-        rounds._commit(new, "operator")
-        return
-    if rounds.host.paused:
-        rounds.approved_waiting.append((draft, "operator"))
-        return
-    rounds._fly(draft, "operator")
+        new = draft_from(preview, draft, "rebase", now.tick)
+        return Commit(
+            new,
+            "operator",
+            "accepted: the review panel's rebase is still ahead of the drones",
+            rebased=Rebasing(draft, recorded=False),
+        )
+    if now.paused:
+        return Hold(draft, "operator")
+    return fly(draft, "operator", now.tick, "accepted by the operator")
 
 
-def drop_draft(rounds: Rounds, status: PlanStatus, reason: str) -> None:
-    """The draft under review is not flown (rejected by the operator, reset, expired)."""
-    draft = rounds.review
-    assert draft is not None
-    rounds.review = None
-    host = rounds.host
-    replan = draft.replan
-    replan.status = status
-    host.recorder.plan_version(
-        draft.plan_id,
-        rounds.plan_id,
-        draft.cut,
-        status,
-        replan.trigger,
-        draft.solution,
-        replan.latency_ms,
-        replan.round_id,
-    )
-    host.recorder.event(
-        host.sim.tick, "PLAN_REJECTED", {"plan_id": draft.plan_id, "reason": reason}
-    )
-
-
-def review_clock(rounds: Rounds) -> None:
-    """A waiting draft: its timeout, and its preview rebased as time passes."""
-    draft = rounds.review
-    host = rounds.host
-    if draft is None:
-        return
-    policy = host.policy
-    waited = (host.sim.tick - draft.ready_tick) / host.sim.tick_hz
+def timed_out(draft: Draft, tick: int, tick_hz: float, policy: Policy) -> float | None:
+    """Seconds ``draft`` has waited, when that is past the policy's review timeout."""
+    waited = (tick - draft.ready_tick) / tick_hz
     if policy.review_timeout_s is not None and waited >= policy.review_timeout_s:
-        if policy.review_timeout_action == "commit":
-            rounds.review = None
-            draft.replan.approved = "policy"
-            host.recorder.event(
-                host.sim.tick,
-                "REVIEW_TIMEOUT",
-                {"plan_id": draft.plan_id, "waited_s": waited, "action": "commit"},
-            )
-            rounds._fly(draft, "policy")
-        else:
-            rounds.drop_draft("expired", f"no answer within {policy.review_timeout_s:g} s")
-        return
-    # The review panel's preview: only for someone watching, only paced, one at a time.
-    now = time.perf_counter()
-    if (
-        host.recorder.publish is not None
-        and host.speed is not None
-        and host.sim.tick > draft.cut
-        and now - draft.preview_at >= policy.review_preview_s
-        and not any(j.purpose == "preview" for j in rounds.jobs)
-    ):
-        draft.preview_at = now
-        rounds._rebase(draft, "preview")
+        return waited
+    return None
 
 
-def review_view(rounds: Rounds) -> dict[str, Any] | None:
+def timeout(draft: Draft, policy: Policy, tick: int) -> Commit | Rebase | Drop:
+    """Nobody answered in time: by policy, commit the draft as if approved, or keep the
+    plan in force (the draft expires)."""
+    if policy.review_timeout_action == "commit":
+        return fly(draft, "policy", tick, "no answer in time: committed by the policy")
+    return Drop(draft, "expired", f"no answer within {policy.review_timeout_s:g} s")
+
+
+def review_view(
+    draft: Draft | None, intent: Intent, sim: Sim, policy: Policy
+) -> dict[str, Any] | None:
     """The draft under review as the review panel shows it: made when, waited how long,
     its difference against the plan in force over the remainder, and the same rebased
     onto a recent state (what ACCEPT would fly), with what that rebase had to drop."""
-    draft = rounds.review
     if draft is None:
         return None
-    host = rounds.host
-    tick = host.sim.tick
-    gone = set(host.sim.world.collected())
-    priority = {t.id: t.priority for t in host.sim.world.known_environment.targets}
+    tick = sim.tick
+    gone = set(sim.world.collected())
+    priority = {t.id: t.priority for t in sim.world.known_environment.targets}
     view = {
         "plan_id": draft.plan_id,
         "origin": draft.origin,
         "ready_tick": draft.ready_tick,
         "cut_tick": draft.cut,
-        "waited_s": (tick - draft.ready_tick) / host.sim.tick_hz,
-        "timeout_s": host.policy.review_timeout_s,
+        "waited_s": (tick - draft.ready_tick) / sim.tick_hz,
+        "timeout_s": policy.review_timeout_s,
         "points": draft.solution.total_points,
         "fuel": draft.solution.total_fuel,
         "dropped": draft.dropped,
-        "diff": remainder_diff(rounds.intent, draft.intent, priority, gone),
+        "diff": remainder_diff(intent, draft.intent, priority, gone),
         "solution": draft.solution,
         "rebased": None,
     }

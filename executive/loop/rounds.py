@@ -5,6 +5,8 @@ proposals (the slow tier), commits.
   REPLAN) queues; at a tick boundary, with no round in flight, a round starts: each drone's
   checkpoint is where it will be at the cut tick (now + the planning latency + a margin),
   the path up to it is frozen, and the remainder is planned off the tick by the fast tier.
+  With ``commit="auto"`` the fresh draft flies only if it is worth at least the plan in
+  force rebased onto the same cut; otherwise that rebased plan flies on (``fast_tier``).
 * **Draft**: the round's plan, validated against the mission it was made on (the validator
   guards every commit, whoever produced the plan). It records its *intent*: per drone, the
   ordered targets still to visit and where it ends.
@@ -22,6 +24,9 @@ proposals (the slow tier), commits.
   onto the state when it arrives, together with the plan in force, and applied only if it
   beats it then (auto), or offered for review. A newer round cancels it.
 
+Rebase, review and both tiers *decide* (``decisions``: commit, offer, rebase, hold, drop,
+each with its reason); ``Rounds.apply`` is the one place a decision takes effect.
+
 As fast as possible (``speed`` None) every job is awaited at its cut tick, so batch runs
 reproduce exactly whatever the wall clock does; paced, nothing is ever awaited in a tick.
 """
@@ -32,18 +37,31 @@ import asyncio
 import logging
 import math
 import time
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
-from executive.contracts import AgentProposal, PlanOutcome, PlanRequest, PlanStatus, new_id
-from executive.loop import rebase, review, slow_tier
+from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
+from executive.loop import fast_tier, rebase, review, slow_tier
 from executive.loop.cut import Checkpoint, ReplanProblem, build_replan
+from executive.loop.decisions import (
+    AgentVerdict,
+    Commit,
+    Decision,
+    Drop,
+    Hold,
+    Moment,
+    Offer,
+    Rebase,
+    Rebasing,
+)
 from executive.loop.drafts import (
     AgentWork,
     Approval,
     Draft,
+    InForce,
     Planned,
     Rebased,
     RebaseJob,
+    Rival,
     Round,
     RoundHost,
     airborne,
@@ -53,6 +71,7 @@ from executive.loop.drafts import (
 )
 from executive.loop.plan_commands import fly_commands
 from executive.loop.report import Replan
+from planner.constraints import constraint_violations
 from planner.intent import Intent, intent_of
 from planner.mission import Mission, compile_mission
 from planner.model import Solution
@@ -132,9 +151,11 @@ class Rounds:
                 self.agents.remove(work)
                 self._finish_agents(work)
         if not host.paused:
-            for draft, approved in self.approved_waiting:
-                self._rebase(draft, "commit", approved=approved)
-            self.approved_waiting = []
+            waiting, self.approved_waiting = self.approved_waiting, []
+            for draft, approved in waiting:
+                self.apply(
+                    Rebase(draft, "commit", "resumed: approved while paused", approved=approved)
+                )
         self._review_clock()
         if self.pending and self.round is None and not host.paused and tick >= self.start_after:
             self.start()
@@ -271,6 +292,13 @@ class Rounds:
             sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
         )
         round_id = new_id()
+        in_force = None
+        if host.policy.commit == "auto" and self.plan_id is not None:
+            # The fresh draft will be judged against the plan in force rebased onto the
+            # same cut (``fast_tier``): what that rebase needs, taken on the tick.
+            gone = {t: "collected" for t in sim.world.collected()}
+            gone.update({t: "reached before the cut" for t in problem.frozen_targets})
+            in_force = InForce(self.plan_id, dict(self.intent), dict(self.ends), gone)
         request = PlanRequest(
             host.run_id,
             round_id,
@@ -285,9 +313,17 @@ class Rounds:
         replan = Replan(round_id, trigger, sim.tick, cut)
         self.replans.append(replan)
         task = asyncio.get_running_loop().create_task(
-            self._plan(request, problem), name=f"round-{round_id}"
+            self._plan(request, problem, in_force), name=f"round-{round_id}"
         )
-        self.round = Round(replan, problem, request, task, self.known_version, time.perf_counter())
+        self.round = Round(
+            replan,
+            problem,
+            request,
+            task,
+            self.known_version,
+            time.perf_counter(),
+            in_force=in_force,
+        )
         host.recorder.event(
             sim.tick,
             "CUT_AND_FREEZE",
@@ -309,9 +345,12 @@ class Rounds:
             },
         )
 
-    async def _plan(self, request: PlanRequest, problem: ReplanProblem) -> Planned:
+    async def _plan(
+        self, request: PlanRequest, problem: ReplanProblem, in_force: InForce | None
+    ) -> Planned:
         """Plan, then (in a worker thread) validate on the mission the plan was made on and
-        turn it into commands: the tick only ever submits ready commands."""
+        turn it into commands: the tick only ever submits ready commands. With ``in_force``
+        the plan in force is rebased onto the same cut and mission, to be judged against."""
         outcome = await self.host.planner.plan(request)
 
         def prepare() -> Planned:
@@ -320,7 +359,24 @@ class Rounds:
             mission = outcome.mission or compile_mission(problem.scenario)
             violations = validate_solution(mission, outcome.solution)
             commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
-            return Planned(outcome, mission, list(violations), commands)
+            rival = None
+            if in_force is not None and not violations:
+                kept = rebase.route_on(
+                    problem,
+                    mission,
+                    outcome.left_out,
+                    in_force.intent,
+                    in_force.ends,
+                    in_force.gone,
+                )
+                constraints = request.constraints
+                rival = Rival(
+                    in_force.plan_id,
+                    kept,
+                    tuple(constraint_violations(kept.solution, constraints, mission)),
+                    tuple(constraint_violations(outcome.solution, constraints, mission)),
+                )
+            return Planned(outcome, mission, list(violations), commands, rival)
 
         try:
             return await asyncio.to_thread(prepare)
@@ -413,9 +469,19 @@ class Rounds:
         if outcome.followup is not None:
             self.agents.append(AgentWork(replan, r.problem, outcome.followup, due=r.request.tick))
         if host.policy.commit == "auto":
-            self._fly(draft, "auto")
+            # Monotone: the fresh draft flies only if worth at least the plan in force
+            # rebased onto the same cut (unless the plan in force changed meanwhile).
+            in_force = r.in_force
+            rival = planned.rival if in_force and in_force.plan_id == self.plan_id else None
+            decision = fast_tier.judge(draft, rival, tick)
+            if decision.draft is not draft:
+                replan.points = decision.draft.solution.total_points
+                host.recorder.plan_version(
+                    plan_id, self.plan_id, r.request.tick, "superseded", *version
+                )
+            self.apply(decision)
         else:
-            self._offer(draft)
+            self.apply(Offer(draft))
 
     def _cancel_followup(self, outcome: PlanOutcome) -> None:
         if outcome.followup is not None:
@@ -423,7 +489,7 @@ class Rounds:
 
     # ----- commit -----------------------------------------------------------------------
 
-    def _commit(self, draft: Draft, approved: Approval) -> None:
+    def _commit(self, draft: Draft, approved: Approval, why: str) -> None:
         host = self.host
         tick = host.sim.tick
         for command in draft.commands:
@@ -462,6 +528,7 @@ class Rounds:
                 "points": solution.total_points,
                 "routes": {d: r.route for d, r in solution.routes.items()},
                 **origin,
+                "why": why,
             },
         )
         host.planned({c.drone for c in draft.commands})
@@ -483,50 +550,311 @@ class Rounds:
                 },
             )
 
-    # ----- the parts of the lifecycle, each in a module of its own -----------------------
-
-    def _fly(self, draft: Draft, approved: Approval) -> None:
-        rebase.fly(self, draft, approved)
-
-    def _rebase(
-        self,
-        draft: Draft,
-        purpose: Literal["commit", "preview", "agents"],
-        *,
-        approved: Approval | None = None,
-        proposal: AgentProposal | None = None,
-    ) -> None:
-        rebase.rebase(self, draft, purpose, approved=approved, proposal=proposal)
-
-    def _finish_job(self, job: RebaseJob) -> None:
-        rebase.finish_job(self, job)
-
-    def _rebase_failed(self, job: RebaseJob, why: str) -> None:
-        rebase.rebase_failed(self, job, why)
-
-    def _draft_from(self, rebased: Rebased, parent: Draft, origin: str) -> Draft:
-        return rebase.draft_from(self, rebased, parent, origin)
-
-    def _offer(self, draft: Draft, note: str | None = None) -> None:
-        review.offer(self, draft, note)
+    # ----- review: what the operator (or the policy's timeout) says ----------------------
 
     def accept(self) -> None:
         """The operator approves the draft under review: it flies (rebased if late)."""
-        review.accept(self)
+        draft = self.review
+        assert draft is not None
+        self.review = None
+        draft.replan.approved = "operator"
+        self.apply(review.accept(draft, self._moment()))
 
-    def drop_draft(self, status: PlanStatus, reason: str) -> None:
+    def drop_draft(self, status: Literal["rejected", "expired"], reason: str) -> None:
         """The draft under review is not flown (rejected by the operator, reset, expired)."""
-        review.drop_draft(self, status, reason)
-
-    def _review_clock(self) -> None:
-        review.review_clock(self)
+        draft = self.review
+        assert draft is not None
+        self.review = None
+        self.apply(Drop(draft, status, reason))
 
     def review_view(self) -> dict[str, Any] | None:
         """The draft under review as the review panel shows it (``review.review_view``)."""
-        return review.review_view(self)
+        host = self.host
+        return review.review_view(self.review, self.intent, host.sim, host.policy)
+
+    def _review_clock(self) -> None:
+        """A waiting draft: its timeout, and its preview rebased as time passes."""
+        draft = self.review
+        if draft is None:
+            return
+        host = self.host
+        policy = host.policy
+        tick = host.sim.tick
+        waited = review.timed_out(draft, tick, host.sim.tick_hz, policy)
+        if waited is not None:
+            self.review = None
+            decision = review.timeout(draft, policy, tick)
+            if not isinstance(decision, Drop):
+                draft.replan.approved = "policy"
+                host.recorder.event(
+                    tick,
+                    "REVIEW_TIMEOUT",
+                    {"plan_id": draft.plan_id, "waited_s": waited, "action": "commit"},
+                )
+            self.apply(decision)
+            return
+        # The review panel's preview: only for someone watching, only paced, one at a time.
+        now = time.perf_counter()
+        if (
+            host.recorder.publish is not None
+            and host.speed is not None
+            and tick > draft.cut
+            and now - draft.preview_at >= policy.review_preview_s
+            and not any(j.purpose == "preview" for j in self.jobs)
+        ):
+            draft.preview_at = now
+            self.apply(Rebase(draft, "preview", "the review panel's preview"))
+
+    # ----- finished work: a rebase, the agents ------------------------------------------
+
+    def _finish_job(self, job: RebaseJob) -> None:
+        """A rebase is done: decide what follows (``rebase``, ``slow_tier``) and apply it."""
+        draft = job.draft
+        if job.purpose != "preview":
+            self._rebase_latencies = [
+                *self._rebase_latencies[-7:],
+                (time.perf_counter() - job.started) * 1000,
+            ]
+        failure: str | None = None
+        rebased: Rebased | None = None
+        try:
+            rebased = job.task.result()
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:
+            log.warning("rebasing %s failed: %s", draft.plan_id, exc)
+            failure = f"{type(exc).__name__}: {exc}"
+        if rebased is not None and rebased.violations:
+            failure = "; ".join(map(str, rebased.violations))
+        if job.purpose == "preview":
+            if rebased is not None and failure is None and self.review is draft:
+                draft.preview = rebased
+            return
+        if failure is not None or rebased is None:
+            self.apply(rebase.failed(job, failure or "no plan"))
+        elif job.purpose == "agents":
+            self.apply(slow_tier.settle_agents(job, rebased, self._moment()))
+        else:
+            self.apply(rebase.settle_commit(job, rebased, self._moment()))
 
     def _finish_agents(self, work: AgentWork) -> None:
-        slow_tier.finish_agents(self, work)
+        """A round's agents answered: an offered proposal is rebased with the plan in force."""
+        host = self.host
+        try:
+            proposal = work.task.result()
+        except asyncio.CancelledError:
+            return
+        except Exception as exc:  # the agents never break a run
+            log.warning("agent chain of round %s failed: %s", work.replan.round_id, exc)
+            return
+        work.replan.reasons = (*work.replan.reasons, *proposal.reasons)
+        host.recorder.event(
+            host.sim.tick,
+            "AGENTS_DONE",
+            {
+                "round_id": work.replan.round_id,
+                "offered": proposal.solution is not None,
+                "reasons": list(proposal.reasons),
+            },
+        )
+        self.apply(slow_tier.answered(work, proposal, host.sim.tick))
 
-    def _settle_agents(self, job: RebaseJob, rebased: Rebased) -> None:
-        slow_tier.settle_agents(self, job, rebased)
+    # ----- the one place decisions are applied ------------------------------------------
+
+    def _moment(self) -> Moment:
+        host = self.host
+        return Moment(host.sim.tick, self.known_version, host.paused, host.policy.commit)
+
+    def apply(self, decision: Decision) -> None:
+        """Apply what rebase, review or the slow tier decided (``executive.loop.decisions``)."""
+        log.debug("%s: %s", type(decision).__name__, getattr(decision, "reason", ""))
+        match decision:
+            case Commit(draft=draft, approved=approved):
+                self._count_rebase(decision.rebased)
+                if decision.agents is not None:
+                    self._agents_verdict(draft, decision.agents)
+                    decision.agents.proposal.settle(True, decision.agents.verdict)
+                    draft.replan.agent_applied = True
+                self._commit(draft, approved, decision.reason)
+            case Offer(draft=draft):
+                self._count_rebase(decision.rebased)
+                if decision.agents is not None:
+                    self._agents_verdict(draft, decision.agents)
+                    verdict = decision.agents.verdict
+                    decision.agents.proposal.settle(False, f"offered for review: {verdict}")
+                self._offer(draft, decision.reason)
+            case Rebase():
+                self._start_rebase(decision)
+            case Hold(draft=draft, approved=approved):
+                self.approved_waiting.append((draft, approved))
+            case Drop():
+                self._drop(decision)
+            case _:
+                assert_never(decision)
+
+    def _count_rebase(self, rebased: Rebasing | None) -> None:
+        """The new draft was rebased from a parent: count it, and trace the parent's
+        version as rebased when it was one."""
+        if rebased is None:
+            return
+        parent = rebased.parent
+        parent.replan.rebased += 1
+        if rebased.recorded:
+            self.host.recorder.plan_version(
+                parent.plan_id,
+                self.plan_id,
+                parent.cut,
+                "rebased",
+                parent.replan.trigger,
+                parent.solution,
+                None,
+                parent.replan.round_id,
+            )
+
+    def _agents_verdict(self, draft: Draft, agents: AgentVerdict) -> None:
+        host = self.host
+        host.recorder.event(
+            host.sim.tick,
+            "AGENT_PROPOSAL",
+            {"round_id": draft.replan.round_id, "applied": True, "why": agents.verdict},
+        )
+
+    def _start_rebase(self, decision: Rebase) -> None:
+        """Route the draft's intent again from a cut a rebase's latency ahead (worker thread)."""
+        host = self.host
+        sim = host.sim
+        draft, purpose = decision.draft, decision.purpose
+        cut = sim.tick + self._rebase_lookahead()
+        problem = build_replan(
+            sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
+        )
+        gone = {t: "collected" for t in sim.world.collected()}
+        gone.update({t: "reached before the cut" for t in problem.frozen_targets})
+        compare = (self.intent, self.ends) if purpose == "agents" else None
+        task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(rebase.rebase_job, problem, draft.intent, draft.ends, gone, compare),
+            name=f"rebase-{purpose}-{draft.plan_id}",
+        )
+        self.jobs.append(
+            RebaseJob(
+                purpose,
+                draft,
+                task,
+                cut,
+                self.known_version,
+                time.perf_counter(),
+                decision.approved,
+                decision.proposal,
+            )
+        )
+        if purpose != "preview":
+            host.recorder.event(
+                sim.tick,
+                "REBASE",
+                {
+                    "plan_id": draft.plan_id,
+                    "purpose": purpose,
+                    "cut_tick": cut,
+                    "why": decision.reason,
+                },
+            )
+
+    def _offer(self, draft: Draft, note: str | None = None) -> None:
+        """The draft waits for the operator; an older one waiting is superseded."""
+        host = self.host
+        old = self.review
+        if old is not None:
+            old.replan.status = "superseded"
+            host.recorder.plan_version(
+                old.plan_id,
+                self.plan_id,
+                old.cut,
+                "superseded",
+                old.replan.trigger,
+                old.solution,
+                old.replan.latency_ms,
+                old.replan.round_id,
+            )
+        draft.replan.status = "review"
+        self.review = draft
+        host.recorder.plan_version(
+            draft.plan_id,
+            self.plan_id,
+            draft.cut,
+            "draft",
+            draft.replan.trigger,
+            draft.solution,
+            draft.replan.latency_ms,
+            draft.replan.round_id,
+            provenance=provenance(draft, None),
+        )
+        host.recorder.event(
+            host.sim.tick,
+            "REVIEW",
+            {
+                "plan_id": draft.plan_id,
+                "points": draft.solution.total_points,
+                "origin": draft.origin,
+                "rebased_from": draft.parent_id,
+                "dropped": draft.dropped,
+                **({"note": note} if note else {}),
+            },
+        )
+
+    def _drop(self, decision: Drop) -> None:
+        host = self.host
+        tick = host.sim.tick
+        draft, proposal, reason = decision.draft, decision.proposal, decision.reason
+        match decision.cause:
+            case "rebase_failed":
+                assert draft is not None
+                host.recorder.event(
+                    tick,
+                    "REBASE_FAILED",
+                    {"plan_id": draft.plan_id, "purpose": decision.purpose, "reason": reason},
+                )
+                if decision.purpose == "agents" and proposal is not None:
+                    proposal.settle(False, f"rebase failed: {reason}")
+                    return
+                # An approved plan could not be flown: plan again from the state (a review
+                # run's new draft waits for its own approval); the safety layer keeps the
+                # drones safe.
+                draft.replan.status = "failed"
+                self.pending.insert(0, f"rebase_failed:{draft.replan.trigger}")
+            case "superseded":
+                assert proposal is not None
+                proposal.settle(False, reason)
+            case "not_better":
+                assert proposal is not None and draft is not None
+                proposal.settle(False, reason)
+                host.recorder.event(
+                    tick,
+                    "AGENT_PROPOSAL",
+                    {"round_id": draft.replan.round_id, "applied": False, "why": reason},
+                )
+            case "rejected" | "expired":
+                assert draft is not None
+                self._retire(draft, decision.cause, reason)
+            case "no_proposal":
+                pass
+            case _:
+                assert_never(decision.cause)
+
+    def _retire(self, draft: Draft, status: PlanStatus, reason: str) -> None:
+        """A draft that was under review is not flown (rejected, reset, expired)."""
+        host = self.host
+        replan = draft.replan
+        replan.status = status
+        host.recorder.plan_version(
+            draft.plan_id,
+            self.plan_id,
+            draft.cut,
+            status,
+            replan.trigger,
+            draft.solution,
+            replan.latency_ms,
+            replan.round_id,
+        )
+        host.recorder.event(
+            host.sim.tick, "PLAN_REJECTED", {"plan_id": draft.plan_id, "reason": reason}
+        )

@@ -19,7 +19,10 @@ this order of preference:
 
 A holding drone whose circle a SAM now covers is moved the same way. Fuel: a drone whose
 fuel no longer covers the way home plus ``policy.fuel_reserve`` goes home, whatever the
-plan says, holding drones included. After a failed replan, drones on unsafe flights are
+plan says, holding drones included. Before that, a drone whose fuel no longer covers the
+rest of its plan in force (its margin went negative: a pause, a hold, a leak) is said once
+(``PLAN_INFEASIBLE``, with the margin) and a replan is asked for: the fix, committed in auto
+and offered in review (held while paused; the loop replans at RESUME). After a failed replan, drones on unsafe flights are
 diverted or sent home at once, and drones the layer held go home (nothing will re-task
 them). Every action is a sim command recorded as an input (so it replays exactly) and an
 event with its reason. This holds in every mode: auto, review waiting, paused, replan
@@ -81,15 +84,67 @@ class Safety:
         self.returning: dict[str, str] = {}  # drones sent home: not planned any more
         self.held: dict[str, str] = {}  # drones held by safety, waiting for a plan
         self.actions = 0  # how many times the layer acted
+        self.infeasible: dict[str, float] = {}  # drone -> its negative margin, said once
+        # drone -> the known SAM its plan in force meets beyond the horizon (said once per
+        # SAM and flight), when the layer will act and how: a plan left unsafe (after a
+        # REJECT, while a draft waits) is never silent
+        self.warnings: dict[str, dict[str, Any]] = {}
+        self._warned: dict[str, tuple[Flight, str]] = {}
         # drone -> (flight, known-world version, first contact or None)
         self._cache: dict[str, tuple[Flight, int, _Contact | None]] = {}
 
     # ----- what the loop calls -----------------------------------------------------------
 
     def check(self) -> None:
-        """The periodic check: known SAMs ahead, then fuel."""
+        """The periodic check: known SAMs ahead, then fuel: the plans' margins, then the way
+        home."""
         self._check_sams()
+        self._check_margins()
         self._check_fuel()
+
+    def plan_margin(self, drone_id: str) -> float | None:
+        """Km of fuel left once the drone has flown the rest of its plan in force (its kept
+        flight while it holds for a pause, from the nearest point of the way back onto it:
+        a lower bound on what it needs); None when it flies no plan to an airport."""
+        world = self.host.sim.world
+        fuel = world.fuel(drone_id)
+        flight = world.flight(drone_id)
+        if flight is None:
+            return None
+        if not flight.holding:
+            if not self._ends_at_airport(flight):
+                return None
+            return fuel - (flight.length - world.progress(drone_id))
+        kept = world.kept_path(drone_id)
+        if kept is None or not self._path_ends_at_airport(kept):
+            return None
+        x, y, _ = world.position(drone_id)
+        return fuel - (math.hypot(kept.start[0] - x, kept.start[1] - y) + kept.length)
+
+    def _check_margins(self) -> None:
+        """Each drone whose plan in force no longer fits its fuel: said once, with the
+        margin, and a replan asked for (not for drones already sent home)."""
+        host = self.host
+        for drone_id in self._airborne():
+            if drone_id in self.returning or drone_id in self.infeasible:
+                continue
+            margin = self.plan_margin(drone_id)
+            if margin is None or margin >= -1e-9:
+                continue
+            self.infeasible[drone_id] = margin
+            host.recorder.event(
+                host.sim.tick,
+                "PLAN_INFEASIBLE",
+                {
+                    "drone": drone_id,
+                    "margin": round(margin, 3),
+                    "fuel": round(host.sim.world.fuel(drone_id), 3),
+                    "paused": host.paused,
+                    "fix": "a replan at RESUME" if host.paused else "a replan now",
+                },
+            )
+            if not host.paused:
+                host.rounds.trigger("fuel", f"fuel:{drone_id} plan needs {-margin:.1f} km more")
 
     def sam_known(self, sam_id: str, trigger: str) -> None:
         """A SAM became known: act at once for drones it threatens; ask for a replan if it
@@ -108,14 +163,17 @@ class Safety:
 
     def lost(self, drone_id: str) -> None:
         """A lost drone is nobody's to send home or hold."""
+        self.warnings.pop(drone_id, None)
         self.returning.pop(drone_id, None)
         self.held.pop(drone_id, None)
         self._cache.pop(drone_id, None)
 
     def planned(self, drones: set[str]) -> None:
-        """A committed plan re-tasks these drones: they are no longer held."""
+        """A committed plan re-tasks these drones: they are no longer held, and their new
+        plan's margin is watched afresh."""
         for drone_id in drones:
             self.held.pop(drone_id, None)
+            self.infeasible.pop(drone_id, None)
 
     def after_failure(self, reason: str) -> None:
         """No new plan is coming: nothing unsafe may keep flying, and nothing the layer held
@@ -223,12 +281,37 @@ class Safety:
         for drone_id in self._airborne():
             contact = self._contact(drone_id)
             if contact is None:
+                self.warnings.pop(drone_id, None)
                 continue
             flight = world.flight(drone_id)
             if flight is not None and flight.holding:
+                self.warnings.pop(drone_id, None)
                 self._act(drone_id, contact.sam, "its holding circle", divert=False)
             elif contact.s - world.progress(drone_id) <= self.horizon_km(drone_id):
+                self.warnings.pop(drone_id, None)
                 self._act(drone_id, contact.sam, "its flight ahead", divert=True)
+            elif flight is not None:
+                self._warn(drone_id, flight, contact)
+
+    def _warn(self, drone_id: str, flight: Flight, contact: _Contact) -> None:
+        """The plan in force meets a known SAM further ahead than the layer acts: say when
+        it would enter and when the layer will act (unless a plan takes over first)."""
+        host = self.host
+        world = host.sim.world
+        speed = world.config.speed_of(drone_id)
+        ahead = contact.s - world.progress(drone_id)
+        warning = {
+            "drone": drone_id,
+            "sam": contact.sam,
+            "in_s": round(ahead / speed, 1),
+            "acts_in_s": round(max(0.0, ahead - self.horizon_km(drone_id)) / speed, 1),
+            "action": f"divert around {contact.sam}, else hold, else home",
+        }
+        self.warnings[drone_id] = warning
+        if self._warned.get(drone_id) == (flight, contact.sam):
+            return
+        self._warned[drone_id] = (flight, contact.sam)
+        host.recorder.event(host.sim.tick, "PLAN_UNSAFE", warning)
 
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
@@ -478,7 +561,10 @@ class Safety:
             self._home(drone_id, "fuel safety", route=route)
 
     def _ends_at_airport(self, flight: Flight) -> bool:
-        ex, ey = flight.path.end
+        return self._path_ends_at_airport(flight.path)
+
+    def _path_ends_at_airport(self, path: Path) -> bool:
+        ex, ey = path.end
         return any(
             math.hypot(a.x - ex, a.y - ey) <= _AT
             for a in self.host.sim.world.known_environment.airports
@@ -486,4 +572,10 @@ class Safety:
 
     def describe(self) -> dict[str, Any]:
         """What the layer is doing now, for the scene and the report."""
-        return {"returning": dict(self.returning), "held": dict(self.held), "actions": self.actions}
+        return {
+            "returning": dict(self.returning),
+            "held": dict(self.held),
+            "actions": self.actions,
+            "infeasible": dict(self.infeasible),
+            "warnings": {d: dict(w) for d, w in self.warnings.items()},
+        }

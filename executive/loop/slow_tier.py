@@ -1,47 +1,32 @@
 """The slow tier: a round's agent chain answers late. Its proposal is rebased onto the state
 when it arrives, together with the plan in force, and applied only if it beats it then
-(auto) or offered for review; a newer round cancels it."""
+(auto) or offered for review; a newer round cancels it. What to do is decided here and
+applied by the lifecycle's owner (``executive.loop.rounds``)."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
-from typing import TYPE_CHECKING
-
-from executive.contracts import new_id
+from executive.contracts import AgentProposal, new_id
+from executive.loop.decisions import (
+    AgentVerdict,
+    Commit,
+    Decision,
+    Drop,
+    Moment,
+    Offer,
+    Rebase,
+    Rebasing,
+)
 from executive.loop.drafts import AgentWork, Draft, Rebased, RebaseJob, better, ends_of
+from executive.loop.rebase import draft_from
 from planner.intent import intent_of
 
-if TYPE_CHECKING:
-    from executive.loop.rounds import Rounds
-
-__all__ = ["finish_agents", "settle_agents"]
-
-log = logging.getLogger(__name__)
+__all__ = ["answered", "settle_agents"]
 
 
-def finish_agents(rounds: Rounds, work: AgentWork) -> None:
-    """A round's agents answered: rebase an offered proposal with the plan in force."""
-    host = rounds.host
-    try:
-        proposal = work.task.result()
-    except asyncio.CancelledError:
-        return
-    except Exception as exc:  # the agents never break a run
-        log.warning("agent chain of round %s failed: %s", work.replan.round_id, exc)
-        return
-    work.replan.reasons = (*work.replan.reasons, *proposal.reasons)
-    host.recorder.event(
-        host.sim.tick,
-        "AGENTS_DONE",
-        {
-            "round_id": work.replan.round_id,
-            "offered": proposal.solution is not None,
-            "reasons": list(proposal.reasons),
-        },
-    )
+def answered(work: AgentWork, proposal: AgentProposal, tick: int) -> Rebase | Drop:
+    """A round's agents answered: an offered proposal is rebased with the plan in force."""
     if proposal.solution is None or proposal.mission is None:
-        return
+        return Drop(None, "no_proposal", "the agents offered nothing", proposal=proposal)
     source = Draft(
         new_id(),
         work.replan,
@@ -52,52 +37,48 @@ def finish_agents(rounds: Rounds, work: AgentWork) -> None:
         [],
         intent_of(proposal.solution),
         ends_of(proposal.solution),
-        host.sim.tick,
+        tick,
         agent_applied=True,
     )
-    rounds._rebase(source, "agents", proposal=proposal)
+    return Rebase(
+        source,
+        "agents",
+        "an agents' proposal, to compare with the plan in force",
+        proposal=proposal,
+    )
 
 
-def settle_agents(rounds: Rounds, job: RebaseJob, rebased: Rebased) -> None:
+def settle_agents(job: RebaseJob, rebased: Rebased, now: Moment) -> Decision:
     """An agent's proposal, rebased with the plan in force onto the same cut: applied
     (auto) or offered (review) only if it beats the plan in force then."""
-    host = rounds.host
     proposal = job.proposal
     assert proposal is not None
-    if job.known_version != rounds.known_version:
-        proposal.settle(False, "superseded: the world changed while it was rebased")
-        return
-    if host.sim.tick > job.cut:
-        rounds._rebase(job.draft, "agents", proposal=proposal)  # late: again, from now
-        return
+    if job.known_version != now.known_version:
+        return Drop(
+            job.draft,
+            "superseded",
+            "superseded: the world changed while it was rebased",
+            proposal=proposal,
+        )
+    if now.tick > job.cut:
+        return Rebase(job.draft, "agents", "late: again, from now", proposal=proposal)
     cand, current = rebased.solution, rebased.current
     if current is not None and not better(cand, current):
-        decision = (
+        verdict = (
             f"not applied: {cand.total_points:g} points after the rebase, the plan in force"
             f" {current.total_points:g}"
         )
-        proposal.settle(False, decision)
-        host.recorder.event(
-            host.sim.tick,
-            "AGENT_PROPOSAL",
-            {"round_id": job.draft.replan.round_id, "applied": False, "why": decision},
-        )
-        return
-    decision = (
+        return Drop(job.draft, "not_better", verdict, proposal=proposal)
+    verdict = (
         f"applied after the rebase: {cand.total_points:g} points against"
         f" {current.total_points if current is not None else 0:g} for the plan in force"
     )
-    new = rounds._draft_from(rebased, job.draft, "agents")
-    new.agent_applied = True
-    host.recorder.event(
-        host.sim.tick,
-        "AGENT_PROPOSAL",
-        {"round_id": job.draft.replan.round_id, "applied": True, "why": decision},
+    new = draft_from(rebased, job.draft, "agents", now.tick, agent_applied=True)
+    # The rebase is counted, not traced as a version of its own: the proposal was never one.
+    rebased_from = Rebasing(job.draft, recorded=False)
+    agents = AgentVerdict(proposal, verdict)
+    if now.commit == "auto":
+        return Commit(new, "auto", verdict, rebased=rebased_from, agents=agents)
+    return Offer(
+        new, "the agents' proposal beats the plan in force", rebased=rebased_from, agents=agents
     )
-    if host.policy.commit == "auto":
-        proposal.settle(True, decision)
-        job.draft.replan.agent_applied = True
-        rounds._commit(new, "auto")
-    else:
-        proposal.settle(False, f"offered for review: {decision}")
-        rounds._offer(new, note="the agents' proposal beats the plan in force")

@@ -59,6 +59,9 @@ def open_store(url: str) -> Engine:
         return engine
     except (ArgumentError, SQLAlchemyError, ImportError, OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "unable to open database file" in reason or "readonly database" in reason:
+            # SQLite in WAL mode writes -wal and -shm files beside the store, even to read
+            reason += " (is the store's folder writable? SQLite needs to write beside it)"
         raise ExecutiveError(f"cannot open trace store {url!r}: {reason}") from exc
 
 
@@ -96,3 +99,7 @@ def _add_missing_columns(engine: Engine) -> None:
                     continue
                 kind = column.type.compile(dialect=engine.dialect)
                 conn.execute(text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'))
+            indexed = {i["name"] for i in present.get_indexes(table.name)}
+            for index in table.indexes:  # such as the unique batch key's
+                if index.name not in indexed:
+                    index.create(conn, checkfirst=True)

@@ -81,7 +81,7 @@ class TraceReader:
 
     def _rows(self, query: Select[Any]) -> list[Row]:
         with self._engine.connect() as conn:
-            return [dict(row._mapping) for row in conn.execute(query)]
+            return [dict(row) for row in conn.execute(query).mappings()]
 
     def runs(self, limit: int = 50) -> list[Row]:
         """The newest ``limit`` runs first: id, start / end (Unix seconds), status, config
@@ -199,6 +199,22 @@ class TraceReader:
             )
         )
         return {r["tick"]: r["hash"] for r in rows}
+
+    def ticks(self, run_id: str, table: str) -> list[int]:
+        """The ticks of ``table``'s rows of the run (``telemetry``, ``state_hashes`` ...),
+        in tick order: what a completeness check counts."""
+        t = S.METADATA.tables[table]
+        rows = self._rows(select(t.c.tick).where(t.c.run_id == run_id).order_by(t.c.tick))
+        return [int(r["tick"]) for r in rows]
+
+    def input_numbers(self, run_id: str) -> list[tuple[int, int]]:
+        """(seq, tick) of the run's numbered inputs, by number (none for runs stored before
+        inputs were numbered): what a completeness check reads, without the payloads."""
+        c = S.inputs.c
+        rows = self._rows(
+            select(c.seq, c.tick).where(c.run_id == run_id, c.seq.is_not(None)).order_by(c.seq)
+        )
+        return [(int(r["seq"]), int(r["tick"])) for r in rows]
 
     def last_telemetry(self, run_id: str) -> Row | None:
         """The latest telemetry row, or None when none was recorded."""

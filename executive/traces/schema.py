@@ -32,6 +32,7 @@ __all__ = [
     "snapshots",
     "state_hashes",
     "telemetry",
+    "writers",
 ]
 
 METADATA = MetaData()
@@ -66,6 +67,13 @@ runs = Table(
     # stored: a run still "running" whose heartbeat stopped has crashed at that tick.
     Column("last_seen", Float),
     Column("last_tick", Integer),
+    # inputs the run emitted (the last ``inputs.seq``), written with its end: a replay checks
+    # that the store holds them all
+    Column("inputs_emitted", Integer),
+    # A batch task's key (isr eval: suite/mission/policy), unique: a task that Dask runs
+    # again (a retry, a result lost with its worker) cannot store a second run.
+    Column("batch_key", String(255)),
+    Index("ux_runs_batch_key", "batch_key", unique=True),
 )
 
 inputs = _per_tick(
@@ -73,6 +81,7 @@ inputs = _per_tick(
     Column("kind", String(16), nullable=False),
     Column("payload", JSON, nullable=False),
     Column("source", String(16), nullable=False),
+    Column("seq", Integer),  # 1, 2, 3 ... per run as emitted: a gap is a lost input
 )
 
 telemetry = _per_tick("telemetry", Column("drones", JSON, nullable=False))
@@ -146,4 +155,15 @@ lessons = Table(
     Column("text", Text, nullable=False),
     Column("value", JSON, nullable=False),
     Column("created_at", Float, nullable=False, index=True),
+)
+
+# Every trace writer that opened the store: the row it commits proves, before a run's
+# first tick, that the store takes writes (executive.traces.writer).
+writers = Table(
+    "writers",
+    METADATA,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("opened_at", Float, nullable=False),
+    Column("host", String(64)),
+    Column("pid", Integer),
 )

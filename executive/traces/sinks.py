@@ -1,17 +1,29 @@
 """Trace sinks that need no database: a list (tests, ``--db none``) and a fan-out.
 
-Besides ``emit``, a sink may count what it ``dropped`` and offer ``drain()`` (wait until it
-has room again: back-pressure for a run that may wait); ``dropped_by`` and ``drain`` read
+Besides ``emit``, a sink may count what it did not store (``dropped``, and ``loss``: a
+``TraceLoss`` saying which tables and ticks), offer ``drain()`` (wait until it has room
+again: back-pressure for a run that may wait) and ``flush(timeout)`` (wait until what was
+emitted is stored or counted); ``dropped_by``, ``lost_by``, ``drain`` and ``settle`` read
 them from any sink, and the fan-out passes them through.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+import asyncio
+from typing import Any, TypeVar
 
 from executive.contracts import TraceRecord, TraceSink
 
-__all__ = ["ListSink", "NullSink", "TeeSink", "backlog", "drain", "dropped_by"]
+__all__ = [
+    "ListSink",
+    "NullSink",
+    "TeeSink",
+    "backlog",
+    "drain",
+    "dropped_by",
+    "lost_by",
+    "settle",
+]
 
 _R = TypeVar("_R")
 
@@ -19,6 +31,24 @@ _R = TypeVar("_R")
 def dropped_by(sink: TraceSink) -> int:
     """How many records ``sink`` has dropped so far (0 for a sink that never drops)."""
     return int(getattr(sink, "dropped", 0))
+
+
+def lost_by(sink: TraceSink) -> dict[str, dict[str, Any]]:
+    """What ``sink`` did not store, per table: {"rows": n, "ticks": [[first, last], ...]}."""
+    merged = getattr(sink, "lost", None)
+    if callable(merged):
+        return dict(merged())
+    loss = getattr(sink, "loss", None)
+    return dict(loss.summary()) if loss is not None else {}
+
+
+async def settle(sink: TraceSink, timeout: float) -> bool:
+    """Wait (in a thread, up to ``timeout`` s) until what ``sink`` was given is stored or
+    counted as lost, if it can say so; False if time ran out."""
+    flush = getattr(sink, "flush", None)
+    if flush is None:
+        return True
+    return bool(await asyncio.to_thread(flush, timeout))
 
 
 def backlog(sink: TraceSink) -> float:
@@ -76,6 +106,25 @@ class TeeSink:
     def dropped(self) -> int:
         """What the sinks have dropped, together."""
         return sum(dropped_by(sink) for sink in self.sinks)
+
+    def lost(self) -> dict[str, dict[str, Any]]:
+        """What the sinks did not store, per table, together."""
+        out: dict[str, dict[str, Any]] = {}
+        for sink in self.sinks:
+            for table, lost in lost_by(sink).items():
+                mine = out.setdefault(table, {"rows": 0, "ticks": []})
+                mine["rows"] += lost["rows"]
+                mine["ticks"] = sorted(mine["ticks"] + lost["ticks"])
+        return out
+
+    def flush(self, timeout: float) -> bool:
+        """Flush every sink that can, each within ``timeout``."""
+        done = True
+        for sink in self.sinks:
+            flush = getattr(sink, "flush", None)
+            if flush is not None:
+                done = bool(flush(timeout)) and done
+        return done
 
     async def drain(self) -> None:
         """Wait until every sink has room again."""

@@ -13,7 +13,7 @@ from executive.contracts import EventRecord
 from executive.traces.audit import lost_to_known_sams
 from executive.traces.reader import TraceReader
 
-__all__ = ["done_keys", "run_rows", "summary"]
+__all__ = ["done_keys", "run_rows", "suite_names", "summary"]
 
 
 def _suite_runs(reader: TraceReader, suite: str) -> list[dict[str, Any]]:
@@ -29,6 +29,17 @@ def _suite_runs(reader: TraceReader, suite: str) -> list[dict[str, Any]]:
             seen.add(key)
             out.append({**row, "labels": labels, "key": key})
     return out
+
+
+def suite_names(reader: TraceReader) -> dict[str, int]:
+    """Every suite with ended runs in the store -> how many (for a report asked by a wrong
+    name: the error lists what there is)."""
+    names: dict[str, int] = {}
+    for row in reader.runs(limit=10**6):
+        suite = ((row.get("config") or {}).get("labels") or {}).get("suite")
+        if isinstance(suite, str) and row["status"] == "ended":
+            names[suite] = names.get(suite, 0) + 1
+    return dict(sorted(names.items()))
 
 
 def done_keys(reader: TraceReader, suite: str) -> set[str]:

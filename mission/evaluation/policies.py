@@ -55,6 +55,7 @@ def config_for(task: EvalTask) -> RunConfig:
     return RunConfig(
         scenario_file=task.path,
         labels=labels,
+        batch_key=task.key,
         policy=policy,
         oracle=task.policy == "oracle",
         seed=task.seed,

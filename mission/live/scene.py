@@ -9,14 +9,48 @@ import math
 from typing import Any
 
 from executive.loop import Executive
+from executive.loop.safety import Safety
 from planner.geometry import Path
-from planner.model import Solution
+from planner.model import Solution, drone_label
 from sim.flight import slice_path
 
 __all__ = ["scene"]
 
 _SAGITTA = 0.05  # km: how finely arcs are drawn on the map
 _PNR_STEP = 0.5  # km: how finely a path is walked for its point of no return
+
+
+def _why(executive: Executive, draft: dict[str, Any]) -> dict[str, Any]:
+    """Why the draft waits, first: the hazards of the plan in force it answers (a known SAM
+    ahead, fuel that no longer covers the plan) and the change that started its round; and
+    the drones it changes (their targets, or a hazard routed around): the only routes
+    drawn."""
+    safety = executive.safety
+    hazards = {
+        d: text
+        for d in executive.scenario.drone_configs
+        if (text := _warning(safety, d)) is not None
+    }
+    trigger = next((r.trigger for r in reversed(executive.replans) if r.status == "review"), None)
+    why = [f"{drone_label(d)}: {text}" for d, text in sorted(hazards.items())]
+    if trigger is not None:
+        why.append(f"asked for by {trigger}")
+    changed = sorted(set(draft["diff"].get("routes") or {}) | set(hazards))
+    return {"why": why, "changed": changed}
+
+
+def _warning(safety: Safety, drone_id: str) -> str | None:
+    """What is wrong with the drone's plan in force, in words (None: nothing known)."""
+    w = safety.warnings.get(drone_id)
+    if w is not None:
+        return (
+            f"its plan enters {w['sam']} in {w['in_s']:.0f} s; the safety layer will"
+            f" {w['action']} in {w['acts_in_s']:.0f} s unless a plan takes over"
+        )
+    margin = safety.infeasible.get(drone_id)
+    if margin is not None:
+        return f"its plan needs {-margin:.1f} km more than its fuel: a replan is on its way"
+    return None
 
 
 def _polyline(path: Path | None) -> list[list[float]]:
@@ -147,8 +181,13 @@ def scene(
             # why the safety layer (or the operator) sent it home / holds it: words for a view
             "returning": returning.get(drone_id),
             "held": "operator: hold" if drone_id in held else executive.safety.held.get(drone_id),
+            # the plan in force meets a known SAM ahead (safety acts later), or no longer
+            # fits the fuel: words for the fleet row and the map
+            "warning": _warning(executive.safety, drone_id),
         }
     draft = _draft(executive.review())
+    if draft is not None:
+        draft |= _why(executive, draft)
     return {
         "run_id": executive.run_id,
         "tick": sim.tick,

@@ -33,6 +33,11 @@ class Path:
                 cum.append(cum[-1] + piece.length)
             object.__setattr__(self, "_cum", tuple(cum))
 
+    @property
+    def offsets(self) -> tuple[float, ...]:
+        """Each piece's start offset along the path (what ``locate`` bisects)."""
+        return self._cum
+
     @staticmethod
     def from_pieces(pieces: Iterable[Piece]) -> Path:
         """A path of these pieces, its length their sum."""

@@ -20,8 +20,6 @@ SAM) and the relations between fields are beyond a JSON Schema: ``isr validate``
 from __future__ import annotations
 
 import copy
-import inspect
-from collections.abc import Callable
 from typing import Any, Final
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -81,17 +79,7 @@ class _WithBounds(GenerateJsonSchema):
         self, schema: core_schema.AfterValidatorFunctionSchema
     ) -> JsonSchemaValue:
         out = super().function_after_schema(schema)
-        return {**out, **_checked_by(schema["function"]["function"])}
-
-
-def _checked_by(check: Callable[..., Any]) -> dict[str, Any]:
-    """What a ``planner.limits`` validator checks, as JSON Schema keywords (none for others)."""
-    if check is limits._identifier:
-        return {"pattern": f"^{limits._ID.pattern}$"}
-    if check.__qualname__ == f"{limits._bounded.__name__}.<locals>.check":
-        bound = inspect.getclosurevars(check).nonlocals
-        return {"minimum": bound["lo"], "maximum": bound["hi"]}
-    return {}
+        return {**out, **limits.json_schema_keywords(schema["function"]["function"])}
 
 
 def _positioned(obj: dict[str, Any], own: tuple[str, ...]) -> None:

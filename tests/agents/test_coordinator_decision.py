@@ -217,7 +217,7 @@ def test_live_a_refused_command_is_never_acknowledged_and_the_last_word_wins():
         await executive.start()
         await executive.run(None, until=40)
         refused = await ask("move T5 to D1")
-        queued = len(executive._commands)
+        queued = len(executive._commands)  # noqa: SLF001 (nothing public counts the queue)
         first = await ask("move T5 to D2")
         await executive.run(None, until=80)
         second = await ask("move T5 to D3")

@@ -1,6 +1,7 @@
 """``isr eval`` against a real Dask scheduler and two worker processes on 127.0.0.1 (as the
 MQTT tests use a real broker): every mission x policy traced to the store with its labels,
-a worker killed mid-batch costs nothing but a retry, and a second run resumes (runs none)."""
+a worker killed mid-batch costs nothing but a retry and stores no run twice (one run per
+task key, under a unique index), and a second run resumes (runs none)."""
 
 from __future__ import annotations
 
@@ -133,9 +134,14 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         out = json.loads(done.stdout.strip().splitlines()[-1])
         assert out["runs"] == 12 and out["failed"] == []
         reader = TraceReader(url)
-        labels = [(r["config"] or {}).get("labels") for r in reader.runs(100)]
+        stored = reader.runs(100)
+        labels = [(r["config"] or {}).get("labels") for r in stored]
         reader.close()
-        assert len(labels) >= 12 and all(lab["suite"] == "ev" for lab in labels)
+        # exactly once: a task recomputed after the kill reports the run the store holds
+        assert len(stored) == 12, [(r["run_id"], r["status"]) for r in stored]
+        assert all(r["status"] == "ended" for r in stored)
+        assert len({(r["config"] or {}).get("batch_key") for r in stored}) == 12
+        assert all(lab["suite"] == "ev" for lab in labels)
         assert {lab["policy"] for lab in labels} == {"auto", "no-replan", "oracle"}
         everything = {(f["policy"], f["disruption"]): f for f in out["figures"]}
         assert everything[("oracle", "all")]["share_mean"] == 1.0
@@ -155,6 +161,15 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
     assert done.exit_code == 0, done.output
     assert "share of oracle" in done.output  # the terminal table too
     _check_report((tmp_path / "r2.html").read_text(), tmp_path / "r2.html", url)
+    # By its folder (its suite.json names it); a wrong name lists the suites stored.
+    done = runner.invoke(
+        app, ["eval", "report", str(suite), "--db", url, "--out", str(tmp_path / "r3.html")]
+    )
+    assert done.exit_code == 0 and (tmp_path / "r3.html").is_file(), done.output
+    done = runner.invoke(
+        app, ["eval", "report", "suite", "--db", url, "--out", str(tmp_path / "r4.html")]
+    )
+    assert done.exit_code == 2 and "stored: ev (" in done.output
 
 
 def _check_report(page: str, html_path: Path, url: str) -> None:
@@ -191,6 +206,7 @@ def test_report_of_an_unknown_suite_or_a_bad_path_is_one_line_and_exit_2(tmp_pat
         app, ["eval", "report", "nope", "--db", url, "--out", str(tmp_path / "r.html")]
     )
     assert done.exit_code == 2 and "nope: no ended run" in done.output
+    assert "stored: none" in done.output
     done = runner.invoke(
         app, ["eval", "report", "nope", "--db", url, "--out", str(tmp_path / "r.txt")]
     )
@@ -209,3 +225,19 @@ def test_bad_options_are_one_line_and_exit_2(suite, tmp_path):
         assert done.exit_code == 2 and needle in done.output and "Traceback" not in done.output
     done = runner.invoke(app, ["eval", str(tmp_path), "--db", url])
     assert done.exit_code == 2 and "suite.json" in done.output
+
+
+def test_a_suite_is_named_after_its_folder_unless_told(tmp_path):
+    for folder, args, name in (
+        (tmp_path / "late drones", [], "late-drones"),
+        (tmp_path / "b", ["--name", "mine"], "mine"),
+    ):
+        done = runner.invoke(
+            app,
+            ["scenario", "generate", "--count", "1", "--targets", "8..10", "--drones", "2..2"]
+            + ["--disruptions", "new_target", "--out", str(folder), *args],
+        )
+        assert done.exit_code == 0, done.output
+        manifest = json.loads((folder / "suite.json").read_text())
+        assert manifest["spec"]["name"] == name
+        assert (folder / f"{name}-0000.json").is_file()

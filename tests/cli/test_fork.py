@@ -174,7 +174,7 @@ def test_the_dashboard_starts_a_fork_that_serves_live(stored):
         reader = TraceReader(url)
         row = reader.run(body["run_id"])
         # Stopped by SIGTERM when its dashboard closed: recorded as the bus says it.
-        assert row["parent_run_id"] == parent and row["status"] == "crashed"
+        assert row["parent_run_id"] == parent and row["status"] == "interrupted"
         assert row["outcome"] == {"error": "terminated by SIGTERM"}
         reader.close()
 

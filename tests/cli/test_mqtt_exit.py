@@ -1,6 +1,6 @@
 """MQTT status on every exit, with a real Mosquitto (``tests.conftest.MQTT``): ``isr run --mqtt``
 stopped by Ctrl-C (SIGINT) leaves ``interrupted`` as the run's retained status, by SIGTERM
-``crashed`` (saying it was terminated), never a ghost ``running``; and ``isr dashboard
+``interrupted`` too (saying it was terminated), never a ghost ``running``; and ``isr dashboard
 --mqtt`` that finds a ghost ``running`` run (nothing heard from it) marks it stale and moves
 on to the live one."""
 
@@ -78,7 +78,7 @@ def test_ctrl_c_leaves_interrupted_not_running(live):
 
 
 @pytest.mark.mqtt
-def test_sigterm_leaves_crashed_saying_so(tmp_path):
+def test_sigterm_leaves_interrupted_saying_so(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     with _mission("--port", "0", "--db", url) as mission:  # the last --db wins
         run_id = _started(mission, live=True)
@@ -86,7 +86,7 @@ def test_sigterm_leaves_crashed_saying_so(tmp_path):
         mission.proc.send_signal(signal.SIGTERM)
         assert mission.proc.wait(timeout=60) == 143, "\n".join(mission.log)
     status = asyncio.run(_retained_status(run_id))
-    assert status["state"] == "crashed", status
+    assert status["state"] == "interrupted", status
     assert status["error"] == "terminated by SIGTERM"
     # The trace store says what the bus says.
     from executive.traces import TraceReader
@@ -94,7 +94,10 @@ def test_sigterm_leaves_crashed_saying_so(tmp_path):
     reader = TraceReader(url)
     row = reader.run(run_id)
     reader.close()
-    assert (row["status"], row["outcome"]) == ("crashed", {"error": "terminated by SIGTERM"})
+    assert (row["status"], row["outcome"]) == (
+        "interrupted",
+        {"error": "terminated by SIGTERM"},
+    )
 
 
 async def _publish_ghost(run_id: str, at: float) -> None:

@@ -1,8 +1,9 @@
-"""``isr run`` killed from outside: SIGTERM is caught (its traces flushed, exit 143) and the
-run recorded as ``crashed``, "terminated by SIGTERM", what the bus publishes for it
-(``executive.bus.exits``); after SIGKILL the run's heartbeat stops and it reads as crashed;
-either way ``isr runs`` lists it as crashed, and ``isr replay`` says the run ended early,
-where and why, and replays exactly what was stored."""
+"""``isr run`` stopped from outside: SIGTERM (a service manager's or a container's orderly
+stop) is caught like Ctrl-C (its traces flushed, exit 143) and the run recorded as
+``interrupted`` with the signal named, "terminated by SIGTERM", what the bus publishes for it
+(``executive.bus.exits``); after SIGKILL the run's heartbeat stops and it reads as crashed.
+``isr replay`` says the run ended early, where and why, and replays exactly what was
+stored."""
 
 from __future__ import annotations
 
@@ -76,9 +77,9 @@ def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, s
     reader.close()
     if sig == signal.SIGTERM:
         assert code == 143
-        assert row["status"] == "crashed" and row["ended_at"] is not None
+        assert row["status"] == "interrupted" and row["ended_at"] is not None
         assert row["outcome"] == {"error": "terminated by SIGTERM"}
-        listed = runner.invoke(app, ["runs", "--db", url, "--status", "crashed", "--json"])
+        listed = runner.invoke(app, ["runs", "--db", url, "--status", "interrupted", "--json"])
         assert listed.exit_code == 0 and run_id in listed.output, listed.output
     elif sig == signal.SIGINT:  # Ctrl-C: the operator's own stop
         assert code == 130
@@ -96,7 +97,7 @@ def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, s
     assert (
         early.group(2)
         == {
-            signal.SIGTERM: "crashed: terminated by SIGTERM",
+            signal.SIGTERM: "interrupted: terminated by SIGTERM",
             signal.SIGINT: "interrupted",
             signal.SIGKILL: "running",
         }[sig]

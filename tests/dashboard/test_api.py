@@ -256,7 +256,9 @@ async def test_pause_then_resume_take_effect():
         )
         r = await http.post("/api/commands", json={"command": "PAUSE"}, headers=AUTH)
         assert r.status_code == 202, r.text
-        assert r.json()["sent"] == {"type": "command", "command": "PAUSE", "source": "dashboard"}
+        sent = r.json()["sent"]
+        assert len(sent.pop("id")) == 32  # the command's one id, given at the door
+        assert sent == {"type": "command", "command": "PAUSE", "source": "dashboard"}
         await ws.until(telemetry(lambda t: t["mode"] == "PAUSED"), what="mode PAUSED")
         state = (await http.get("/api/state")).json()
         assert state["mode"] == "PAUSED"

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import websockets
 
-from dashboard.errors import WS_POLICY_VIOLATION, WS_WRONG_TOKEN
+from dashboard.errors import WS_POLICY_VIOLATION, WS_TRY_AGAIN_LATER, WS_WRONG_TOKEN
 from dashboard.security import DOCS_CSP, PAGE_CSP
 from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN, Frames, live_mission, telemetry
 
@@ -111,6 +111,24 @@ async def test_a_wrong_token_on_the_websocket_is_refused_with_4401():
                 assert closed.value.rcvd.code == WS_WRONG_TOKEN
                 assert "token" in closed.value.rcvd.reason
         assert mission.server.app.state.streams.clients() == []
+
+
+@run_async
+async def test_viewers_without_the_token_are_capped_and_the_token_always_gets_in():
+    async with live_mission(max_anonymous_viewers=2) as mission:
+        async with Frames(mission.ws_url) as one, Frames(mission.ws_url) as two:
+            assert (await one.next())["type"] == "hello"
+            assert (await two.next())["type"] == "hello"
+            async with Frames(mission.ws_url) as third:
+                with pytest.raises(websockets.ConnectionClosed) as closed:
+                    await asyncio.wait_for(third.next(), TIMEOUT)
+                assert closed.value.rcvd.code == WS_TRY_AGAIN_LATER
+                assert "too many viewers without the token (2)" in closed.value.rcvd.reason
+            async with Frames(mission.ws_url, token=TOKEN) as operator:
+                assert (await operator.next())["truth"] is True
+        # the seats free up when the viewers leave
+        async with Frames(mission.ws_url) as again:
+            assert (await again.next())["type"] == "hello"
 
 
 @run_async

@@ -80,6 +80,26 @@ def _drawn(page: Page) -> None:
     page.wait_for_function("() => document.querySelectorAll('#l-drones g.drone').length === 3")
 
 
+# A point on the drone's planned path well ahead of it (two thirds of the way along), for a
+# SAM the plan in force meets beyond where the safety layer acts at once.
+AHEAD = """(id) => {
+  const p = window.isr.scene.drones[id].planned;
+  const seg = []; let total = 0;
+  for (let i = 1; i < p.length; i++) {
+    const l = Math.hypot(p[i][0] - p[i-1][0], p[i][1] - p[i-1][1]); seg.push(l); total += l;
+  }
+  let goal = total * 2 / 3;
+  for (let i = 0; i < seg.length; i++) {
+    if (goal <= seg[i]) {
+      const t = goal / seg[i];
+      return [p[i][0] + t * (p[i+1][0] - p[i][0]), p[i][1] + t * (p[i+1][1] - p[i][1])];
+    }
+    goal -= seg[i];
+  }
+  return p[p.length - 1];
+}"""
+
+
 @pytest.mark.browser
 def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
     errors: list[str] = []
@@ -306,6 +326,35 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             page.wait_for_selector("#timeline li[data-kind='PLAN_REJECTED']")
             page.wait_for_selector("#draft", state="hidden")
 
+            # ----- a SAM ahead of D2: the draft says why first and draws D2 only; after
+            # a Reject, D2's row and a banner keep saying its plan enters the SAM
+            ahead = page.evaluate(AHEAD, "2")
+            r = api.post(
+                "/api/edits", json={"op": "add_sam", "id": "S9", "pos": ahead, "range": 1.0}
+            )
+            assert r.status_code == 202, r.text
+            page.wait_for_selector("#draft:not([hidden])")
+            page.wait_for_function(
+                "() => document.querySelector('#draft-why').innerText.includes('enters S9')"
+            )
+            why = page.inner_text("#draft-why")
+            assert why.startswith("D2: its plan enters S9 in"), why
+            drawn = page.eval_on_selector_all(
+                "#l-draft polyline", "els => els.map(e => e.dataset.droneId)"
+            )
+            assert "2" in drawn and set(drawn) <= set(
+                page.evaluate("() => window.isr.scene.draft.changed")
+            )
+            page.click("#btn-reject")
+            _confirm(page, ok=True)
+            page.wait_for_selector("#draft", state="hidden")
+            page.wait_for_selector('#fleet-body tr.warn[data-drone-id="2"]')
+            assert "enters S9" in page.get_attribute(
+                '#fleet-body tr[data-drone-id="2"] td[data-col=status]', "title"
+            )
+            page.wait_for_selector("#banners .banner[data-kind='plan']")
+            assert "enters S9" in page.inner_text("#banners .banner[data-kind='plan']")
+
             # ----- a point of no return passed, and the safety layer's action: banners
             d2 = page.evaluate("() => window.isr.scene.drones['2']")
             assert d2["status"] == "flying"
@@ -317,6 +366,20 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
                 "#banners .banner[data-kind='pnr']"
             )
             page.wait_for_selector("#banners .banner[data-kind='safety']")
+
+            # ----- a pause says what it costs while it lasts, and the total after
+            assert api.post("/api/commands", json={"command": "PAUSE"}).status_code == 202
+            page.wait_for_selector("#banners .banner[data-kind='pause']")
+            page.wait_for_function(
+                "() => /paused for \\d+:\\d\\d of mission time: [1-9][\\d.]* km of fuel"
+                " burnt/.test(document.querySelector(\"#banners .banner[data-kind='pause']\")"
+                ".innerText)"
+            )
+            assert api.post("/api/commands", json={"command": "RESUME"}).status_code == 202
+            page.wait_for_function(
+                "() => document.querySelector(\"#banners .banner[data-kind='pause']\")"
+                ".innerText.includes('the pause lasted')"
+            )
 
             # ----- the end, a draft still waiting: the panel closes, the words change
             r = api.post("/api/commands", json={"command": "REPLAN"})

@@ -247,3 +247,10 @@ def test_a_run_still_running_answers_up_to_its_last_stored_tick(tmp_path):
         asyncio.run(asyncio.wait_for(main(), 4 * TIMEOUT))
     finally:
         writer.close()
+
+
+@served
+async def test_a_run_says_whether_its_trace_is_whole(http, reader, run_id):
+    """``/api/runs/{id}`` answers the completeness check ``isr replay`` makes: whole here."""
+    body = (await http.get(f"/api/runs/{run_id}")).json()
+    assert body["trace"] == {"complete": True, "gaps": "", "missing": {}}

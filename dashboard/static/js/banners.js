@@ -1,6 +1,7 @@
 /* Banners over the map for what the operator must not miss, which a line in the events
  * panel would let pass: a safety action (a drone diverted, held, sent home; a replan that
- * failed; no safe option), a drone past its point of no return (its fuel no longer covers
+ * failed; no safe option), a plan in force that no longer fits a drone's fuel (after a
+ * pause, a hold, a leak: with the fix on its way), a drone past its point of no return (its fuel no longer covers
  * the straight way home and the reserve), and an order refused (a command the executive
  * ignored, a message or an edit it rejected). Newest on top, three at most with "N more";
  * each stays until dismissed (×). Live only: from the events that arrive while the page
@@ -34,6 +35,8 @@ function add(kind, what, text, tick) {
 export function bannerFromEvent(e) {
   if (!e || !e.kind || state.replay) return;
   if (SAFETY.has(e.kind)) add("safety", "safety", summary(e), e.tick);
+  else if (e.kind === "PLAN_INFEASIBLE") add("plan", "plan infeasible", summary(e), e.tick);
+  else if (e.kind === "PLAN_UNSAFE") add("plan", "plan unsafe", summary(e), e.tick);
   else if (e.kind === "COMMAND_IGNORED") add("refused", "refused", `${e.command}${e.drone ? " " + label(e.drone) : ""} refused: ${e.reason}`, e.tick);
   else if (REFUSED.has(e.kind)) add("refused", "refused", `${e.kind === "edit_rejected" ? "edit" : "command"} refused: ${summary(e)}`, e.tick);
 }
@@ -93,4 +96,37 @@ export function renderBanners() {
     more.append(b, all);
     box.appendChild(more);
   }
+}
+
+/* While the mission is paused, one banner says what the pause costs and keeps saying it:
+ * how long (mission time), the fuel the airborne drones have burnt holding, and the lowest
+ * plan margin (which the pause eats: a negative one is a plan that no longer fits, and the
+ * executive replans at RESUME). At RESUME it stays with the final figures, to dismiss. */
+let pause = null; // {since, fuel: {drone: km at the pause}, banner}
+
+export function checkPause(mode) {
+  const scene = state.scene;
+  if (state.replay || state.compare || !scene) return;
+  const now = scene.time || 0;
+  if (mode === "PAUSED" && !pause) {
+    const fuel = {};
+    for (const id of droneIds()) { const d = droneNow(id); if (d) fuel[id] = d.fuel; }
+    pause = { since: now, fuel, banner: { n: ++counter, kind: "pause", what: "paused", text: "", tick: scene.tick } };
+    banners.unshift(pause.banner);
+  }
+  if (!pause) return;
+  let burnt = 0;
+  for (const id of droneIds()) {
+    const d = droneNow(id);
+    if (d && pause.fuel[id] !== undefined) burnt += Math.max(0, pause.fuel[id] - d.fuel);
+  }
+  let low = null;
+  for (const [id, d] of Object.entries(scene.drones || {})) {
+    if (d.margin_km !== null && d.margin_km !== undefined && (!low || d.margin_km < low[1])) low = [id, d.margin_km];
+  }
+  const lowest = low ? `; lowest plan margin ${label(low[0])} ${low[1] >= 0 ? "+" : ""}${low[1].toFixed(1)} km` : "";
+  const text = `${mode === "PAUSED" ? "paused for" : "the pause lasted"} ${fmtTime(now - pause.since)} of mission time: `
+    + `${burnt.toFixed(1)} km of fuel burnt holding${lowest}`;
+  if (pause.banner.text !== text) { pause.banner.text = text; state.bannersDirty = true; schedule(); }
+  if (mode !== "PAUSED") pause = null;
 }

@@ -1,11 +1,13 @@
 /* The draft review panel: shown while a draft waits for the operator (review mode).
  *
- * It shows the draft's points still to collect against the plan in force (over the
+ * It says first why the draft waits (the hazard of the plan in force it answers: a known
+ * SAM ahead of a drone with when it would enter and when the safety layer acts, fuel that
+ * no longer covers a plan; then the change that asked for it). It shows the draft's points still to collect against the plan in force (over the
  * remainder only: targets already collected are neither added nor removed), a clock of how
  * long it has waited (mission time; the policy's timeout when one is set), and, once the
  * drones have flown past the draft's cut, the same intent rebased onto a recent state:
  * what ACCEPT would fly, with any target the rebase had to drop and why. The map draws the
- * rebased routes. Accept and Reject are command buttons (controls.js; Reject asks first). An
+ * rebased routes of the drones the draft changes only. Accept and Reject are command buttons (controls.js; Reject asks first). An
  * ended run's panel is closed. */
 
 import { $ } from "./dom.js";
@@ -31,6 +33,13 @@ export function renderDraftPanel(scene) {
   const draft = runOver() ? null : scene.draft;
   panel.hidden = !draft;
   if (!draft) return;
+  const why = $("#draft-why");
+  why.replaceChildren();
+  for (const reason of draft.why || []) {  // the hazard it answers first, then its trigger
+    const li = document.createElement("li");
+    li.textContent = reason;
+    why.appendChild(li);
+  }
   const diff = draft.diff || {};
   const origin = draft.origin === "agents" ? "the agents' proposal" : "a replan";
   $("#draft-summary").textContent =

@@ -41,7 +41,7 @@ export function fleetRow(id, d, live, scene) {
       : [`bingo ${km(d.bingo_km)} ${signed(d.spare_km)}`, `${why}; ${km(d.spare_km)} km spare now, and its path comes back within its fuel`];
   }
   return {
-    status: [status, d.enabled === false ? "disabled in the scenario" : ""],
+    status: [status, d.enabled === false ? "disabled in the scenario" : d.warning || ""],
     fuel: [`${km(fuel)}/${km(d.budget)}`, "km of fuel left / budget"],
     margin: [airborne ? signed(d.margin_km) : "–", "km of fuel left once its planned path is flown"],
     points: [`${Math.round(points * 10) / 10}`, "points collected"],
@@ -89,6 +89,8 @@ export function renderFleet() {
       if (td.title !== row[c][1]) td.title = row[c][1];
     }
     tr.classList.toggle("short", row.pnr[0].startsWith("PNR"));
+    // a plan in force that meets a known SAM or no longer fits the fuel: marked until fixed
+    tr.classList.toggle("warn", Boolean(!scene.replay && scene.drones[id].warning));
   }
 }
 

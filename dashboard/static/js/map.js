@@ -137,8 +137,9 @@ function renderDraft(scene) {
   g.setAttribute("class", "draft");
   const draft = scene.draft;
   if (!draft || runOver()) return;
+  const changed = new Set(draft.changed || Object.keys(draft.routes || {}));
   for (const [id, r] of Object.entries(draft.routes || {})) {
-    if ((r.path || []).length < 2 || !droneShown(id)) continue;
+    if ((r.path || []).length < 2 || !droneShown(id) || !changed.has(id)) continue;
     el("polyline", { points: pts(r.path), "data-drone-id": id, "vector-effect": "non-scaling-stroke" }, g);
   }
 }

@@ -12,7 +12,7 @@ const MAX_EVENTS = 600; // timeline items kept in the page
 const VERBOSE_KINDS = new Set(["command_applied", "drone_holding"]);
 
 function category(kind) {
-  if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT"].includes(kind)) return "safety";
+  if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT", "PLAN_INFEASIBLE", "PLAN_UNSAFE"].includes(kind)) return "safety";
   if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED"].includes(kind)) return "plan";
   if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS", "HOLD"].includes(kind)) return "replan";
   if (["sam_detected", "drone_lost", "target_missed"].includes(kind)) return "threat";
@@ -42,6 +42,8 @@ export function summary(e) {
     case "SAFETY_RETURN": return `${label(e.drone)} sent home to ${e.airport}: ${e.reason}`;
     case "SAFETY_FALLBACK": return `replan failed: ${Object.entries(e.actions || {}).map(([d, a]) => `${label(d)} ${a}`).join(", ")}`;
     case "NO_SAFE_OPTION": return `${label(e.drone)}: no safe option (${e.reason})`;
+    case "PLAN_UNSAFE": return `${label(e.drone)}'s plan enters ${e.sam} in ${Math.round(e.in_s)} s: the safety layer will ${e.action} in ${Math.round(e.acts_in_s)} s unless a plan takes over`;
+    case "PLAN_INFEASIBLE": return `${label(e.drone)}'s plan needs ${(-e.margin).toFixed(1)} km more than its ${Math.round(e.fuel)} km of fuel${e.paused ? " (paused)" : ""}: ${e.fix}`;
     case "CUT_AND_FREEZE": return `cut at tick ${e.cut_tick}: ${e.trigger}`;
     case "REPLAN_REMAINDER": return `replanning: ${e.trigger}`;
     case "DRAFT_READY": return `draft ${e.points} pts${ms(e.latency_ms)}` + (e.agent_applied ? " (agents)" : "");

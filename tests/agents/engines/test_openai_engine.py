@@ -251,6 +251,9 @@ def test_arguments_that_are_not_json_are_malformed(chat_api):
         complete(chat_api)
 
     assert info.value.kind == "malformed"
+    # said as what it is, not as "input is not an object: NoneType"
+    assert "arguments are not valid JSON" in info.value.message, info.value.message
+    assert "NoneType" not in info.value.message
     [block] = json.loads(info.value.raw)
     assert block["input_text"] == '{"assignments": {"d1": ["t1"]'
 

@@ -248,6 +248,21 @@ def test_malformed_and_broken_answers_fall_back(demo):
     assert sink.by_agent("critic")[0].error == "server_error: RuntimeError: socket closed"
 
 
+def test_an_unusable_reply_keeps_its_raw_text_in_the_trace(demo):
+    """An engine that got a reply it could not use (tool arguments that are not JSON) says
+    so, and the agent run stores what it said: raw_output is not NULL."""
+    said = '[{"type":"tool_use","name":"submit_allocation","input_text":"{\\"assignments\\": {"}]'
+    refused = EngineError("malformed", "tool 'submit_allocation' arguments are not valid JSON")
+    refused.raw = said
+    sink = ListSink()
+    engine = FakeEngine({"allocator": refused})
+    _, proposal = _plan_both(AgentPlanner(engine, sink, iterations=200), _request(demo))
+    alloc = sink.by_agent("allocator")[0]
+    assert alloc.error == f"malformed: {refused.message}"
+    assert alloc.raw_output == said
+    assert any("not valid JSON" in r for r in proposal.reasons), proposal.reasons
+
+
 def test_a_slow_engine_never_holds_the_fast_tier(demo):
     sink = ListSink()
     planner = AgentPlanner(FakeEngine(default=SLOW), sink, iterations=200, agent_timeout_s=0.3)

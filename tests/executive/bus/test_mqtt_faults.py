@@ -80,7 +80,7 @@ def test_broker_restarted_mid_run_publishing_and_commands_resume_losses_reported
                 # its return then has a subscriber (else the watcher's own reconnection
                 # would race it, and its misses would not be the bus's losses).
                 watcher_back = asyncio.Event()
-                connect = bus._connect
+                connect = bus._connect  # noqa: SLF001 (fault injection: the reconnect is gated)
 
                 async def gated():
                     await watcher_back.wait()

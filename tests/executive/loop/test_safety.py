@@ -13,11 +13,19 @@ import asyncio
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
-from executive.contracts import EventRecord, HumanCommand, InputRecord, PlanOutcome, PlanRequest
+from executive.contracts import (
+    EventRecord,
+    HumanCommand,
+    InputRecord,
+    PlanOutcome,
+    PlanRequest,
+    TelemetryRecord,
+)
 from executive.loop import Executive, Policy
 from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
@@ -263,3 +271,112 @@ def test_a_hidden_sam_detected_by_sensors_is_avoided(commit):
     )
     assert _events(sink, "sam_detected")
     _assert_safe(sink, report)
+
+
+# ----- pause: the plan's margin is watched, and RESUME replans ------------------------
+
+PAUSE_MISSION = {
+    "targets": [
+        {"id": "T1", "x": 20, "y": 10, "priority": 5, "type": "A"},
+        {"id": "T2", "x": 45, "y": -10, "priority": 5, "type": "A"},
+    ],
+    "drones": {
+        "1": {
+            "fuelBudget": 80,  # A1 -> T1 -> T2 -> A2 is 72.4 km: 7.6 km of margin
+            "home_airport": "A1",
+            "end_airport": "A2",
+            "accessibleTargets": "ALL",
+        }
+    },
+}
+LONG_PAUSE = [(200, HumanCommand("PAUSE")), (1700, HumanCommand("RESUME"))]  # 75 s: 15 km
+
+
+@pytest.mark.parametrize("commit", ["auto", "review"])
+def test_a_pause_that_spends_the_margin_is_said_and_replanned_at_resume(commit):
+    """Paused 75 s, the drone burns 15 km holding: its plan no longer fits its fuel. That is
+    said while paused (with the margin), and RESUME replans the remainder: committed in auto,
+    offered in review; in neither does the drone run dry."""
+    _, sink, report = _fly(
+        line_mission(**PAUSE_MISSION),
+        commands=LONG_PAUSE,
+        policy=Policy(commit=commit, batch_iterations=300),
+    )
+    _assert_safe(sink, report)
+    told = _events(sink, "PLAN_INFEASIBLE")
+    assert told and 200 < told[0].tick < 1700
+    assert told[0].payload["paused"] is True and told[0].payload["margin"] < 0
+    assert told[0].payload["fix"] == "a replan at RESUME"
+    at_resume = [r for r in report.replans if r.trigger == "operator:RESUME"]
+    assert at_resume, [(r.trigger, r.status) for r in report.replans]
+    assert at_resume[0].status == ("committed" if commit == "auto" else "review")
+    drone = report.outcome.drones["1"]
+    assert drone.status == "landed" and drone.fuel_left >= 0
+    if commit == "auto":  # the new plan fits: T1 kept, T2 given up
+        assert drone.collected == ["T1"]
+
+
+def test_a_short_pause_leaves_the_plan_feasible_and_says_nothing():
+    _, sink, report = _fly(
+        line_mission(**PAUSE_MISSION),
+        commands=[(200, HumanCommand("PAUSE")), (300, HumanCommand("RESUME"))],
+    )
+    _assert_safe(sink, report)
+    assert not _events(sink, "PLAN_INFEASIBLE")
+    assert report.outcome.drones["1"].collected == ["T1", "T2"]
+
+
+def test_a_plan_left_unsafe_in_review_is_said_with_when_the_layer_acts():
+    """Review, nobody answers: the plan in force meets the announced SAM far ahead. That is
+    said at once (PLAN_UNSAFE: when it would enter, when the layer acts), and the layer acts
+    when it said it would."""
+    _, sink, report = _fly(
+        line_mission(timeline=[SAM_AHEAD]), policy=Policy(commit="review", batch_iterations=300)
+    )
+    _assert_safe(sink, report)
+    said = _events(sink, "PLAN_UNSAFE")
+    assert said and said[0].payload["drone"] == "1" and said[0].payload["sam"] == "S1"
+    assert said[0].tick <= 600 + Policy().safety_every  # the SAM is announced at t = 30 s
+    warning = said[0].payload
+    assert 0 < warning["acts_in_s"] < warning["in_s"]
+    acted = _events(sink, "SAFETY_DIVERT")
+    assert acted and acted[0].payload["drone"] == "1"
+    expected = said[0].tick + warning["acts_in_s"] * 20
+    assert abs(acted[0].tick - expected) <= 2 * Policy().safety_every
+
+
+def test_a_divert_far_from_the_geo_origin_clears_the_true_geodesic_disk():
+    """3,000 km east of the origin the km frame stretches by ~4 % across the radial: a divert
+    around the flat disk would pass inside the SAM's true disk. The safety layer diverts
+    around its geodesic cover: the track flown stays outside the true disk (pyproj.Geod)."""
+    from planner.geo import local_frame
+    from planner.geodesy import polyline_geodesic_clearance
+    from planner.model import Sam
+
+    far = 3000.0
+    data = line_mission(
+        timeline=[{**SAM_AHEAD, "pos": [far + 30.0, 0.0]}],
+        airports=[{"id": "A1", "x": far, "y": 0}, {"id": "A2", "x": far + 60, "y": 0}],
+        targets=[
+            {"id": "T1", "x": far + 20, "y": 0, "priority": 5, "type": "A"},
+            {"id": "T2", "x": far + 45, "y": 0, "priority": 5, "type": "A"},
+        ],
+    ).model_dump(mode="json", by_alias=True)
+    data["geo"] = {"lat0": 0.0, "lon0": 0.0}
+    scenario = parse_scenario(data)
+    _, sink, report = _fly(scenario, policy=Policy(commit="review", batch_iterations=300))
+    _assert_safe(sink, report)
+    assert _events(sink, "SAFETY_DIVERT")  # nobody approves the replan: the layer diverts
+    track = np.array(
+        [
+            (r.drones["1"]["x"], r.drones["1"]["y"])
+            for r in sink.of(TelemetryRecord)
+            if "1" in r.drones and r.drones["1"]["status"] == "flying"
+        ]
+    )
+    sam = Sam.model_validate({"id": "S1", "pos": [far + 30.0, 0.0], "range": 3.0})
+    worst = polyline_geodesic_clearance(local_frame(scenario.geo), track, [sam])
+    assert len(track) > 100
+    assert worst.clearance_km > 0, worst
+    # and the divert is a tight one: it passes within half a km of the true disk
+    assert worst.clearance_km < 0.5, worst
