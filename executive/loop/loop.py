@@ -667,6 +667,9 @@ class Executive:
         recorder = self.recorder
         for event in result.events:
             recorder.event(result.tick, event.kind, event.model_dump(mode="json"))
+            if isinstance(event, EditApplied) and event.edit.change.scope == "environment":
+                # seed 000 §8's ENV_EDITS (a public event: a hidden edit is a truth event)
+                recorder.event(result.tick, "ENV_EDITS", {"edits": [event.edit.describe()]})
             self._react(event)
         for event in result.truth_events:  # hidden things: traces only
             recorder.truth_event(result.tick, event.kind, event.model_dump(mode="json"))

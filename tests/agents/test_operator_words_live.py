@@ -166,3 +166,33 @@ def test_an_order_to_a_stored_run_is_refused_with_its_reason_not_reported_applie
     assert report["applied"] == [] and out["applied"] is False
     assert {r["reason"] for r in report["refused"]} == {"stored_run"}
     assert {r["constraint"] for r in report["refused"]} == {f"forbid T4 for D{d}" for d in "123"}
+
+
+def test_environment_edits_are_said_as_env_edits_and_a_hidden_one_never_is():
+    """Seed 000 §8: an environment edit raises an ``ENV_EDITS`` event; popup_sam.json's
+    hidden SAM3 (added at t=0) reaches the truth only."""
+    from planner.edits import parse_edit
+
+    sink = ListSink()
+    planner = AgentPlanner(make_engine("rules"), sink, iterations=500, use_agents=False)
+    executive = Executive(
+        load_scenario(SCENARIOS / "popup_sam.json"),
+        planner=planner,
+        sink=sink,
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,
+    )
+
+    async def go():
+        await executive.start()
+        await executive.run(None, until=20)
+        executive.edit(parse_edit({"op": "set_priority", "id": "T4", "priority": 9}))
+        executive.edit(parse_edit({"op": "set_fuel", "drone": "1", "fuel": 150}))
+        await executive.run(None, until=40)
+
+    asyncio.run(go())
+    env = [e for e in sink.of(EventRecord) if e.kind == "ENV_EDITS"]
+    assert [e.payload["edits"] for e in env] == [["set priority of target T4 to 9"]]
+    assert not any(
+        "SAM3" in str(e.payload) for e in sink.of(EventRecord) if not e.kind.startswith("truth:")
+    )
