@@ -19,7 +19,7 @@ import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
 from dashboard.edit_door import EditDoor, normal_edit
@@ -105,6 +105,15 @@ class AskBody(_Body):
     """A question about the live mission, for the coordinator."""
 
     question: str = Field(min_length=1, max_length=2000)
+
+    @field_validator("question")
+    @classmethod
+    def _has_words(cls, question: str) -> str:
+        # what the mission's host refuses (blank once stripped, control characters
+        # included) is refused here, with a 422, not left to time out unanswered
+        if not question.strip():
+            raise ValueError("the question is blank")
+        return question
 
 
 class LiveRun:
