@@ -66,12 +66,13 @@ def fly(
     *,
     path: str = "",
     plan: tuple[Solution, Mission] | None = None,
+    agents: bool = True,
 ) -> Flown:
-    """Fly ``scenario`` under ``policy`` (``mission.evaluation.POLICIES``), as ``isr eval``
-    configures it but with agents off and no store; with ``plan`` (only for ``no-replan``)
-    that plan is flown instead of the first plan."""
+    """Fly ``scenario`` under ``policy`` (``mission.evaluation.POLICIES``) as ``isr eval``
+    configures it (agents on the rules engine unless ``agents`` is False), without a store;
+    with ``plan`` (only for ``no-replan``) that plan is flown instead of the first plan."""
     logging.getLogger("executive").setLevel(logging.ERROR)
-    task = EvalTask(suite="reference", mission=path, path=path, policy=policy, agents=False)
+    task = EvalTask(suite="reference", mission=path, path=path, policy=policy, agents=agents)
     config = config_for(task)
     sink = ListSink()
     began = time.perf_counter()
