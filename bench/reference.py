@@ -1,21 +1,21 @@
 """Policies as shares of the clairvoyant reference, and the reference's gap to the bound.
 
     python bench/reference.py [--suite scenarios/suites/standard ...] [--limit 28]
-                              [--policies auto,no-replan,oracle] [--workers 2]
+                              [--policies auto,no-replan,full-knowledge-t0] [--workers 2]
                               [--out bench/results/reference.txt]
 
 Per mission of each suite (the first ``--limit`` of its manifest, all without it): each
 policy flown as ``isr eval`` configures it (agents on the rules engine, no store), and the
 clairvoyant reference (``mission.evaluation.reference``: the best flown of the clairvoyant's
 candidate plans, the first plan and the full-knowledge-at-t0 plan, the two latter being the
-same runs as the no-replan and oracle policies) with its relaxation bound
+same runs as the no-replan and full-knowledge-t0 policies) with its relaxation bound
 (``planner.clairvoyant.upper_bound``). Printed per suite and policy: the share of the
 clairvoyant's flown points (mean, 95 % CI half-width, median; missions where the
 clairvoyant scored 0 left out), fuel-outs and drones lost to a known SAM (initial SAMs
 count as known), missions where auto collected less than no-replan; the clairvoyant's gap
 to the bound, missions where its planned value or its flown score exceeds the bound (must be
-0), which plan won, and its cost per mission. ``oracle`` is printed as "full knowledge at
-t0": it knows the timeline at t = 0 but plans on it as if it all held from the start.
+0), which plan won, and its cost per mission. ``full-knowledge-t0`` (the old "oracle")
+knows the timeline at t = 0 but plans on it as if it all held from the start.
 
 Runs go to ``--workers`` processes; timings depend on the machine's load (``uptime`` is
 printed beside them).
@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-NAMES = {"oracle": "full knowledge at t0"}
+NAMES = {"oracle": "full knowledge at t0", "full-knowledge-t0": "full knowledge at t0"}
 
 
 def _one(path: str, policies: list[str]) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", action="append", default=None)
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--policies", default="auto,no-replan,oracle")
+    parser.add_argument("--policies", default="auto,no-replan,full-knowledge-t0")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench/results/reference.txt"))
     args = parser.parse_args()
@@ -140,7 +140,7 @@ def main() -> None:
 
     suites = args.suite or ["scenarios/suites/standard", "scenarios/suites/harder"]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    for needed in ("no-replan", "oracle"):
+    for needed in ("no-replan", "full-knowledge-t0"):
         if needed not in policies:
             policies.append(needed)  # the reference reuses these flights
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

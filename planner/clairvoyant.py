@@ -84,6 +84,7 @@ __all__ = [
     "Knowledge",
     "Version",
     "clairvoyant_candidates",
+    "clairvoyant_plan",
     "evaluate",
     "knowledge",
     "upper_bound",
@@ -465,9 +466,9 @@ def upper_bound(scenario: Scenario, *, seconds: float = 20.0) -> float:
     by_drone = np.zeros((len(capacity), n))
     by_target = np.zeros((len(targets), n))
     index = {t: j for j, t in enumerate(targets)}
-    for col, (k, i, cost, _) in enumerate(columns):
-        by_drone[k, col] = cost
-        by_target[index[versions[i].target], col] = 1.0
+    for col, (row, version, cost, _) in enumerate(columns):
+        by_drone[row, col] = cost
+        by_target[index[versions[version].target], col] = 1.0
     constraints = [
         LinearConstraint(by_drone, -np.inf, np.asarray(capacity)),
         LinearConstraint(by_target, -np.inf, 1.0),
@@ -491,3 +492,13 @@ def upper_bound(scenario: Scenario, *, seconds: float = 20.0) -> float:
     if relaxed.status != 0:
         raise PlannerError(f"the relaxation bound failed: {relaxed.message}")
     return float(-relaxed.fun)
+
+
+def clairvoyant_plan(
+    scenario: Scenario, *, seeds: Sequence[int] = (0, 1, 2), iterations: int = 4000
+) -> tuple[Solution, Mission] | None:
+    """(solution, mission): the clairvoyant candidate of the best time-expanded value, and
+    the mission it was made on (flown by the executive with that mission's geometry); None
+    when no drone can be planned."""
+    found = clairvoyant_candidates(scenario, seeds=seeds, iterations=iterations)
+    return (found[0].solution, found[0].mission) if found else None

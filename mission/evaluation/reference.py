@@ -122,11 +122,11 @@ def clairvoyant_reference(
     known: dict[str, Flown] | None = None,
 ) -> Reference:
     """The clairvoyant reference of ``scenario`` (see the module). ``known`` holds flights
-    already made (``no-replan``, ``oracle``: the same runs), which are not flown again."""
+    already made (``no-replan``, ``full-knowledge-t0``: the same runs), which are not flown again."""
     began = time.perf_counter()
     known = known or {}
     flights: dict[str, float] = {}
-    for name, policy in ((FIRST_PLAN, "no-replan"), (FULL_KNOWLEDGE, "oracle")):
+    for name, policy in ((FIRST_PLAN, "no-replan"), (FULL_KNOWLEDGE, "full-knowledge-t0")):
         flown = known.get(policy) or fly(scenario, policy, path=path)
         flights[name] = flown.points
     candidates = clairvoyant_candidates(scenario, seeds=seeds, iterations=iterations)

@@ -9,6 +9,7 @@ from typing import Any
 
 from mission.evaluation.policies import EvalTask, accept_after, config_for
 from mission.session import run_mission
+from planner.clairvoyant import upper_bound
 from planner.scenario import load_scenario
 
 __all__ = ["run_one"]
@@ -20,6 +21,9 @@ def run_one(task: EvalTask) -> dict[str, Any]:
     logging.getLogger("executive").setLevel(logging.ERROR)  # failed rounds are counted
     scenario = load_scenario(task.path)
     config = config_for(task)
+    if task.policy == "clairvoyant":  # its bound goes with it: the report shows the gap
+        bound = f"{upper_bound(scenario):.3f}"
+        config = config.model_copy(update={"labels": {**config.labels, "bound": bound}})
     started = time.perf_counter()
     hook = (lambda ex: accept_after(ex, 30.0)) if task.policy == "review-accept-30s" else None
     report = asyncio.run(run_mission(scenario, config, on_executive=hook))
