@@ -172,6 +172,8 @@ def main() -> None:
                     except Exception as exc:  # a failed mission is reported, not hidden
                         out.append(f"FAILED {futures[done]['file']}: {exc!r}")
                     progress.advance(task)
+                    if not console.is_terminal:  # a log file: one line per mission
+                        print(f"{suite}: {futures[done]['file']} done", file=sys.stderr, flush=True)
             rows.sort(key=lambda r: r["mission"])
             text = _report(manifest["spec"]["name"], rows, policies)
             for line in text:

@@ -471,7 +471,7 @@ def _several(
 ) -> Generated:
     """Mission ``index`` with ``spec.per_mission`` disruptions of distinct classes, each
     placed against the first plan; at most one SAM class, and its SAM first (as a combo)."""
-    singles = [k for k in spec.disruptions if k != "combo"] or list(_SINGLE)
+    singles: list[str] = [k for k in spec.disruptions if k != "combo"] or [*_SINGLE]
     want = int(rng.integers(spec.per_mission[0], spec.per_mission[1] + 1))
     order = [singles[int(i)] for i in rng.permutation(len(singles))]
     edits: list[dict[str, Any]] = []
