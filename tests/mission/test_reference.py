@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,31 @@ def test_the_report_names_the_clairvoyant_reference_and_the_gap_to_the_bound(tmp
     assert "of the points of the clairvoyant reference" in page
     assert "reference's gap to the bound" in page and "<td>20.0 %</td>" in page
     assert "Evaluation of suite standard" in page
+
+
+def test_isr_eval_flies_the_clairvoyant_and_stores_its_bound(tmp_path):
+    from executive.traces.reader import TraceReader
+    from mission.evaluation import EvalTask, run_one
+    from mission.evaluation.figures import run_rows
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(generate_mission(SPEC, 0).scenario))
+    url = f"sqlite:///{tmp_path / 'e.db'}"
+    for policy in ("clairvoyant", "no-replan"):
+        run_one(
+            EvalTask(
+                suite="s",
+                mission="m.json",
+                path=str(path),
+                policy=policy,
+                trace_url=url,
+                agents=False,
+            )
+        )
+    reader = TraceReader(url)
+    rows = {r["policy"]: r for r in run_rows(reader, "s")}
+    reader.close()
+    assert rows["clairvoyant"]["bound"] >= rows["clairvoyant"]["points"] > 0
+    figures = {(f["policy"], f["disruption"]): f for f in summary(list(rows.values()))}
+    assert figures[("no-replan", "all")]["reference"] == "clairvoyant"
+    assert figures[("no-replan", "all")]["share_mean"] <= 1.0
