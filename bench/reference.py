@@ -153,6 +153,9 @@ def main() -> None:
             manifest = json.loads((folder / "suite.json").read_text())
             missions = manifest["missions"][: args.limit] if args.limit else manifest["missions"]
             rows: list[dict[str, Any]] = []
+            partial = (ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.jsonl").open(
+                "w"
+            )
             with Progress(
                 "[progress.description]{task.description}",
                 BarColumn(),
@@ -167,6 +170,7 @@ def main() -> None:
                 for done in as_completed(futures):
                     try:
                         row = done.result()
+                        print(json.dumps(row), file=partial, flush=True)
                         row["disruption"] = futures[done].get("disruption")
                         rows.append(row)
                     except Exception as exc:  # a failed mission is reported, not hidden
@@ -174,6 +178,7 @@ def main() -> None:
                     progress.advance(task)
                     if not console.is_terminal:  # a log file: one line per mission
                         print(f"{suite}: {futures[done]['file']} done", file=sys.stderr, flush=True)
+            partial.close()
             rows.sort(key=lambda r: r["mission"])
             text = _report(manifest["spec"]["name"], rows, policies)
             for line in text:
@@ -181,6 +186,7 @@ def main() -> None:
             out += text
             dump = ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.json"
             dump.write_text(json.dumps(rows, indent=1))
+            Path(args.out).write_text("\n".join(out) + "\n")  # a suite at a time
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     out += [
         f"wall {time.perf_counter() - began:.0f} s on {args.workers} workers",

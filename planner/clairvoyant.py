@@ -18,7 +18,9 @@ How it searches (``clairvoyant_candidates``)
 --------------------------------------------
 The team search (``planner.team_search``) plans the versioned mission several times (seeds
 and a budget above the live tier's), with each drone's budget its fuel cap, and a drone that
-will be lost budgeted to ``speed * t_L`` and allowed to end at any target. Every plan is then
+will be lost budgeted to ``speed * t_L`` and allowed to end at any target; it also starts
+from the first plan and from the full-knowledge-at-t0 plan, each carried onto the versioned
+mission and repaired in time (and kept as candidates themselves). Every plan is then
 evaluated **time-expanded** (``evaluate``: arrival times along the SAM-aware legs against the
 windows, the loss times and the caps), visits that do not count are dropped, and targets are
 inserted greedily where they count (``repair``). The candidates are ranked by that value.
@@ -53,6 +55,7 @@ windows and SAMs only make routes longer.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -365,10 +368,17 @@ class Candidate:
     value: float
     seed: int
     lost_open: bool  # drones to be lost planned to end anywhere
+    origin: str = "search"  # a search from scratch, from a carried plan, or a carried plan
 
 
 def _search(
-    mission: Mission, known: Knowledge, *, seed: int, iterations: int, lost_open: bool
+    mission: Mission,
+    known: Knowledge,
+    *,
+    seed: int,
+    iterations: int,
+    lost_open: bool,
+    initial: dict[str, list[int]] | None = None,
 ) -> dict[str, list[int]]:
     from planner.planning import team_problem
     from planner.team_search import StopCriterion, solve_team
@@ -384,7 +394,12 @@ def _search(
             ends[k, np.asarray(spec.eligible, dtype=np.int64)] = True
             budget[k] = min(budget[k], known.speed[spec.id] * t_lost)
         problem = replace(problem, end_options=ends, budget=budget)
-    found = solve_team(problem, StopCriterion(max_iterations=iterations), seed=seed)
+    stop = StopCriterion(max_iterations=iterations)
+    start = None if initial is None else [initial[spec.id] for spec in mission.drones]
+    try:
+        found = solve_team(problem, stop, seed=seed, initial=start)
+    except PlannerError:  # the warm start does not fit this problem: search from scratch
+        found = solve_team(problem, stop, seed=seed)
     routes = {}
     for spec, route in zip(mission.drones, found.routes):
         # without its end: a drone to be lost ends at its last target, closed here as usual
@@ -392,34 +407,90 @@ def _search(
     return routes
 
 
+def _carried(mission: Mission, known: Knowledge, solution: Solution) -> dict[str, list[int]]:
+    """``solution`` (a plan of the scenario's own ids) on the clairvoyant mission: each
+    drone's targets that are nodes here and that it may visit, in order, each once."""
+    taken: set[int] = set()
+    routes = {}
+    for spec in mission.drones:
+        route = solution.routes.get(spec.id)
+        body = [spec.start, *spec.prefix]
+        for node_id in route.route if route is not None else []:
+            u = mission.index.get(node_id)
+            if u is None or u in taken or u not in spec.eligible or u in body:
+                continue
+            taken.add(u)
+            body.append(u)
+        routes[spec.id] = _close(mission, known, spec.id, body)
+    return routes
+
+
+def _warm_starts(scenario: Scenario, iterations: int) -> dict[str, Solution]:
+    """The plans a clairvoyant search may start from: the first plan (the scenario at t0,
+    as no-replan flies it) and the plan made with full knowledge at t0."""
+    from planner.oracle import oracle_plan
+    from planner.planning import plan_mission
+
+    out = {}
+    with contextlib.suppress(PlannerError):
+        first = plan_mission(compile_mission(scenario), seconds=None, iterations=iterations)
+        out["first plan"] = first.solution
+    with contextlib.suppress(PlannerError):
+        out["full knowledge"] = oracle_plan(scenario, iterations=iterations)[0]
+    return out
+
+
 def clairvoyant_candidates(
     scenario: Scenario,
     *,
     seeds: Sequence[int] = (0, 1, 2),
     iterations: int = 4000,
+    warm: bool = True,
 ) -> list[Candidate]:
     """The clairvoyant plans of ``scenario``, best time-expanded value first: the team
-    search on the versioned mission per seed, with drones to be lost planned to end
-    anywhere and as usual, each repaired in time (see the module)."""
+    search on the versioned mission per seed (with drones to be lost planned to end
+    anywhere, and as usual), and with ``warm`` the first plan and the full-knowledge plan
+    carried over and repaired in time, each also the starting point of a search; every
+    plan repaired in time (see the module)."""
     from planner.feasibility import plannable
 
     known = knowledge(scenario)
     mission = plannable(compile_mission(clairvoyant_scenario(scenario, known))).mission
     if not mission.drones:
         return []
-    out = []
+    out: list[Candidate] = []
+
+    def add(routes: dict[str, list[int]], seed: int, lost_open: bool, origin: str) -> None:
+        routes = repair(mission, known, routes)
+        value, _ = evaluate(mission, known, routes)
+        try:
+            solution = ensure_valid(mission, build_solution(mission, routes))
+        except PlannerError:
+            return  # not flyable as planned: not a candidate
+        out.append(Candidate(solution, mission, value, seed, lost_open, origin))
+
+    starts = _warm_starts(scenario, min(iterations, 1500)) if warm else {}
+    for name, plan in starts.items():
+        carried = repair(mission, known, _carried(mission, known, plan))
+        add(carried, -1, False, f"{name}, repaired in time")
+        for seed in seeds[:1]:
+            routes = _search(
+                mission, known, seed=seed, iterations=iterations, lost_open=False, initial=carried
+            )
+            add(routes, seed, False, f"search from the {name}")
     for seed in seeds:
         for lost_open in (True, False) if known.lost_at else (False,):
             routes = _search(mission, known, seed=seed, iterations=iterations, lost_open=lost_open)
-            routes = repair(mission, known, routes)
-            value, _ = evaluate(mission, known, routes)
-            try:
-                solution = ensure_valid(mission, build_solution(mission, routes))
-            except PlannerError:
-                continue  # not flyable as planned: not a candidate
-            out.append(Candidate(solution, mission, value, seed, lost_open))
+            add(routes, seed, lost_open, "search")
     out.sort(key=lambda c: -c.value)
-    return out
+    seen: set[tuple[tuple[str, ...], ...]] = set()
+    unique = []
+    for c in out:  # the same routes found twice are one candidate (the first way found)
+        key = tuple(tuple(r.route) for r in c.solution.routes.values())
+        if key not in seen:
+            seen.add(key)
+            unique.append(c)
+    return unique
 
 
 # ----- the bound ------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def clairvoyant_reference(
     candidates = clairvoyant_candidates(scenario, seeds=seeds, iterations=iterations)
     planned = candidates[0].value if candidates else 0.0
     for c in candidates[:fly_best]:
-        name = f"clairvoyant seed {c.seed}" + (" lost-open" if c.lost_open else "")
+        name = f"clairvoyant ({c.origin}, seed {c.seed}" + (", lost-open)" if c.lost_open else ")")
         flights[name] = fly(scenario, "no-replan", path=path, plan=(c.solution, c.mission)).points
     source = max(flights, key=lambda k: flights[k])
     return Reference(
