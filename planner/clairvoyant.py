@@ -43,8 +43,9 @@ Approximations that remain
 The bound (``upper_bound``)
 ---------------------------
 A multiple-knapsack relaxation, solved with ``scipy.optimize.milp`` (its LP relaxation if
-the MILP stops early): each target collected at most once, at the highest priority any of
-its versions ever has; each drone's capacity the most it can fly while it can still collect
+the MILP stops early): each target collected at most once, at the highest priority of a
+window of one of its versions still open when the drone could first be there (straight line
+from its start); a version out of the drone's straight-line reach is out; each drone's capacity the most it can fly while it can still collect
 (fuel cap, ``speed * t_L`` if lost, ``speed * max_duration``); each collection costs the
 drone at least the straight-line distance to the nearest place it could come from (its
 start, or another target version it may collect) less twice the capture radius. Valid
@@ -522,14 +523,25 @@ def upper_bound(scenario: Scenario, *, seconds: float = 20.0) -> float:
             budget = min(budget, known.speed[d] * known.lost_at[d])
         capacity.append(budget)
         can = np.array([config.can_sense(v.type) for v in versions])
-        others = np.where(can[None, :] & ~same, pair, INFINITY)
+        # what it can reach at all, and the windows still open when it can first be there
+        reach = np.zeros(len(versions))
+        if start is not None:
+            reach = np.maximum(np.hypot(xy[:, 0] - start.x, xy[:, 1] - start.y) - capture, 0.0)
+        worth = np.array(
+            [
+                max((p for _, end, p in v.windows if end * known.speed[d] > reach[i]), default=0.0)
+                for i, v in enumerate(versions)
+            ]
+        )
+        can &= (reach <= budget) & (worth > 0)
+        others = np.where(can[None, :] & ~same, pair, INFINITY)  # predecessors it collects too
         nearest = others.min(axis=1)
         if start is not None:
             nearest = np.minimum(nearest, np.hypot(xy[:, 0] - start.x, xy[:, 1] - start.y))
         cost = np.maximum(nearest - 2 * capture, 0.0)
         for i in np.flatnonzero(can):
             if cost[i] <= budget:
-                columns.append((k, int(i), float(cost[i]), versions[i].best))
+                columns.append((k, int(i), float(cost[i]), float(worth[i])))
     if not columns:
         return 0.0
     n = len(columns)
