@@ -86,9 +86,20 @@ def _report(suite: str, rows: list[dict[str, Any]], policies: list[str]) -> list
         shares = [r["policies"][p]["points"] / r["clairvoyant"] for r in ok]
         fuel = sum(r["policies"][p]["fuel_outs"] for r in rows)
         known = sum(r["policies"][p]["lost_known"] for r in rows)
+        above = sum(1 for x in shares if x > 1 + 1e-9)
         lines.append(
             f"  {NAMES.get(p, p):22s} {_stats(shares)}   fuel-outs {fuel}  lost to known SAM {known}"
+            f"  above the reference {above}"
         )
+    classes = sorted({str(r.get("disruption")) for r in ok})
+    shown = [p for p in ("auto", "no-replan") if p in policies]
+    for cls in classes if len(classes) > 1 else []:
+        of = [r for r in ok if str(r.get("disruption")) == cls]
+        means = " / ".join(
+            f"{100 * statistics.fmean(r['policies'][p]['points'] / r['clairvoyant'] for r in of):.1f} %"
+            for p in shown
+        )
+        lines.append(f"    {cls:18s} ({len(of)}) {' / '.join(shown)}: {means}")
     if "auto" in policies and "no-replan" in policies:
         worse = [
             r["mission"]
@@ -104,7 +115,7 @@ def _report(suite: str, rows: list[dict[str, Any]], policies: list[str]) -> list
     )
     wins: dict[str, int] = {}
     for r in rows:
-        kind = r["source"].split(" seed")[0]
+        kind = r["source"].rsplit(", seed", 1)[0].replace("clairvoyant (", "clairvoyant: ")
         wins[kind] = wins.get(kind, 0) + 1
     lines.append(
         "  reference taken from: " + ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
@@ -134,7 +145,17 @@ def main() -> None:
     parser.add_argument("--policies", default="auto,no-replan,full-knowledge-t0")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench/results/reference.txt"))
+    parser.add_argument(
+        "--render", action="store_true", help="print the figures of the stored rows, run nothing"
+    )
     args = parser.parse_args()
+    if args.render:  # the per-mission rows a run stored (bench/results/reference-NAME.json)
+        for suite in args.suite or ["scenarios/suites/standard", "scenarios/suites/harder"]:
+            name = json.loads((ROOT / suite / "suite.json").read_text())["spec"]["name"]
+            rows = json.loads((ROOT / "bench/results" / f"reference-{name}.json").read_text())
+            chosen = [p for p in args.policies.split(",") if p and p in rows[0]["policies"]]
+            print("\n".join(_report(name, rows, chosen)))
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
