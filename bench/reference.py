@@ -146,6 +146,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench/results/reference.txt"))
     parser.add_argument(
+        "--resume", action="store_true", help="keep the stored rows, run the other missions"
+    )
+    parser.add_argument(
         "--render", action="store_true", help="print the figures of the stored rows, run nothing"
     )
     args = parser.parse_args()
@@ -173,10 +176,13 @@ def main() -> None:
             folder = ROOT / suite
             manifest = json.loads((folder / "suite.json").read_text())
             missions = manifest["missions"][: args.limit] if args.limit else manifest["missions"]
+            dump = ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.json"
             rows: list[dict[str, Any]] = []
-            partial = (ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.jsonl").open(
-                "w"
-            )
+            if args.resume and dump.exists():  # the missions stored are not run again
+                rows = json.loads(dump.read_text())
+                stored = {r["mission"] for r in rows}
+                missions = [m for m in missions if m["file"] not in stored]
+            partial = dump.with_suffix(".jsonl").open("a")
             with Progress(
                 "[progress.description]{task.description}",
                 BarColumn(),
@@ -205,7 +211,6 @@ def main() -> None:
             for line in text:
                 console.print(line, markup=False, highlight=False)
             out += text
-            dump = ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.json"
             dump.write_text(json.dumps(rows, indent=1))
             Path(args.out).write_text("\n".join(out) + "\n")  # a suite at a time
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
