@@ -243,7 +243,7 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
         "policy",
         "disruption",
         "runs",
-        "share of reference",
+        "share",
         "median",
         "gap to bound",
         "lost known SAM",

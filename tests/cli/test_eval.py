@@ -154,7 +154,7 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         app, ["eval", "report", "ev", "--db", url, "--out", str(tmp_path / "r2.html")]
     )
     assert done.exit_code == 0, done.output
-    assert "share of reference" in done.output  # the terminal table too
+    assert "gap to bound" in done.output  # the terminal table too
     assert "suite ev: points as a share of full knowledge at t0 (not an upper" in done.output
     _check_report((tmp_path / "r2.html").read_text(), tmp_path / "r2.html", url)
 
