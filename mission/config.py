@@ -82,7 +82,9 @@ class RunConfig(BaseModel):
     lessons: tuple[str, ...] | None = None
     learn: bool = True  # store this run's lesson when it ends (needs trace_url)
     agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
-    oracle: bool = False  # plan once knowing the whole timeline (a comparison)
+    oracle: bool = False  # plan once knowing the whole timeline at t = 0 (a comparison)
+    # Plan once knowing every event and its time (planner.clairvoyant): the reference.
+    clairvoyant: bool = False
     seed: int = 0  # the planner's random seed
     # The planner's search budget in iterations; None: ``policy.batch_iterations`` when the
     # run goes as fast as possible (reproducible), else bounded by the round's deadline.
@@ -142,6 +144,10 @@ class RunConfig(BaseModel):
                 )
         if self.fork is not None and self.trace_url is None:
             raise ValueError("fork needs trace_url: the store that holds the parent run")
+        if self.oracle and self.clairvoyant:
+            raise ValueError("oracle and clairvoyant: a run flies one reference plan")
+        if self.fork is not None and self.clairvoyant:
+            raise ValueError("fork and clairvoyant: a fork flies on from the parent's plan")
         if self.fork is not None and self.oracle:
             raise ValueError("fork and oracle: a fork flies on from the parent's plan")
         if self.mqtt is not None:
