@@ -238,11 +238,16 @@ def _fmt(x: float | None, spec: str) -> str:
 
 def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]]) -> None:
     reference = reference_name(figures)
-    table = Table(title=f"suite {name}: points as a share of {reference}, and what went wrong")
+    if all(f["share_mean"] is None for f in figures):
+        title = f"suite {name}: points (no reference run in this batch: no shares)"
+    else:
+        title = f"suite {name}: points as a share of {reference}, and what went wrong"
+    table = Table(title=title)
     for column in (
         "policy",
         "disruption",
         "runs",
+        "points",
         "share",
         "median",
         "gap to bound",
@@ -262,6 +267,7 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
             f["policy"],
             f["disruption"],
             str(f["runs"]),
+            f"{f['points_mean']:.1f}",
             share,
             "-" if f["share_median"] is None else f"{100 * f['share_median']:.1f} %",
             "-" if f["bound_gap"] is None else f"{100 * f['bound_gap']:.1f} %",
@@ -271,7 +277,7 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
             str(f["safety_actions"]),
             f"{_fmt(f['latency_p50'], '.0f')} / {_fmt(f['latency_p95'], '.0f')}",
         )
-    console = Console(emoji=False, highlight=False, width=170)  # eleven columns: not for 80
+    console = Console(emoji=False, highlight=False, width=180)  # twelve columns: not for 80
     console.print(table)
     for f in failed:
         console.print(f"failed: {f['key']}: {f['error']}", markup=False)

@@ -184,6 +184,7 @@ def summary(rows: list[dict[str, Any]], *, worst: int = 3) -> list[dict[str, Any
                 "policy": policy,
                 "disruption": cls,
                 "runs": len(runs),
+                "points_mean": statistics.fmean(r["points"] for r in runs),
                 "share_mean": mean,
                 "share_ci95": half,
                 "share_median": statistics.median([s for s, _ in shares]) if shares else None,

@@ -85,6 +85,17 @@ def test_a_batch_without_the_clairvoyant_says_its_reference_is_not_an_upper_boun
     assert "oracle's" not in page
 
 
+def test_a_batch_without_any_reference_shows_points_and_claims_no_goal(tmp_path):
+    rows = [_row("m1", "auto", 90.0), _row("m1", "no-replan", 70.0), _row("m2", "auto", 50.0)]
+    figures = {(f["policy"], f["disruption"]): f for f in summary(rows)}
+    assert figures[("auto", "all")]["share_mean"] is None
+    assert figures[("auto", "all")]["points_mean"] == pytest.approx(70.0)
+    out = tmp_path / "r.html"
+    page = eval_report(rows, out, suite="s")[out].decode()
+    assert "NOT met" not in page and "no reference run" in page
+    assert "<td>70.0</td>" in page  # the points, per policy, where no share can be
+
+
 def test_the_report_names_the_clairvoyant_reference_and_the_gap_to_the_bound(tmp_path):
     rows = [
         _row("m1", "auto", 90.0),
