@@ -17,7 +17,7 @@ import statistics
 from typing import Any
 
 from executive.contracts import EventRecord
-from executive.traces.audit import lost_to_known_sams
+from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.reader import TraceReader
 from mission.evaluation.policies import OLD_NAMES
 
@@ -85,7 +85,7 @@ def run_rows(
             EventRecord(run["run_id"], e["tick"], e["kind"], e["payload"])
             for e in reader.events(run["run_id"])
         ]
-        known = lost_to_known_sams(events)
+        known = lost_to_known_sams(events, initial_sams(full.get("scenario") or {}))
         reasons = {d: v.get("lost_reason") for d, v in (outcome.get("drones") or {}).items()}
         latencies = [
             r["latency_ms"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from executive.contracts import EventRecord
 from executive.loop import Executive, RunReport
-from executive.traces.audit import lost_to_known_sams
+from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.sinks import ListSink
 from mission.evaluation.policies import EvalTask, accept_after, config_for
 from mission.session import build_executive
@@ -45,11 +45,7 @@ def _account(
     scenario: Scenario, executive: Executive, report: RunReport, sink: ListSink, began: float
 ) -> Flown:
     outcome = report.outcome
-    initial = [
-        EventRecord(executive.run_id, -1, "sam_detected", {"sam": s.id})
-        for s in scenario.environment.sams
-    ]
-    known = lost_to_known_sams([*initial, *sink.of(EventRecord)])
+    known = lost_to_known_sams(sink.of(EventRecord), initial_sams(scenario))
     reasons = [d.lost_reason for d in outcome.drones.values()]
     return Flown(
         points=float(outcome.total_points),
