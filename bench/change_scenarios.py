@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from executive.loop import Policy
-from executive.traces.audit import lost_to_known_sams
+from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.sinks import ListSink
 from mission.config import RunConfig
 from mission.session import build_executive
@@ -44,7 +44,7 @@ async def fly(scenario, mode: str, seed: int, agents: bool):
     )
     executive = build_executive(scenario, config, sink=sink)
     report = await executive.run(None)
-    lost_known = lost_to_known_sams(sink.records)
+    lost_known = lost_to_known_sams(sink.records, initial_sams(scenario))
     return report, lost_known
 
 

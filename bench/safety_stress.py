@@ -47,7 +47,7 @@ from executive.contracts import (
     PlanRequest,
 )
 from executive.loop import Policy
-from executive.traces.audit import lost_to_known_sams, unapproved_commits
+from executive.traces.audit import initial_sams, lost_to_known_sams, unapproved_commits
 from executive.traces.sinks import ListSink
 from mission.config import RunConfig
 from mission.evaluation.policies import accept_after
@@ -212,7 +212,7 @@ def run_one(seed: int, mode: str) -> dict[str, Any]:
         "detected": sum(1 for r in sink.records if getattr(r, "kind", "") == "sam_detected"),
         "points": report.outcome.total_points,
         "lost": list(report.outcome.lost),
-        "lost_known": lost_to_known_sams(sink.records),
+        "lost_known": lost_to_known_sams(sink.records, initial_sams(scenario)),
         "unapproved": unapproved_commits(sink.records) if mode.startswith("review") else [],
         "safety_actions": report.safety_actions,
         "replans": len(report.replans),

@@ -30,7 +30,13 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from agents.engines.spec import AgentRole, EngineSpec, check_base_url, parse_agent_engine
+from agents.engines.spec import (
+    SERVER_ENGINES,
+    AgentRole,
+    EngineSpec,
+    check_base_url,
+    parse_agent_engine,
+)
 from cli.common import fail
 from mission.config import ENGINES, EngineName
 
@@ -121,7 +127,7 @@ def check_engine_url(url: str | None, engine: str) -> None:
     asks none (exit 2); None passes."""
     if url is None:
         return
-    if engine in ("rules", "replay"):
+    if engine not in SERVER_ENGINES:
         raise fail(f"--engine-url: the {engine} engine asks no server")
     try:
         check_base_url(url)

@@ -1,6 +1,7 @@
 """``isr eval``: every mission of a suite under every policy, on Dask, and its report.
 
-    isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,oracle] [--engine rules]
+    isr eval SUITE_DIR [--policies auto,review-accept-30s,no-replan,full-knowledge-t0,clairvoyant]
+             [--engine rules]
              [--workers N] [--scheduler tcp://HOST:8786] [--db URL] [--limit N]
              [--no-agents] [--out DIR] [--json]
     isr eval report SUITE_NAME_OR_DIR --out report.html [--db URL] [--dashboard URL]
@@ -12,8 +13,10 @@ opened in the dashboard. By default a ``LocalCluster`` of ``--workers`` processe
 machine; ``--scheduler`` uses an existing Dask cluster (its workers must reach the suite's
 files and the store). Resumable: runs already stored for the suite are skipped. A run that
 raises, or whose worker dies, is retried once and then reported as failed; the batch goes on.
-At the end: per policy and disruption class, points as a share of the oracle's (mean ± 95 %
-CI), drones lost to a known / an unknown SAM, fuel-outs, safety actions, replan latency;
+At the end: per policy and disruption class, points as a share of the clairvoyant reference's
+(mean ± 95 % CI, median; ``mission.evaluation.figures.references``) and its gap to the
+relaxation bound, or of the full-knowledge-at-t0 plan's when no clairvoyant run is in the
+batch (labelled so: it is not an upper bound), drones lost to a known / an unknown SAM, fuel-outs, safety actions, replan latency;
 with ``--out DIR`` also the report (``report.html`` and its PNG charts) there.
 
 Each worker compiles (or loads from numba's on-disk cache) the planner's kernels once, when
@@ -39,7 +42,7 @@ from typer.core import TyperGroup
 from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
 from executive.traces import TraceReader
 from mission.evaluation import POLICIES, EvalTask, run_one
-from mission.evaluation.figures import done_keys, run_rows, suite_names, summary
+from mission.evaluation.figures import done_keys, reference_name, run_rows, suite_names, summary
 from mission.evaluation.policies import config_for
 
 __all__ = ["eval_app"]
@@ -234,12 +237,20 @@ def _fmt(x: float | None, spec: str) -> str:
 
 
 def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]]) -> None:
-    table = Table(title=f"{name}: points as a share of the oracle's, and what went wrong")
+    reference = reference_name(figures)
+    if all(f["share_mean"] is None for f in figures):
+        title = f"suite {name}: points (no reference run in this batch: no shares)"
+    else:
+        title = f"suite {name}: points as a share of {reference}, and what went wrong"
+    table = Table(title=title)
     for column in (
         "policy",
         "disruption",
         "runs",
-        "share of oracle",
+        "points",
+        "share",
+        "median",
+        "gap to bound",
         "lost known SAM",
         "lost unknown SAM",
         "fuel-outs",
@@ -256,14 +267,17 @@ def _print(name: str, figures: list[dict[str, Any]], failed: list[dict[str, str]
             f["policy"],
             f["disruption"],
             str(f["runs"]),
+            f"{f['points_mean']:.1f}",
             share,
+            "-" if f["share_median"] is None else f"{100 * f['share_median']:.1f} %",
+            "-" if f["bound_gap"] is None else f"{100 * f['bound_gap']:.1f} %",
             str(f["lost_known"]),
             str(f["lost_unknown"]),
             str(f["fuel_outs"]),
             str(f["safety_actions"]),
             f"{_fmt(f['latency_p50'], '.0f')} / {_fmt(f['latency_p95'], '.0f')}",
         )
-    console = Console(emoji=False, highlight=False, width=150)  # nine columns: not for 80
+    console = Console(emoji=False, highlight=False, width=180)  # twelve columns: not for 80
     console.print(table)
     for f in failed:
         console.print(f"failed: {f['key']}: {f['error']}", markup=False)

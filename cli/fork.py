@@ -34,6 +34,7 @@ import typer
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
+from agents.engines.spec import LIVE_ENGINES, choices_text
 from cli.common import (
     HostOption,
     PortOption,
@@ -51,7 +52,7 @@ from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from executive.traces import TraceReader
 from executive.traces.analysis import compare
-from mission.config import ENGINES, DashboardConfig, ForkConfig, RunConfig
+from mission.config import DashboardConfig, ForkConfig, RunConfig
 from planner.model import Scenario
 from planner.scenario import ScenarioError, parse_json, parse_scenario, read_json_file
 
@@ -120,7 +121,7 @@ def fork(
     ] = None,
     engine: Annotated[
         str | None,
-        typer.Option(help="agents' engine: rules, anthropic or openai [default: the parent's]"),
+        typer.Option(help=f"agents' engine: {choices_text(LIVE_ENGINES)} [default: the parent's]"),
     ] = None,
     review: Annotated[
         bool | None,
@@ -171,8 +172,8 @@ def fork(
     """Fork a traced run at a moment: a new run from the parent's exact state then."""
     if (at is None) == (at_tick is None):
         raise fail("give the moment to fork at: --at TIME or --at-tick N (one of them)")
-    if (engine is not None and engine not in ENGINES) or engine == "replay":
-        raise fail(f"--engine {engine!r}: choose rules, anthropic or openai")
+    if engine is not None and engine not in LIVE_ENGINES:
+        raise fail(f"--engine {engine!r}: choose {choices_text(LIVE_ENGINES)}")
     url = trace_url(db, must_exist=True)
     if url is None:
         raise fail("--db none: a fork is read from, and recorded in, a trace store")

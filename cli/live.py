@@ -41,6 +41,14 @@ from urllib.parse import parse_qs, urlsplit
 import typer
 
 from cli.common import EXIT_BAD_INPUT, EXIT_FAILED, TOKEN_ENV, fail, shown
+from executive.bus.messages import (
+    AskMessage,
+    CmdMessage,
+    CommandMessage,
+    EditMessage,
+    SpeedMessage,
+    new_command_id,
+)
 from executive.contracts import DRONE_COMMANDS, HUMAN_COMMANDS
 
 __all__ = ["DEFAULT_URL", "LiveError", "ask_live", "command", "edit"]
@@ -298,22 +306,20 @@ class _Mqtt:
                     f"edit refused: {problem.message}",
                     [(problem.path, problem.message)],
                 )
-        return await self._send({"type": "edit", "edit": raw}) | {"edit": parsed.describe()}
+        return await self._send(EditMessage(edit=raw)) | {"edit": parsed.describe()}
 
     async def command(self, kind: str, text: str | None, drone: str | None) -> dict[str, Any]:
-        message: dict[str, Any] = {"type": "command", "command": kind, "source": "cli"}
-        if text:
-            message["text"] = text
-        if drone is not None:
-            message["drone"] = drone
+        message = CommandMessage.model_validate(
+            {"command": kind, "text": text or None, "drone": drone, "source": "cli"}
+        )
         return await self._send(message)
 
     async def speed(self, pace: float | None) -> dict[str, Any]:
-        return await self._send({"type": "speed", "speed": pace})
+        return await self._send(SpeedMessage(speed=pace))
 
     async def ask(self, question: str, timeout: float) -> dict[str, Any]:
         ask_id = uuid.uuid4().hex[:16]
-        await self._send({"type": "ask", "id": ask_id, "text": question}, flush=False)
+        await self._send(AskMessage(id=ask_id, text=question), flush=False)
         try:
             async with asyncio.timeout(timeout):
                 async for message in self._answers:
@@ -326,15 +332,18 @@ class _Mqtt:
             EXIT_FAILED,
         )
 
-    async def _send(self, message: dict[str, Any], *, flush: bool = True) -> dict[str, Any]:
+    async def _send(self, message: CmdMessage, *, flush: bool = True) -> dict[str, Any]:
         bus = self.bus
         assert bus is not None
-        bus.publish("cmd", message)
+        if message.id is None:  # the command's one id, from here to the executive
+            message = message.model_copy(update={"id": new_command_id()})
+        wire = message.wire()
+        bus.publish("cmd", wire)
         if flush:
             await bus.stop()  # sends what is queued, within its bound
             if bus.lost.get("cmd"):
                 raise LiveError(f"the command could not be sent to {bus.url}", EXIT_FAILED)
-        return {"sent": message, "run_id": bus.run_id}
+        return {"sent": wire, "run_id": bus.run_id}
 
 
 # ----- shared ------------------------------------------------------------------------------

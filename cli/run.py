@@ -29,6 +29,7 @@ from pydantic import SecretStr, ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from agents.engines.spec import ENGINE_NAMES, choices_text
 from cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -74,7 +75,7 @@ def run(
     ] = None,
     engine: Annotated[
         str | None,
-        typer.Option(help="agents' engine: rules, anthropic, openai or replay [default: rules]"),
+        typer.Option(help=f"agents' engine: {choices_text(ENGINE_NAMES)} [default: rules]"),
     ] = None,
     agent_engine: AgentEngineOption = None,
     engine_url: EngineUrlOption = None,

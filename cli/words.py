@@ -24,12 +24,13 @@ from typing import Annotated, Any
 
 import typer
 
+from agents.engines.spec import LIVE_ENGINES, choices_text
 from cli.common import check_number, fail, shown, trace_url
 from cli.engines import EngineUrlOption, check_engine_url
 
 __all__ = ["ask", "memory_app"]
 
-ASK_ENGINES = ("rules", "anthropic", "openai")
+ASK_ENGINES = LIVE_ENGINES  # the registry's engines one role (the responder) may be given
 MAX_QUESTION = 2000  # characters, as the dashboard's question box
 MAX_TIMEOUT_S = 600.0
 
@@ -64,7 +65,7 @@ def ask(
     question: Annotated[str, typer.Argument(help='e.g. "Which drone has the most fuel margin?"')],
     db: DbOption = None,
     engine: Annotated[
-        str, typer.Option(help="responder engine: rules, anthropic or openai")
+        str, typer.Option(help=f"responder engine: {choices_text(ASK_ENGINES)}")
     ] = "rules",
     model: Annotated[str | None, typer.Option(help="LLM model (anthropic, openai)")] = None,
     engine_url: EngineUrlOption = None,

@@ -38,6 +38,7 @@ from dashboard.settings import DashboardSettings
 from dashboard.streams import LiveStreams
 from dashboard.trace_store import TraceStore
 from executive.bus import CMD, Bus
+from executive.bus.messages import StopMessage
 
 __all__ = ["DashboardContext", "ForkLauncher"]
 
@@ -122,7 +123,7 @@ class DashboardContext:
             if self.streams.unwatched_s() >= timeout:
                 reason = f"no page watched this run for {timeout:g} s"
                 log.warning("stopping run %s: %s", view.run_id, reason)
-                self.bus.publish(CMD, {"type": "stop", "reason": reason})
+                self.bus.publish(CMD, StopMessage(reason=reason).wire())
                 return
 
     async def stop(self) -> None:

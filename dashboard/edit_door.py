@@ -11,6 +11,11 @@ breath. Each such edit is paired with its outcome event (``edit_applied`` or
 tick has arrived, once it was rejected, when the run changes, or after ``hold_s`` wall
 seconds (an edit on a hidden SAM has no public outcome).
 
+The door checks against the KNOWN world only: a hidden SAM is as unknown to it as any other
+id (moving one is "no SAM", adding its id passes, and the simulation, which holds the truth,
+decides), so that the door's answers never tell an operator what is hidden. An edit may give
+a target's position as ``pos: [x, y]`` as the scenario timeline may (``normal_edit``).
+
 What the door cannot see it lets through, and the simulation stays the last word: before the
 first scene nothing is checked; an edit racing a change the scene has not caught up with
 (a target collected or removed in the last quarter of a second) is still rejected by the
@@ -26,9 +31,10 @@ from typing import Any
 
 from dashboard.live_view import LiveView
 from planner.edits import Edit
+from planner.scenario.forms import normal_form
 from sim.edit_check import EditProblem, IdWorld, changes_ids, edit_problem
 
-__all__ = ["EditDoor", "world_of_scene"]
+__all__ = ["EditDoor", "normal_edit", "world_of_scene"]
 
 _OUTCOMES = ("edit_applied", "edit_rejected")
 
@@ -61,9 +67,13 @@ class EditDoor:
 
     def check(self, edit: Edit) -> EditProblem | None:
         """Why ``edit`` cannot apply to the known world now, or None (also when there is no
-        scene yet to check against)."""
+        scene yet to check against). Hidden SAMs are not in it: the door never says one
+        exists."""
         world = self.world()
-        return None if world is None else edit_problem(edit, world)
+        if world is None:
+            return None
+        world.sams = {sid: known for sid, known in world.sams.items() if known}
+        return edit_problem(edit, world)
 
     def passed(self, edit: Edit) -> None:
         """``edit`` was sent to the run: count it until the scene shows it."""
@@ -131,3 +141,16 @@ def world_of_scene(scene: dict[str, Any]) -> IdWorld:
             for d, v in (drones.items() if isinstance(drones, dict) else ())
         },
     )
+
+
+def normal_edit(raw: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """One posted edit in its model's form, the position forms of a scenario timeline
+    accepted (a target's ``pos: [x, y]``, a SAM's ``x, y``); the problems as (JSON path,
+    what) pairs, empty when it is fine."""
+    data, problems, _quiet = normal_form({"timeline": [raw]})
+    [edit] = data["timeline"]
+    out = []
+    for line in problems:
+        at, _, what = line.partition(": ")
+        out.append(("$" + at.removeprefix("$.timeline[0]"), what))
+    return edit, out

@@ -37,6 +37,7 @@ from typing import Any
 
 from executive.bus import CMD, Bus, Message, Subscription
 from executive.bus.base import TERMINAL_STATES
+from executive.bus.messages import AskMessage
 
 __all__ = ["MIRRORED_TOPICS", "AskRejected", "LiveView"]
 
@@ -172,7 +173,7 @@ class LiveView:
         ask_id = uuid.uuid4().hex[:16]
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._asks[ask_id] = future
-        self.bus.publish(CMD, {"type": "ask", "id": ask_id, "text": text})
+        self.bus.publish(CMD, AskMessage(id=ask_id, text=text).wire())
         return ask_id, future
 
     def forget(self, ask_id: str) -> None:

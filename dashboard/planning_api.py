@@ -31,11 +31,12 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from agents.words.posted import plan_summary
 from dashboard.errors import ApiError
 from planner.errors import PlannerError
 from planner.feasibility import Plannable, plannable
 from planner.mission import Mission, compile_mission
-from planner.model import Scenario, Solution, drone_label
+from planner.model import Scenario, Solution
 from planner.planning import DEFAULT_STRATEGY, STRATEGIES
 from planner.postopt import Change, PostOptResult
 from planner.scenario import json_path, parse_scenario
@@ -288,23 +289,7 @@ def _solution_json(solution: Solution) -> dict[str, Any]:
     return solution.model_dump(mode="json", by_alias=True)
 
 
-def summary(solution: Solution) -> str:
-    """The plan in the seed's words: "MISSION PLAN COMPUTED", totals, one line per drone."""
-    lines = [
-        "MISSION PLAN COMPUTED",
-        f"Total points: {solution.total_points:g}   total fuel: {solution.total_fuel:.1f} km",
-    ]
-    for drone_id, route in solution.routes.items():
-        budget = route.fuel_budget if route.fuel_budget is not None else float("nan")
-        lines.append(
-            f"{drone_label(drone_id)}: {' -> '.join(route.route)}  "
-            f"({route.total_points:g} points, {route.fuel_used:.1f} / {budget:g} km)"
-        )
-    if solution.unassigned_targets:
-        lines.append(f"Not visited: {', '.join(solution.unassigned_targets)}")
-    if solution.excluded_targets:
-        lines.append(f"Excluded (inside a SAM): {', '.join(solution.excluded_targets)}")
-    return "\n".join(lines)
+summary = plan_summary  # the plan in the seed's words (agents.words.posted)
 
 
 def optimize(tool: PostOptTool, body: OptimizeRequest, limits: Limits) -> dict[str, Any]:

@@ -81,6 +81,7 @@ class HumanCommand:
     text: str | None = None  # free words for the coordinator, e.g. "move T5 to D1"
     source: str = "operator"
     drone: str | None = None  # RETURN, HOLD (and RESUME of one held drone): which drone
+    id: str | None = None  # the command's one id from the door (traced in HUMAN_COMMAND)
 
 
 @dataclass(frozen=True)

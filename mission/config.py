@@ -8,20 +8,27 @@ did is what it did.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from agents.engines.spec import AGENT_ROLES, AgentRole, EngineSpec, check_base_url
+from agents.engines.spec import (
+    AGENT_ROLES,
+    ENGINE_NAMES,
+    SERVER_ENGINES,
+    AgentRole,
+    EngineName,
+    EngineSpec,
+    check_base_url,
+)
 from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from sim.pacing import MAX_SPEED, MIN_SPEED
 
 __all__ = ["ENGINES", "DashboardConfig", "EngineName", "ForkConfig", "RunConfig"]
 
-EngineName = Literal["rules", "anthropic", "openai", "replay"]
-ENGINES: tuple[EngineName, ...] = ("rules", "anthropic", "openai", "replay")
+ENGINES: tuple[EngineName, ...] = ENGINE_NAMES  # the registry's (agents.engines.spec)
 
 
 class ForkConfig(BaseModel):
@@ -75,7 +82,9 @@ class RunConfig(BaseModel):
     lessons: tuple[str, ...] | None = None
     learn: bool = True  # store this run's lesson when it ends (needs trace_url)
     agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
-    oracle: bool = False  # plan once knowing the whole timeline (a comparison)
+    oracle: bool = False  # plan once knowing the whole timeline at t = 0 (a comparison)
+    # Plan once knowing every event and its time (planner.clairvoyant): the reference.
+    clairvoyant: bool = False
     seed: int = 0  # the planner's random seed
     # The planner's search budget in iterations; None: ``policy.batch_iterations`` when the
     # run goes as fast as possible (reproducible), else bounded by the round's deadline.
@@ -120,7 +129,7 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         if self.engine == "replay" and not self.replay_run:
             raise ValueError("engine 'replay' needs replay_run: the run whose answers to replay")
-        if self.engine in ("rules", "replay") and (self.engine_url or self.engine_key):
+        if self.engine not in SERVER_ENGINES and (self.engine_url or self.engine_key):
             raise ValueError(f"engine_url / engine_key: the {self.engine} engine asks no server")
         check_base_url(self.engine_url)
         for role, spec in self.agent_engines.items():
@@ -135,6 +144,10 @@ class RunConfig(BaseModel):
                 )
         if self.fork is not None and self.trace_url is None:
             raise ValueError("fork needs trace_url: the store that holds the parent run")
+        if self.oracle and self.clairvoyant:
+            raise ValueError("oracle and clairvoyant: a run flies one reference plan")
+        if self.fork is not None and self.clairvoyant:
+            raise ValueError("fork and clairvoyant: a fork flies on from the parent's plan")
         if self.fork is not None and self.oracle:
             raise ValueError("fork and oracle: a fork flies on from the parent's plan")
         if self.mqtt is not None:

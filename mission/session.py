@@ -50,6 +50,7 @@ from executive.traces.sinks import NullSink, TeeSink, dropped_by, lost_by
 from mission.config import ForkConfig, RunConfig
 from mission.live.host import BusSink, MissionHost
 from mission.live.scene import capture_scene
+from planner.clairvoyant import clairvoyant_plan
 from planner.model import Scenario
 from planner.oracle import oracle_plan
 
@@ -128,6 +129,11 @@ def build_executive(
         initial, initial_mission = oracle_plan(
             scenario, iterations=config.search_iterations or 3000, seed=config.seed
         )
+    elif config.clairvoyant:
+        # Planned knowing each event and its time (generously: several seeds), flown as is.
+        found = clairvoyant_plan(scenario)
+        if found is not None:
+            initial, initial_mission = found
     return Executive(
         scenario,
         planner=planner,

@@ -69,11 +69,20 @@ class OperatorConstraints(_Model):
     moves: list[Move] = Field(default_factory=list)
     forbidden: dict[str, list[str]] = Field(default_factory=dict)  # drone -> targets
     required_targets: list[str] = Field(default_factory=list)
+    # drone -> km of its fuel a plan may not spend ("keep 20 km in reserve")
+    fuel_reserve: dict[str, float] = Field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         """True when there is nothing to apply."""
-        return not (self.moves or self.forbidden or self.required_targets)
+        return not (self.moves or self.forbidden or self.required_targets or self.fuel_reserve)
+
+    def reserve_of(self, drone: str) -> float:
+        """The km ``drone`` (``"1"`` or ``"D1"``) keeps in reserve (0: none)."""
+        for written, km in self.fuel_reserve.items():
+            if written == drone or drone_label(written) == drone_label(drone):
+                return km
+        return 0.0
 
 
 def parse_constraints(raw: Mapping[str, Any] | OperatorConstraints | None) -> OperatorConstraints:
@@ -102,6 +111,10 @@ def describe_constraints(constraints: OperatorConstraints) -> list[str]:
     for drone, targets in constraints.forbidden.items():
         lines += [f"forbid {t} for {drone_label(drone)}" for t in targets]
     lines += [f"require {t}" for t in constraints.required_targets]
+    lines += [
+        f"keep {km:g} km in reserve for {drone_label(d)}"
+        for d, km in constraints.fuel_reserve.items()
+    ]
     return lines
 
 
@@ -190,7 +203,11 @@ def constrain_mission(mission: Mission, constraints: OperatorConstraints) -> Mis
         return mission
     eligible = _eligibility(mission, constraints)
     drones = [
-        dataclasses.replace(spec, eligible=tuple(t for t in spec.eligible if t in allowed))
+        dataclasses.replace(
+            spec,
+            eligible=tuple(t for t in spec.eligible if t in allowed),
+            budget=max(0.0, spec.budget - constraints.reserve_of(spec.id)),
+        )
         for spec, allowed in zip(mission.drones, eligible)
     ]
     return dataclasses.replace(mission, drones=drones)
@@ -214,6 +231,7 @@ def constrain_problem(
         eligible[k, t] = False
     for t in {t for t, _k in moves} | set(required):
         score[t] += bonus
+    # a fuel reserve is in the budgets already: the problem is built on constrain_mission's
     return dataclasses.replace(problem, eligible=eligible, score=score)
 
 
@@ -256,19 +274,45 @@ def constraint_violations(
         what = f"require {target}"
         if what not in skip and target not in visitor:
             out.append(f"{what}: not visited")
+    for raw_drone, km in constraints.fuel_reserve.items():
+        route = solution.routes.get(normalise_drone(raw_drone, ids))
+        if route is None or route.fuel_budget is None:
+            continue
+        if route.fuel_used > route.fuel_budget - km + 1e-6:
+            out.append(
+                f"keep {km:g} km in reserve for {drone_label(raw_drone)}: uses"
+                f" {route.fuel_used:.1f} of {route.fuel_budget:g} km"
+            )
     return out
 
 
 def merge_constraints(
     current: OperatorConstraints, added: OperatorConstraints
 ) -> OperatorConstraints:
-    """The operator's constraints after ``added``: moves and required targets appended,
-    forbidden targets joined per drone (sorted)."""
-    forbidden = {d: sorted(set(ts)) for d, ts in current.forbidden.items()}
+    """The operator's constraints after ``added``, the last word winning: a target moved
+    again loses its earlier move, a move to a drone now forbidden that target is dropped, a
+    ban on a target now moved to that drone is lifted; forbidden targets joined per drone
+    (sorted), required targets once each. The one merge: the live loop, a what-if and a
+    posted plan all use it."""
+    moved = {m.target for m in added.moves}
+    banned = {(d, t) for d, ts in added.forbidden.items() for t in ts}
+    kept = [
+        m for m in current.moves if m.target not in moved and (m.to_drone, m.target) not in banned
+    ]
+    forbidden: dict[str, list[str]] = {}
+    for drone, targets in current.forbidden.items():
+        left = [
+            t
+            for t in targets
+            if not any(m.target == t and m.to_drone == drone for m in added.moves)
+        ]
+        if left:
+            forbidden[drone] = sorted(set(left))
     for drone, targets in added.forbidden.items():
         forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(targets))
     return OperatorConstraints(
-        moves=[*current.moves, *added.moves],
+        moves=[*kept, *added.moves],
         forbidden=forbidden,
-        required_targets=[*current.required_targets, *added.required_targets],
+        required_targets=list(dict.fromkeys([*current.required_targets, *added.required_targets])),
+        fuel_reserve={**current.fuel_reserve, **added.fuel_reserve},
     )

@@ -1,7 +1,14 @@
-"""The oracle's scenario: the mission as it would be planned with full knowledge of the
-timeline at the start — every scripted SAM known (hidden ones too), every scripted target
-present, moves and priorities as they will be, drones that will be disabled left out. A
-reference to compare replanning with, not something a real operator could fly."""
+"""Full knowledge at t0 (the ``full-knowledge-t0`` policy of ``isr eval``, formerly "the
+oracle"): the mission as it would be planned with the timeline known at the start and taken
+to hold from the start — every scripted SAM known (hidden ones too), every scripted target
+present, moves and priorities as they will be, drones that will be disabled left out.
+
+A comparison, **not an upper bound**: it ignores *when* things happen (a drone lost late is
+parked from t = 0 and forfeits what it could collect before; a target that appears late may
+be planned before it exists, one that moves late is planned only where it ends up), it
+ignores fuel changes, and it never replans. Policies can beat it; the reference to measure
+them against is the clairvoyant's (``planner.clairvoyant``), which knows each event *and its
+time*."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Set
 from agents.coordinator.decision import Decision
 from agents.coordinator.ids import Ids, tokens
 from agents.coordinator.intent import clause_kind
+from agents.coordinator.orders import parse_priority, parse_reserve, parse_swap
 from agents.coordinator.regions import Box, Point, region_targets, regions_in
 from planner.model import drone_label
 
@@ -28,11 +29,21 @@ def parse_command(
     positions: Mapping[str, Point | None],
     box: Box,
     collected: Set[str],
+    priorities: Mapping[str, float] | None = None,
 ) -> bool:
     """Adds what ``clause`` orders to ``d``; False when it orders nothing."""
     kind, hit = clause_kind(clause)
     if kind is None:
         return False
+    if kind == "reserve":
+        return parse_reserve(clause, ids, d)
+    if kind == "priority":
+        if not priorities:
+            ids.errors.append("a priority threshold needs the targets' priorities")
+            return True
+        return parse_priority(clause, ids, d, priorities, collected)
+    if kind == "swap":
+        return parse_swap(clause, ids, d)
     d.rules_hit.append(f"{kind}:{hit}")
     drones = [x for x in (ids.drone(t) for t in tokens(clause, "#")) if x is not None]
     targets = [x for x in (ids.target(t) for t in tokens(clause, "@")) if x is not None]
@@ -40,7 +51,8 @@ def parse_command(
         if t in collected:
             d.warnings.append(f"{t} is already collected")
     if kind == "require":
-        d.required += [t for t in targets if t not in d.required]
+        for t in targets:
+            d.require(t)
         return True
     if kind == "forbid":
         written = tokens(clause, "#")
@@ -52,6 +64,10 @@ def parse_command(
         regions = regions_in(clause) if written else []
         for drone in named:
             d.forbid(drone, targets)
+        if not written:
+            for t in targets:
+                d.unrequire(t, f"forbid {t} for every drone")
+        for drone in named:
             for region in regions:
                 inside = [t for t in region_targets(region, positions, box) if t not in collected]
                 if not any(p is not None for p in positions.values()):

@@ -24,6 +24,7 @@ from agents.coordinator.intent import (
     split_clauses,
 )
 from agents.coordinator.memory import parse_memory
+from agents.coordinator.orders import keep_of
 from agents.coordinator.regions import Point, region_box
 from agents.coordinator.schema import (
     STRATEGIES,
@@ -32,6 +33,7 @@ from agents.coordinator.schema import (
     DecisionPolicy,
     MoveOrder,
     PostOpt,
+    PriorityRule,
     Refusal,
     Replacement,
     TraceEvent,
@@ -57,9 +59,8 @@ def coordinate(
     in_force: Mapping[str, Any] | None = None,
     preferences: Mapping[str, Any] | None = None,
     planned: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The coordinator's decision for ``text`` (see the package docstring), as the JSON of a
-    ``CoordinatorDecision``.
+) -> CoordinatorDecision:
+    """The coordinator's decision for ``text`` (see the package docstring).
 
     ``known_targets``: id -> (x, y), objects with ``id``, ``x``, ``y``, or bare ids (then a
     region cannot be resolved); ``known_sams``: ids or objects with ``id``; ``airports``
@@ -81,7 +82,8 @@ def coordinate(
     done = set(collected)
     box = region_box([p for p in positions.values() if p is not None] + _points(airports))
     intent, rules = classify_with_rules(text)
-    d = Decision(intent, list(rules))
+    d = Decision(intent, list(rules), planned=dict(planned or {}))
+    priorities = _priorities(known_targets)
     events = [_event("intent", "intent_classified", intent=str(intent), rules=list(rules))]
     norm = normalise(imperative(text), positions, drones)
     if intent == Intent.WHAT_IF:
@@ -89,13 +91,18 @@ def coordinate(
             parse_what_if(clause, ids, d, positions, box, done, text)
         d.what_if = _dedupe(d.what_if)
         events.append(_event("parse", "what_if_parsed", changes=list(d.what_if)))
-    elif intent == Intent.REALLOCATE:
+    elif intent in (Intent.REALLOCATE, Intent.PLAN, Intent.REPLAN):
+        # a plan request carries its orders too: "plan the mission without T4"
         for clause in split_clauses(norm):
-            if not parse_command(clause, ids, d, positions, box, done):
+            read = parse_command(clause, ids, d, positions, box, done, priorities)
+            if not read and intent == Intent.REALLOCATE:
                 d.warnings.append(f"not understood, ignored: {plain(clause)!r}")
+        d.keep = keep_of(norm)
+        if d.keep is not None:
+            d.rules_hit.append(f"keep:{d.keep}")
     elif intent == Intent.MEMORY:
         d.memory = parse_memory(text)
-    elif intent not in (Intent.PLAN, Intent.REPLAN):
+    else:
         # a question naming ids is checked too: "where is D9?" should say D9 is unknown
         for written in tokens(norm, "@"):
             ids.target(written)
@@ -115,7 +122,7 @@ def coordinate(
         for t, b, a in d.replaced
     ]
     refused: list[Refusal] = []
-    if environment is not None and fleet is not None and intent == Intent.REALLOCATE:
+    if environment is not None and fleet is not None and intent in _PLAN_FAMILY:
         refused = check_orders(d, fleet, environment, collected)
         for refusal in refused:
             events.append(_event("check", "command_refused", **refusal.model_dump()))
@@ -124,6 +131,9 @@ def coordinate(
         d.warnings += [
             f"{r.after} replaces the earlier {r.before}" for r in replaced[len(d.replaced) :]
         ]
+    for t, before, after in d.overridden:
+        d.warnings.append(f"{after} replaces {before} (the last order wins)")
+        replaced.append(Replacement(target=t, before=before, after=after))
     for r in replaced:
         events.append(_event("check", "order_replaced", **r.model_dump()))
     if planned is not None:
@@ -132,7 +142,8 @@ def coordinate(
             events.append(_event("check", "premise_checked", note=note))
     errors = list(ids.errors)
     errors += [f"cannot {x.command}: {x.detail}" for x in refused]
-    if intent == Intent.REALLOCATE and not (d.moves or d.forbidden or d.required) and not errors:
+    ordered = d.moves or d.forbidden or d.required or d.fuel_reserve or d.priority_rules
+    if intent == Intent.REALLOCATE and not ordered and not errors and not refused:
         errors.append("no constraint could be read from the command")
     constraints = Constraints(
         moves=[MoveOrder(**m) for m in d.moves],
@@ -142,6 +153,9 @@ def coordinate(
         fixed_endpoints={
             f.id: f.ends[0] for f in (fleet or {}).values() if len(f.ends) == 1 and f.available
         },
+        fuel_reserve=d.fuel_reserve,
+        priority_rules=[PriorityRule.model_validate(r) for r in d.priority_rules],
+        keep=d.keep,
     )
     events.append(
         _event(
@@ -163,7 +177,7 @@ def coordinate(
         )
     )
     decision = CoordinatorDecision(
-        intent=str(intent),
+        intent=intent,
         confidence=_confidence(intent, d.rules_hit, bool(ids.errors)),
         rules_hit=d.rules_hit,
         policy=policy,
@@ -179,7 +193,7 @@ def coordinate(
         memory=d.memory,
         text=text,
     )
-    return decision.model_dump(mode="json")
+    return decision
 
 
 _BASE_CONFIDENCE = {
@@ -225,8 +239,7 @@ def _policy(
     solver = intent in (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE, Intent.WHAT_IF)
     explain = intent in (Intent.QUESTION, Intent.EXPLAIN, Intent.DEBUG, Intent.UNKNOWN)
     return DecisionPolicy(
-        allow_solver=solver,
-        force_allocation=solver,
+        allow_solver=solver and d.keep is None,
         allocation_strategy=strategy,
         post_opt=PostOpt(
             crossing_removal=bool(prefs.get("crossing_removal", True)),
@@ -234,16 +247,19 @@ def _policy(
             insert_unvisited=bool(prefs.get("insert_unvisited", True)),
         ),
         solver_mode=prefs.get("solver_mode"),
-        skip_allocation=not solver,
-        skip_solver=not solver,
-        # never: a reallocation replans under the moves (as constraints), it does not edit
-        # the allocation in force
-        use_existing_allocation=False,
+        skip_allocation=not solver or d.keep is not None,
+        # a move or swap on a plan: the drones it does not name keep their routes
+        use_existing_allocation=(
+            intent == Intent.REALLOCATE
+            and bool(d.planned)
+            and bool(d.moves)
+            and not (d.forbidden and any(d.forbidden.values()))
+            and not d.required
+            and not d.priority_rules
+        ),
         allocation_modifications=[MoveOrder(**m) for m in d.moves],
         drone_contracts=contracts(fleet) if fleet else {},
         explanation_only=explain,
-        apply_to_live_plan=intent in (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE),
-        plan_on_copy=intent == Intent.WHAT_IF,
     )
 
 
@@ -304,6 +320,20 @@ def _for_everyone(forbidden: Mapping[str, list[str]], drones: Iterable[str]) -> 
 
 def _event(stage: str, event: str, **details: Any) -> TraceEvent:
     return TraceEvent(stage=stage, event=event, details=details)
+
+
+_PLAN_FAMILY = (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE)
+
+
+def _priorities(known_targets: Mapping[str, Any] | Iterable[Any]) -> dict[str, float]:
+    """Target id -> priority, for the targets given as objects with one."""
+    if isinstance(known_targets, Mapping):
+        return {}
+    return {
+        str(t.id): float(t.priority)
+        for t in known_targets
+        if not isinstance(t, str) and getattr(t, "priority", None) is not None
+    }
 
 
 def _positions(known_targets: Mapping[str, Any] | Iterable[Any]) -> dict[str, Point | None]:

@@ -56,6 +56,8 @@ def fleet_from_scenario(scenario: Scenario) -> dict[str, DroneFacts]:
     """Each drone before take-off: full budget, at its start airport."""
     airports = {a.id: (a.x, a.y) for a in scenario.environment.airports}
     ids = list(airports)
+    # a remainder's drones start at a checkpoint ("D1_START"), a start like an airport
+    starts = {k: (p.x, p.y) for k, p in scenario.environment.synthetic_starts.items()}
     out = {}
     for drone_id, cfg in scenario.drone_configs.items():
         out[drone_id] = DroneFacts(
@@ -63,12 +65,15 @@ def fleet_from_scenario(scenario: Scenario) -> dict[str, DroneFacts]:
             sensors=cfg.accessible_targets,
             fuel=float(cfg.fuel_budget),
             budget=float(cfg.fuel_budget),
-            position=airports.get(cfg.start or ""),
+            position=airports.get(cfg.start or "") or starts.get(cfg.start or ""),
             ends=tuple(cfg.end_options(ids)),
             start_id=cfg.start,
             home=cfg.home,
             available=bool(cfg.enabled),
             why_unavailable="" if cfg.enabled else "disabled",
+            # "D1_START": a checkpoint, not an airport (seed B.5's synthetic start)
+            synthetic_start=cfg.start in starts
+            or (cfg.start is not None and cfg.start not in airports),
         )
     return out
 
@@ -103,7 +108,8 @@ def fleet_from_state(state: Any) -> dict[str, DroneFacts]:
                 if d.status == "landed"
                 else ""
             ),
-            synthetic_start=airborne,
+            synthetic_start=airborne
+            or (cfg is not None and cfg.start is not None and cfg.start not in ids),
             reserve=float(getattr(state, "fuel_reserve", 0.0) or 0.0),
         )
     return out
@@ -200,8 +206,9 @@ def check_orders(
                 default=math.inf,
             )
             need = there + back
-            if need > facts.fuel - facts.reserve + 1e-6:
-                kept = f" ({facts.reserve:.1f} km kept in reserve)" if facts.reserve else ""
+            reserve = facts.reserve + d.fuel_reserve.get(drone, 0.0)  # the policy's, the words'
+            if need > facts.fuel - reserve + 1e-6:
+                kept = f" ({reserve:.1f} km kept in reserve)" if reserve else ""
                 reason = "fuel"
                 why = (
                     f"{drone_label(drone)} has {facts.fuel:.1f} km of fuel left{kept};"
@@ -240,4 +247,21 @@ def check_orders(
         else:
             required.append(t)
     d.required = required
+    for drone, km in list(d.fuel_reserve.items()):
+        facts = fleet.get(drone)
+        if facts is None or not facts.available:
+            continue  # an unknown drone is the ids' error; a lost one flies no plan
+        if km < 0 or km >= facts.fuel - facts.reserve:
+            what = f"keep {km:g} km in reserve for {drone_label(drone)}"
+            refused.append(
+                Refusal(
+                    command=what,
+                    target="",
+                    drone=drone,
+                    reason="fuel",
+                    detail=f"{drone_label(drone)} has {facts.fuel:.1f} km of fuel left:"
+                    f" a reserve of {km:g} km leaves nothing to fly",
+                )
+            )
+            del d.fuel_reserve[drone]
     return refused

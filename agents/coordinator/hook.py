@@ -13,17 +13,14 @@ a command with an unknown id, or one that is refused, is not half-applied
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from agents.coordinator.decide import coordinate
 from agents.coordinator.fleet import DroneFacts, fleet_from_scenario, fleet_from_state
-from agents.coordinator.schema import planner_constraints
-from executive.contracts import CoordinatorVerdict, Refusal, Replacement
-from planner.constraints import OperatorConstraints, parse_constraints
+from agents.coordinator.schema import CoordinatorDecision, planner_constraints
+from executive.contracts import CoordinatorVerdict
+from planner.constraints import OperatorConstraints
 from planner.model import Environment, Scenario
 
 __all__ = [
@@ -32,8 +29,6 @@ __all__ = [
     "coordinate_state",
     "verdict_of",
 ]
-
-log = logging.getLogger(__name__)
 
 
 def coordinate_environment(
@@ -46,7 +41,7 @@ def coordinate_environment(
     in_force: Mapping[str, Any] | None = None,
     preferences: Mapping[str, Any] | None = None,
     planned: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> CoordinatorDecision:
     """``coordinate`` over a ``planner.model.Environment`` (its targets, SAMs, airports)."""
     return coordinate(
         text,
@@ -68,7 +63,7 @@ def coordinate_scenario(
     scenario: Scenario,
     preferences: Mapping[str, Any] | None = None,
     allocation: Mapping[str, Iterable[str]] | None = None,
-) -> dict[str, Any]:
+) -> CoordinatorDecision:
     """The words read against a mission before take-off (every drone at its start, its
     whole budget left): what ``POST /api/agent_solve`` asks. ``allocation`` (drone ->
     targets) is the plan the words are about, if any."""
@@ -85,7 +80,7 @@ def coordinate_scenario(
     )
 
 
-def coordinate_state(text: str, state: Any) -> dict[str, Any]:
+def coordinate_state(text: str, state: Any) -> CoordinatorDecision:
     """The words read against a ``MissionState``: its known environment, its drones now (a
     command they cannot carry out is refused), the targets collected and the constraints in
     force (a command says which earlier order it replaces)."""
@@ -100,20 +95,15 @@ def coordinate_state(text: str, state: Any) -> dict[str, Any]:
     )
 
 
-def verdict_of(decision: Mapping[str, Any]) -> CoordinatorVerdict:
-    """``decision`` (``coordinate``'s) as the executive's loop applies it: with errors, no
-    constraints (nothing half-applied), the errors and the refusals; else the constraints
-    the planner takes (``planner_constraints``) and the earlier orders replaced."""
-    errors = tuple(str(e) for e in decision.get("errors") or ())
-    constraints = OperatorConstraints()
-    if not errors:
-        try:
-            constraints = parse_constraints(planner_constraints(decision))
-        except ValidationError as exc:  # the coordinator's own output: a bug, never fatal
-            log.warning("coordinator constraints ignored: %s", exc)
+def verdict_of(decision: CoordinatorDecision) -> CoordinatorVerdict:
+    """``decision`` as the executive's loop applies it: with errors, no constraints (nothing
+    half-applied), the errors and the refusals; else the constraints the planner takes
+    (``planner_constraints``) and the earlier orders replaced."""
+    errors = tuple(decision.errors)
+    constraints = OperatorConstraints() if errors else planner_constraints(decision)
     return CoordinatorVerdict(
         constraints=constraints,
         errors=errors,
-        refused=tuple(Refusal.model_validate(r) for r in decision.get("refused") or ()),
-        replaced=tuple(Replacement.model_validate(r) for r in decision.get("replaced") or ()),
+        refused=tuple(decision.refused),
+        replaced=tuple(decision.replaced),
     )

@@ -55,14 +55,19 @@ _WHAT_IF_RE = re.compile(
     r"|suppose|supposing|imagine|hypothetically|assume|assuming|say)\b",
     re.I,
 )
-_WHAT_IF_ANY = re.compile(r"\bwhat\s+(?:if|would\s+happen\s+if|happens\s+if)\b", re.I)
+_WHAT_IF_ANY = re.compile(
+    r"\bwhat\s+(?:if|would\s+happen\s+if|happens\s+if)\b"
+    # "what would be different / change if SAM2 were removed?"
+    r"|\bwhat\s+would\s+(?:be\s+different|change|differ)\s+if\b",
+    re.I,
+)
 _POLITE_RE = re.compile(
     r"^\s*(?:please\s+|pls\s+|kindly\s+)?(?:(?:can|could|would|will)\s+you\s+"
     r"(?:please\s+)?)?",
     re.I,
 )
 _QUESTION_START = re.compile(
-    r"^(?:what|which|where|why|how|who|whom|whose|when|is|are|was|were|does|do|did|has|have|"
+    r"^(?:what|which|where|why|how|who|whom|whose|when|is|are|was|were|does|do(?!\s+not\b)|did|has|have|"
     r"had|can|could|will|would|should|shall|tell|show|list|explain|describe|give\s+me|"
     r"summari[sz]e|status|report|compare|contrast)\b",
     re.I,
@@ -145,8 +150,12 @@ def _classify(text: str) -> tuple[Intent, list[str]]:
             return Intent.QUESTION, ["compare_token"]
         return Intent.QUESTION, ["question_token"]
     clauses = [clause_kind(c) for c in split_clauses(norm)]
-    if any(kind in ("move", "forbid", "require") for kind, _ in clauses):
+    if any(kind is not None for kind, _ in clauses):
         return Intent.REALLOCATE, [hit for _, hit in clauses if hit]
+    from agents.coordinator.orders import keep_of  # the orders read clauses of this module
+
+    if keep_of(bare) is not None:  # "do not recompute routes", "only reorder"
+        return Intent.PLAN, ["keep_token"]
     if _REPLAN_RE.search(bare):
         return Intent.REPLAN, ["replan_token"]
     if _PLAN_RE.search(bare):
@@ -188,6 +197,10 @@ _SKIP_NEG = re.compile(
 _NEG_RE = re.compile(
     r"\b(?:forbid|forbidden|forbids|ban|banned|bans|exclude|excluded|never|not|"
     r"no|avoid|avoids|prohibit|prohibited|disallow|disallowed)\b|n't\b|"
+    # "without T4", "skip T4", "except T4": a negation of the target they name (not of
+    # "move T5 to D3 without replanning")
+    r"\b(?:without|except|excluding|skip|skipping|leave\s+out|leaving\s+out|ignore|"
+    r"ignoring|exclude)\s+(?:the\s+)?(?:target\s+)?@|"
     r"\bkeep\b.*\b(?:out|away)\b|\bstay\s+(?:out|away|clear)\b|\baway\s+from\b"
     r"|\bout\s+of\b",
     re.I,
@@ -215,8 +228,17 @@ def split_clauses(norm: str) -> list[str]:
 
 
 def clause_kind(clause: str) -> tuple[str | None, str | None]:
-    """(move | forbid | require | None, the rule that decided) from a normalised clause."""
+    """(move | forbid | require | swap | priority | reserve | None, the rule that decided)
+    from a normalised clause."""
+    from agents.coordinator import orders  # its regexes; it builds on this module
+
     targets, drones = tokens(clause, "@"), tokens(clause, "#")
+    if orders.RESERVE_RE.search(clause):
+        return "reserve", "reserve_token"
+    if orders.PRIORITY_RE.search(clause) and orders.priority_range(clause) is not None:
+        return "priority", "priority_token"
+    if orders.SWAP_RE.search(clause) and len(targets) == 2:
+        return "swap", "swap_token"
     if not targets and not drones:
         return None, None
     if _SKIP_NEG.search(clause):

@@ -21,12 +21,13 @@ executive's hook, the words layer and ``POST /api/agent_solve`` all see one shap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.coordinator.intent import Intent
 from executive.contracts import Refusal, Replacement
+from planner.constraints import Move, OperatorConstraints
 
 __all__ = [
     "STRATEGIES",
@@ -36,6 +37,7 @@ __all__ = [
     "DroneContract",
     "MoveOrder",
     "PostOpt",
+    "PriorityRule",
     "Refusal",
     "Replacement",
     "TraceEvent",
@@ -80,21 +82,45 @@ class DroneContract(_Model):
 
 
 class DecisionPolicy(_Model):
-    """How the downstream agents and solver behave for this request."""
+    """How the downstream agents and solver behave for this request (every field is read:
+    ``allow_solver`` gates planning, ``use_existing_allocation`` keeps the drones a move
+    does not name as they are, ``allocation_strategy`` and ``post_opt`` set the planner)."""
 
     allow_solver: bool
-    force_allocation: bool = False
     allocation_strategy: Strategy = "efficient"
     post_opt: PostOpt = Field(default_factory=PostOpt)
     solver_mode: str | None = None
     skip_allocation: bool = False
-    skip_solver: bool = False
+    # a reallocation on an existing plan: only the drones a move names are replanned
     use_existing_allocation: bool = False
     allocation_modifications: list[MoveOrder] = Field(default_factory=list)
     drone_contracts: dict[str, DroneContract] = Field(default_factory=dict)
     explanation_only: bool = False
-    apply_to_live_plan: bool = False
-    plan_on_copy: bool = False
+
+
+class PriorityRule(_Model):
+    """A priority threshold ("only targets with priority 7 or higher", "D1 may not visit
+    priority 4 targets"): the priorities ``drone`` (None: every drone) may visit lie in
+    [``low``, ``high``] minus ``excluded``; ``targets`` the known targets it forbids, as
+    forbidden pairs (so the planner honours it and the checker can verify it)."""
+
+    drone: str | None = None
+    low: float | None = None
+    high: float | None = None
+    excluded: list[float] = Field(default_factory=list)
+    targets: list[str] = Field(default_factory=list)
+    text: str
+
+    def allows(self, priority: float) -> bool:
+        """Whether a target of ``priority`` may be visited under this rule."""
+        return (
+            (self.low is None or priority >= self.low - 1e-9)
+            and (self.high is None or priority <= self.high + 1e-9)
+            and not any(abs(priority - x) < 1e-9 for x in self.excluded)
+        )
+
+
+Keep = Literal["routes", "allocation"]
 
 
 class Constraints(_Model):
@@ -105,6 +131,11 @@ class Constraints(_Model):
     required_targets: list[str] = Field(default_factory=list)
     forbidden_targets: list[str] = Field(default_factory=list)  # for every drone
     fixed_endpoints: dict[str, str] = Field(default_factory=dict)  # drone -> end airport
+    fuel_reserve: dict[str, float] = Field(default_factory=dict)  # drone -> km kept
+    priority_rules: list[PriorityRule] = Field(default_factory=list)
+    # "do not recompute routes" / "keep the allocation" / "only reorder": answered from the
+    # plan as it is (a what-if on a copy at most), never a new plan committed
+    keep: Keep | None = None
 
 
 class TraceEvent(_Model):
@@ -119,7 +150,7 @@ class TraceEvent(_Model):
 class CoordinatorDecision(_Model):
     """The coordinator's decision for one request (see the module docstring)."""
 
-    intent: str  # plan|replan|reallocate|explain|what_if|debug|question|memory|unknown
+    intent: Intent
     confidence: float = Field(ge=0.0, le=1.0)
     rules_hit: list[str]
     policy: DecisionPolicy
@@ -136,14 +167,14 @@ class CoordinatorDecision(_Model):
     text: str = ""
 
 
-def planner_constraints(decision: Mapping[str, Any]) -> dict[str, Any]:
-    """The decision's constraints as ``planner.constraints.OperatorConstraints`` takes them:
+def planner_constraints(decision: CoordinatorDecision) -> OperatorConstraints:
+    """The decision's constraints as the planner takes them (``OperatorConstraints``):
     moves, forbidden per drone (a target forbidden for every drone listed per drone),
-    required targets."""
-    c = decision.get("constraints") or {}
-    forbidden = {d: list(ts) for d, ts in (c.get("forbidden") or {}).items()}
-    return {
-        "moves": [dict(m) for m in c.get("moves") or []],
-        "forbidden": forbidden,
-        "required_targets": list(c.get("required_targets") or []),
-    }
+    required targets. The one conversion: the loop, a what-if and a posted plan all use it."""
+    c = decision.constraints
+    return OperatorConstraints(
+        moves=[Move(target=m.target, to_drone=m.to_drone) for m in c.moves],
+        forbidden={d: list(ts) for d, ts in c.forbidden.items()},
+        required_targets=list(c.required_targets),
+        fuel_reserve=dict(c.fuel_reserve),
+    )

@@ -20,6 +20,7 @@ from agents.engines.base import (
     tool_input_from_blocks,
     tool_schema,
 )
+from agents.engines.spec import ENGINE_NAMES, ENGINES
 from executive.errors import ExecutiveError
 
 __all__ = [
@@ -40,14 +41,7 @@ __all__ = [
     "tool_schema",
 ]
 
-ENGINE_NAMES = ("rules", "anthropic", "openai", "replay")
-
-_LAZY = {
-    "AnthropicEngine": "agents.engines.anthropic_engine",
-    "OpenAIEngine": "agents.engines.openai_engine",
-    "ReplayEngine": "agents.engines.replay",
-    "RulesEngine": "agents.engines.rules",
-}
+_LAZY = {k.cls: k.module for k in ENGINES.values()}  # the registry's classes
 
 
 def __getattr__(name: str) -> Any:
@@ -67,21 +61,16 @@ def make_engine(
     base_url: str | None = None,
     records: Iterable[Any] | None = None,
 ) -> Engine:
-    """The engine called ``name``; an SDK is imported only when its engine is asked for."""
-    if name == "rules":
-        from agents.engines.rules import RulesEngine
+    """The engine called ``name`` (a name of the registry, ``agents.engines.spec.ENGINES``);
+    an SDK is imported only when its engine is asked for."""
+    kind = ENGINES.get(name)  # type: ignore[call-overload]
+    if kind is None:
+        raise ExecutiveError(f"unknown engine {name!r}: choose one of {', '.join(ENGINE_NAMES)}")
+    import importlib
 
-        return RulesEngine()
-    if name == "anthropic":
-        from agents.engines.anthropic_engine import AnthropicEngine
-
-        return AnthropicEngine(model=model, api_key=api_key, base_url=base_url)
-    if name == "openai":
-        from agents.engines.openai_engine import OpenAIEngine
-
-        return OpenAIEngine(model=model, api_key=api_key, base_url=base_url)
-    if name == "replay":
-        from agents.engines.replay import ReplayEngine
-
-        return ReplayEngine(records if records is not None else ())
-    raise ExecutiveError(f"unknown engine {name!r}: choose one of {', '.join(ENGINE_NAMES)}")
+    cls = getattr(importlib.import_module(kind.module), kind.cls)
+    if kind.server:
+        return cls(model=model, api_key=api_key, base_url=base_url)
+    if kind.name == "replay":
+        return cls(records if records is not None else ())
+    return cls()

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.engines.base import EngineError
 from agents.engines.per_role import aclose_engine, engine_from_spec
-from agents.engines.spec import EngineSpec
+from agents.engines.spec import SERVER_ENGINES, EngineSpec
 
 __all__ = ["EngineHealth", "EngineMonitor", "ListsModels", "check_engine", "check_engines"]
 
@@ -73,7 +73,7 @@ async def check_engine(spec: EngineSpec, roles: Sequence[str], *, timeout_s: flo
         "base_url": spec.base_url,
         "checked_at": time.time(),
     }
-    if spec.engine in ("rules", "replay"):
+    if spec.engine not in SERVER_ENGINES:  # the registry's: it asks no server
         return EngineHealth(**base, ok=True, latency_ms=None)
     try:
         engine = engine_from_spec(spec)

@@ -1,4 +1,10 @@
-"""Which engine answers which agent: the roles that call an engine and one engine's settings.
+"""Which engine answers which agent: the engine registry, the roles that call an engine and
+one engine's settings.
+
+``ENGINES`` is the one registry of engines (name, what it is, whether one role may be given
+it alone, whether it asks a server): the names, the CLI's choices and help, the run
+configuration's validation and ``make_engine`` all derive from it, so adding an engine is
+one entry here plus its class (``docs/extending.md``).
 
 ``EngineSpec`` is what a run configuration (``mission.config.RunConfig``), a
 configuration file and the CLI's ``--agent-engine ROLE=ENGINE[:MODEL][@URL]`` say about one
@@ -13,6 +19,8 @@ a configuration that gives them an engine is refused rather than recorded as if 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
@@ -21,12 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 __all__ = [
     "AGENT_ROLES",
     "DETERMINISTIC_ROLES",
+    "ENGINES",
+    "ENGINE_NAMES",
     "LIVE_ENGINES",
+    "SERVER_ENGINES",
     "AgentRole",
+    "EngineKind",
     "EngineName",
     "EngineSpec",
-    "LiveEngineName",
     "check_base_url",
+    "choices_text",
     "parse_agent_engine",
 ]
 
@@ -34,9 +46,66 @@ AgentRole = Literal["strategist", "allocator", "critic", "responder"]
 AGENT_ROLES: tuple[AgentRole, ...] = get_args(AgentRole)
 DETERMINISTIC_ROLES = ("coordinator", "route_optimizer")  # they ask no engine
 EngineName = Literal["rules", "anthropic", "openai", "replay"]
-# The engines a role may be given on its own (``replay`` answers a whole run from its trace).
-LiveEngineName = Literal["rules", "anthropic", "openai"]
-LIVE_ENGINES: tuple[LiveEngineName, ...] = get_args(LiveEngineName)
+
+
+@dataclass(frozen=True)
+class EngineKind:
+    """One engine of the registry: its class (loaded lazily: importing the registry never
+    imports an SDK), what it is, whether one role may be given it alone (``replay`` answers
+    a whole run from its trace) and whether it asks a server (a model, a URL, a key)."""
+
+    name: EngineName
+    summary: str
+    module: str
+    cls: str
+    per_role: bool
+    server: bool
+
+
+ENGINES: Mapping[EngineName, EngineKind] = {
+    k.name: k
+    for k in (
+        EngineKind(
+            "rules", "offline and deterministic", "agents.engines.rules", "RulesEngine", True, False
+        ),
+        EngineKind(
+            "anthropic",
+            "the Anthropic SDK",
+            "agents.engines.anthropic_engine",
+            "AnthropicEngine",
+            True,
+            True,
+        ),
+        EngineKind(
+            "openai",
+            "any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LiteLLM)",
+            "agents.engines.openai_engine",
+            "OpenAIEngine",
+            True,
+            True,
+        ),
+        EngineKind(
+            "replay",
+            "answers recorded in a trace",
+            "agents.engines.replay",
+            "ReplayEngine",
+            False,
+            False,
+        ),
+    )
+}
+# the Literal and the registry are one list: a name in one and not the other fails on import
+assert tuple(ENGINES) == get_args(EngineName), "agents.engines.spec: ENGINES != EngineName"
+ENGINE_NAMES: tuple[EngineName, ...] = tuple(ENGINES)
+# The engines a role may be given on its own, and those that ask a server.
+LIVE_ENGINES: tuple[EngineName, ...] = tuple(n for n, k in ENGINES.items() if k.per_role)
+SERVER_ENGINES: tuple[EngineName, ...] = tuple(n for n, k in ENGINES.items() if k.server)
+
+
+def choices_text(names: Iterable[str]) -> str:
+    """``"rules, anthropic or openai"``: a list of engine names as help and errors say it."""
+    items = list(names)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
 def check_base_url(url: str | None) -> str | None:
@@ -112,8 +181,8 @@ def parse_agent_engine(text: str) -> tuple[AgentRole, EngineSpec]:
         raise ValueError(f"{text!r}: the model after {engine}: is empty")
     if at and not url:
         raise ValueError(f"{text!r}: the server URL after @ is empty")
-    if engine == "rules" and (model or url):
-        raise ValueError(f"{text!r}: the rules engine takes no model or server")
+    if engine not in SERVER_ENGINES and (model or url):
+        raise ValueError(f"{text!r}: the {engine} engine takes no model or server")
     try:
         check_base_url(url or None)
     except ValueError as exc:

@@ -1,4 +1,5 @@
-"""Requests in words: coordinator -> (responder | what-if + responder | command | memory).
+"""Requests in words about a mission state, live or stored: the one dialogue pipeline
+(``agents.words.pipeline``) at a ``StateVenue``.
 
 Contract
 --------
@@ -38,24 +39,30 @@ Lifecycle
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from agents.context import MemoryLike
-from agents.coordinator import coordinate_state
-from agents.engines.base import Engine, canonical_json
-from agents.engines.base import input_hash as hash_parts
-from agents.responder import respond
+from agents.coordinator import CoordinatorDecision, coordinate_state
+from agents.engines.base import Engine
 from agents.responder.followups import follow_ups
+from agents.words.pipeline import (
+    PLAN_INTENTS,
+    Ground,
+    Reply,
+    Responder,
+    kept_orders,
+    order_lines,
+    run_words,
+)
 from agents.words.state import MissionState, from_executive
-from executive.contracts import AgentRunRecord, HumanCommand, TraceSink, new_id
+from executive.contracts import HumanCommand, TraceSink
 from executive.errors import ExecutiveError
 from planner.model import drone_label
 
-__all__ = ["answer", "make_asker"]
+__all__ = ["StateVenue", "answer", "make_asker"]
 
 DEFAULT_ITERATIONS = 2000  # agents.words.whatif's, without importing the planner for a question
 
@@ -78,17 +85,130 @@ def _memory_parts(memories) -> tuple[Callable[[], Iterable[MemoryLike]], Any]:
     return (lambda: items), None
 
 
-def _describe(constraints: dict[str, Any]) -> list[str]:
-    lines = [
-        f"move {m['target']} to {drone_label(m['to_drone'])}"
-        for m in constraints.get("moves") or []
-    ]
-    for drone, targets in (constraints.get("forbidden") or {}).items():
+def _describe(decision: CoordinatorDecision) -> list[str]:
+    c = decision.constraints
+    lines = [f"move {m.target} to {drone_label(m.to_drone)}" for m in c.moves]
+    for drone, targets in c.forbidden.items():
         if targets:
             lines.append(f"forbid {', '.join(targets)} for {drone_label(drone)}")
-    if constraints.get("required_targets"):
-        lines.append(f"require {', '.join(constraints['required_targets'])}")
+    if c.required_targets:
+        lines.append(f"require {', '.join(c.required_targets)}")
+    lines += [f"keep {km:g} km in reserve for {drone_label(d)}" for d, km in c.fuel_reserve.items()]
+    lines += [r.text for r in c.priority_rules]
+    for region in decision.regions:
+        lines.append(
+            f"({region['region']} of the area {region['box']}:"
+            f" {', '.join(region['targets']) or 'no open target'})"
+        )
     return lines
+
+
+@dataclass
+class StateVenue:
+    """A mission state as the pipeline's venue: live (``live``, the running executive:
+    commands apply to it, what-ifs plan from its world) or stored (``world``: the
+    re-executed world a what-if plans from)."""
+
+    state: MissionState
+    engine: Engine
+    sink: TraceSink
+    read_memories: Callable[[], Iterable[MemoryLike]]
+    store: Any
+    live: Any
+    world: Any
+    timeout_s: float
+    iterations: int
+    seed: int
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
+    def tick(self) -> int:
+        return self.state.tick
+
+    def memories(self) -> Iterable[MemoryLike]:
+        return self.read_memories()
+
+    def decide(self, text: str) -> CoordinatorDecision:
+        return coordinate_state(text, self.state)
+
+    async def about(self, reply: Reply) -> MissionState:
+        return self.state
+
+    async def ground(self, reply: Reply) -> Ground:
+        from agents.words.whatif import WhatIfError
+
+        if self.live is not None:
+            return Ground(self.state, self.live.sim.world, self.live.returning)
+        if self.world is not None or self.state.over:  # over: planned from the start
+            return Ground(self.state, self.world)
+        raise WhatIfError("what if: no world to plan from was given")
+
+    async def command(self, reply: Reply, respond: Responder) -> None:
+        decision, state = reply.decision, self.state
+        lines = _describe(decision)
+        what = "; ".join(lines) if lines else "replan the remainder from the checkpoints"
+        keep = decision.constraints.keep
+        if keep is not None:  # "do not recompute routes": answered from the plan in force
+            said = "do not recompute routes" if keep == "routes" else "keep the allocation"
+            if state.plan is None:
+                reply.errors.append(f"{said}: there is no plan yet (plan first?)")
+                reply.answer = f"Not applied: {said}: there is no plan yet — plan first?"
+                return
+            kept_orders(reply)
+            await respond(state)
+            reply.answer = (
+                f"Not replanned ({said}): the plan in force is kept as it is." + " " + reply.answer
+            )
+            return
+        if self.live is not None:
+            self.live.command(HumanCommand("REPLAN", reply.text, "operator"))
+            reply.applied = True
+            reply.answer = (
+                f"Applying at the next tick: {what}. The remainder is replanned"
+                " from the checkpoints with these constraints."
+            )
+        elif state.source == "stored":
+            reply.answer = (
+                f"Would apply: {what}. This is a stored run (tick {state.tick}):"
+                " nothing is replanned."
+            )
+            reply.not_honoured += [
+                f"{x}: a stored run: nothing is replanned" for x in order_lines(decision)
+            ]
+        else:
+            reply.answer = f"Would apply: {what} (no live executive was given: not applied)."
+            reply.not_honoured += [
+                f"{x}: no live executive: not applied" for x in order_lines(decision)
+            ]
+        if decision.warnings:
+            reply.answer += " Note: " + "; ".join(decision.warnings) + "."
+
+    def remember(self, reply: Reply) -> None:
+        memory = reply.decision.memory or {}
+        reply.memory = memory
+        if self.store is None:
+            reply.root_error = "no memory store"
+            reply.errors.append("memories cannot be stored here (no memory store)")
+            reply.answer = "Not stored: there is no memory store."
+            return
+        try:
+            saved = self.store.add(memory["kind"], memory["text"])
+        except ExecutiveError as exc:
+            reply.errors.append(str(exc))
+            reply.answer = f"Not stored: {exc}."
+        else:
+            reply.applied = True
+            reply.memory = saved.to_dict() if hasattr(saved, "to_dict") else memory
+            reply.answer = (
+                f"Stored {memory['kind']} #{getattr(saved, 'id', '?')}:"
+                f" {memory['text']} (injected into every agent prompt)."
+            )
+
+    def finish(self, reply: Reply) -> None:
+        return None
 
 
 async def answer(
@@ -109,228 +229,45 @@ async def answer(
     ``live`` is the running executive (commands apply to it; what-ifs plan from its world);
     for a stored state, ``world`` is the re-executed world it was read from.
     """
-    started = time.perf_counter()
     read_memories, store = _memory_parts(memories)
-    root = new_id()
-    decision = coordinate_state(text, state)  # an impossible command is refused here
-    intent = decision["intent"]
-    errors = list(decision["errors"])
+    venue = StateVenue(
+        state, engine, sink, read_memories, store, live, world, timeout_s, iterations, seed
+    )
+    reply = await run_words(text, venue)
+    decision, intent = reply.decision, reply.intent
     out: dict[str, Any] = {
-        "intent": intent,
-        "answer": "",
-        "numbers": [],
-        "agent_runs": [root],
-        "applied": False,
-        "errors": errors,
-        "warnings": list(decision["warnings"]),
+        "intent": str(intent),
+        "answer": reply.answer,
+        "numbers": reply.numbers,
+        "agent_runs": reply.agent_runs,
+        "applied": reply.applied,
+        "errors": reply.errors,
+        "warnings": reply.warnings,
         "run_id": state.run_id,
         "tick": state.tick,
     }
-    children: list[str] = []
-    root_error: str | None = None
-    whatif_result = None  # a what-if's planned difference, for the follow-ups
-
-    async def responder(question: str, whatif=None) -> None:
-        """Ask the responder (with the what-if result, if any); fill ``out`` from it."""
-        done = await respond(
-            question,
-            state,
-            engine=engine,
-            sink=sink,
-            memories=read_memories,
-            parent_run_id=root,
-            timeout_s=timeout_s,
-            whatif=whatif,
-        )
-        children.append(done.record.run_id)
-        out["answer"] = done.output.answer
-        out["numbers"] = [n.model_dump() for n in done.output.numbers]
-        out["ids"] = list(done.output.ids)
-        out["responder"] = {
-            "engine": done.record.engine,
-            "applied": done.applied,
-            "error": done.error,
-        }
-        if done.error is not None and done.error.startswith(("invalid", "malformed")):
-            out["warnings"].append(
-                f"the {done.record.engine} engine's answer was not used"
-                f" ({done.error}): the rules answer, from the state, is given instead"
-            )
-
-    if intent in ("question", "explain", "debug", "unknown"):
-        if intent == "unknown":
-            out["warnings"].append(
-                "not recognised as a question, command, what-if or memory:"
-                " answered as a question about the mission"
-            )
-        if errors:
-            out["answer"] = "Cannot answer: " + "; ".join(errors) + "."
-        else:
-            await responder(text)
-    elif intent == "what_if":
-        if errors:
-            out["answer"] = "Cannot plan this what-if: " + "; ".join(errors) + "."
-        else:
-            from agents.words.whatif import WhatIfError, read_budgets, what_if
-
-            decision["what_if"] = read_budgets(text, decision["what_if"])
-
-            t0 = time.perf_counter()
-            try:
-                if live is not None:
-                    world, not_planned = live.sim.world, live.returning
-                elif world is not None or state.over:  # over: planned from the start
-                    not_planned = None
-                else:
-                    raise WhatIfError("what if: no world to plan from was given")
-                result = await what_if(
-                    decision["what_if"],
-                    state,
-                    world=world,
-                    not_planned=not_planned,
-                    iterations=iterations,
-                    seed=seed,
-                )
-            except WhatIfError as exc:
-                errors.append(str(exc))
-                out["answer"] = f"Cannot plan this what-if: {str(exc).removeprefix('what if: ')}."
-                _emit_planning(
-                    sink, root, state, decision, None, t0, str(exc), iterations, seed, children
-                )
-            else:
-                _emit_planning(
-                    sink, root, state, decision, result, t0, None, iterations, seed, children
-                )
-                out["what_if"] = result.model_dump(mode="json")
-                whatif_result = result
-                await responder(text, result)
-    elif intent in ("reallocate", "replan", "plan"):
-        constraints = decision["constraints"]
-        out["constraints"] = constraints
-        out["regions"] = decision["regions"]
-        lines = _describe(constraints)
-        for region in decision["regions"]:
-            lines.append(
-                f"({region['region']} of the area {region['box']}:"
-                f" {', '.join(region['targets']) or 'no open target'})"
-            )
-        what = "; ".join(lines) if lines else "replan the remainder from the checkpoints"
-        if errors:
-            out["answer"] = "Not applied: " + "; ".join(errors) + "."
-        elif live is not None:
-            live.command(HumanCommand("REPLAN", text, "operator"))
-            out["applied"] = True
-            out["answer"] = (
-                f"Applying at the next tick: {what}. The remainder is replanned"
-                " from the checkpoints with these constraints."
-            )
-        elif state.source == "stored":
-            out["answer"] = (
-                f"Would apply: {what}. This is a stored run (tick {state.tick}):"
-                " nothing is replanned."
-            )
-        else:
-            out["answer"] = f"Would apply: {what} (no live executive was given: not applied)."
-        if decision["warnings"] and not errors:
-            out["answer"] += " Note: " + "; ".join(decision["warnings"]) + "."
+    if reply.responder is not None:
+        out["ids"] = reply.ids
+        out["responder"] = reply.responder
+    if intent in PLAN_INTENTS:
+        out["constraints"] = decision.constraints.model_dump(mode="json")
+        out["regions"] = decision.regions
         out["numbers"] = [
             {
                 "label": f"targets forbidden for {drone_label(d)}",
                 "value": float(len(ts)),
                 "unit": "",
             }
-            for d, ts in constraints["forbidden"].items()
+            for d, ts in decision.constraints.forbidden.items()
         ]
-    elif intent == "memory":
-        memory = decision["memory"]
-        out["memory"] = memory
-        if store is None:
-            root_error = "no memory store"
-            errors.append("memories cannot be stored here (no memory store)")
-            out["answer"] = "Not stored: there is no memory store."
-        else:
-            try:
-                saved = store.add(memory["kind"], memory["text"])
-            except ExecutiveError as exc:
-                errors.append(str(exc))
-                out["answer"] = f"Not stored: {exc}."
-            else:
-                out["applied"] = True
-                out["memory"] = saved.to_dict() if hasattr(saved, "to_dict") else memory
-                out["answer"] = (
-                    f"Stored {memory['kind']} #{getattr(saved, 'id', '?')}:"
-                    f" {memory['text']} (injected into every agent prompt)."
-                )
-    if errors and root_error is None:
-        root_error = "invalid: " + "; ".join(errors)
-    out["agent_runs"] = [root, *children]
-    out["follow_ups"] = follow_ups(text, state, intent=intent, whatif=whatif_result)
-    sink.emit(
-        AgentRunRecord(
-            run_id=root,
-            parent_run_id=None,
-            mission_run_id=state.run_id,
-            agent="coordinator",
-            engine="rules",
-            model=None,
-            input_hash=hash_parts(text, str(state.tick)),
-            input_size=len(text),
-            tokens_in=None,
-            tokens_out=None,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            raw_output=None,
-            validated_output=json.loads(canonical_json(decision)),
-            clamp_actions=(),
-            applied=bool(
-                out["applied"]
-                or (intent in ("question", "explain", "debug", "unknown", "what_if") and not errors)
-            ),
-            error=root_error,
-            tick=state.tick,
-        )
-    )
+    if reply.report is not None:
+        out["constraint_report"] = reply.report
+    if reply.what_if is not None:
+        out["what_if"] = reply.what_if.model_dump(mode="json")
+    if reply.memory is not None:
+        out["memory"] = reply.memory
+    out["follow_ups"] = follow_ups(text, state, intent=str(intent), whatif=reply.what_if)
     return out
-
-
-def _emit_planning(
-    sink, root, state, decision, result, t0, error, iterations, seed, children
-) -> None:
-    """The what-if's planning on the copy, as the route optimizer's trace row."""
-    run_id = new_id()
-    children.append(run_id)
-    summary = None
-    if result is not None:
-        summary = {
-            "changes": result.changes,
-            "points_current": result.current.points,
-            "points_control": result.control.points,
-            "points_changed": result.changed.points,
-            "diff": result.diff,
-            "routes": {d: f.targets for d, f in result.changed.drones.items()},
-        }
-    sink.emit(
-        AgentRunRecord(
-            run_id=run_id,
-            parent_run_id=root,
-            mission_run_id=state.run_id,
-            agent="route_optimizer",
-            engine="algorithmic",
-            model="team_search",
-            input_hash=hash_parts(
-                canonical_json(decision["what_if"]), str(state.tick), str(iterations), str(seed)
-            ),
-            input_size=len(canonical_json(decision["what_if"])),
-            tokens_in=None,
-            tokens_out=None,
-            duration_ms=(time.perf_counter() - t0) * 1000,
-            raw_output=None,
-            validated_output=json.loads(canonical_json(summary)) if summary else None,
-            clamp_actions=(),
-            applied=False,
-            error=error,
-            tick=state.tick,
-        )
-    )
 
 
 def make_asker(

@@ -54,6 +54,7 @@ from planner.constraints import (
     constrain_mission,
     constrain_problem,
     describe_constraints,
+    merge_constraints,
     parse_constraints,
 )
 from planner.edits import DisableDrone, Edit, RemoveSam, RemoveTarget, SetFuel, SetPriority
@@ -293,16 +294,6 @@ def _base_constraints(state: MissionState) -> dict[str, Any]:
     return {k: v for k, v in (state.constraints or {}).items() if k in keys and v}
 
 
-def _merge(base: OperatorConstraints, more: OperatorConstraints) -> OperatorConstraints:
-    forbidden = {k: list(v) for k, v in base.forbidden.items()}
-    for drone, targets in more.forbidden.items():
-        forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(targets))
-    moved = {m.target for m in more.moves}
-    moves = [m for m in base.moves if m.target not in moved] + list(more.moves)
-    required = list(dict.fromkeys([*base.required_targets, *more.required_targets]))
-    return OperatorConstraints(moves=moves, forbidden=forbidden, required_targets=required)
-
-
 def apply_changes(
     scenario: Scenario,
     changes: Sequence[Mapping[str, Any]],
@@ -390,7 +381,7 @@ def apply_changes(
                 raise WhatIfError(
                     f"what if: malformed constraints: {exc.errors()[0]['msg']}"
                 ) from None
-            constraints = _merge(constraints, more)
+            constraints = merge_constraints(constraints, more)
         else:
             raise WhatIfError(f"what if: unknown change {kind!r}")
     invalid.check()

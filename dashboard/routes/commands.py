@@ -19,10 +19,10 @@ import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
-from dashboard.edit_door import EditDoor
+from dashboard.edit_door import EditDoor, normal_edit
 from dashboard.errors import (
     ApiError,
     CommandRefused,
@@ -35,6 +35,14 @@ from dashboard.errors import (
 )
 from dashboard.live_view import LiveView
 from executive.bus import CMD, Bus
+from executive.bus.messages import (
+    CmdMessage,
+    CommandMessage,
+    EditMessage,
+    SpeedMessage,
+    StopMessage,
+    new_command_id,
+)
 from executive.contracts import DRONE_COMMANDS, HumanCommandKind
 from planner.edits import EDIT_OPS, parse_edit
 from planner.geo import GeoOrigin, localize_edit
@@ -98,6 +106,15 @@ class AskBody(_Body):
 
     question: str = Field(min_length=1, max_length=2000)
 
+    @field_validator("question")
+    @classmethod
+    def _has_words(cls, question: str) -> str:
+        # what the mission's host refuses (blank once stripped, control characters
+        # included) is refused here, with a 422, not left to time out unanswered
+        if not question.strip():
+            raise ValueError("the question is blank")
+        return question
+
 
 class LiveRun:
     """The run the dashboard mirrors, as something to send ``cmd`` messages to."""
@@ -125,10 +142,13 @@ class LiveRun:
                 headers={"Retry-After": "2"},
             )
 
-    def send(self, message: dict[str, Any]) -> dict[str, Any]:
+    def send(self, message: CmdMessage) -> dict[str, Any]:
         """Publish ``message`` on ``cmd``; the answer names what was sent and to which run."""
-        self.bus.publish(CMD, message)
-        return {"sent": message, "run_id": self.view.run_id}
+        if message.id is None:  # the command's one id, from here to the executive
+            message = message.model_copy(update={"id": new_command_id()})
+        wire = message.wire()
+        self.bus.publish(CMD, wire)
+        return {"sent": wire, "run_id": self.view.run_id}
 
 
 async def get_live_run(context: ContextDep) -> LiveRun:
@@ -174,11 +194,9 @@ async def command(body: CommandBody, run: LiveRunDep) -> dict[str, Any]:
     if problem is not None:
         status, path, why = problem
         raise CommandRefused(status, body.command, path, why)
-    message: dict[str, Any] = {"type": "command", "command": body.command, "source": "dashboard"}
-    if body.text:
-        message["text"] = body.text
-    if body.drone is not None:
-        message["drone"] = body.drone
+    message = CommandMessage(
+        command=body.command, text=body.text or None, drone=body.drone, source="dashboard"
+    )
     return run.send(message)
 
 
@@ -203,7 +221,7 @@ async def stop(body: StopBody, run: LiveRunDep) -> dict[str, Any]:
     live = run.view.run_id or run.bus.run_id
     if body.run_id != live:
         raise NotTheLiveRun(body.run_id, live)
-    return run.send({"type": "stop", "reason": "operator"})
+    return run.send(StopMessage(reason="operator"))
 
 
 def drone_problem(body: CommandBody, view: LiveView) -> tuple[int, str, str] | None:
@@ -278,6 +296,9 @@ async def edit(
             "invalid edit",
             [(at, what) for at, _, what in (p.partition(": ") for p in at_places)],
         )
+    raw, forms = normal_edit(raw)  # a target's "pos": [x, y] as the timeline takes it
+    if forms:
+        raise ApiError(422, "invalid edit", forms)
     try:
         parsed = parse_edit({**raw, "source": "operator"})
     except ValidationError as exc:
@@ -289,7 +310,7 @@ async def edit(
         raise ApiError(
             status, f"edit refused: {problem.message}", [(problem.path, problem.message)]
         )
-    out = run.send({"type": "edit", "edit": raw})
+    out = run.send(EditMessage(edit=raw))
     door.passed(parsed)
     out["edit"] = parsed.describe()
     return out
@@ -299,7 +320,7 @@ async def edit(
 async def speed(body: SpeedBody, run: LiveRunDep) -> dict[str, Any]:
     """Set the pace of the live run."""
     run.ensure_live()
-    return run.send({"type": "speed", "speed": body.speed})
+    return run.send(SpeedMessage(speed=body.speed))
 
 
 @router.post("/ask", summary="Ask the coordinator about the live mission; waits for the answer")

@@ -20,6 +20,12 @@ Produces
     ``nonce``. ``open(topic, raw)`` -> the payload without ``sig``, or raises ``Refused``
     naming why (``unsigned``, ``bad_signature``, ``not_json``); ``open_command`` also checks
     ``ts`` and ``nonce`` (``stale``, ``replayed``) and strips them.
+Cost before trust
+    A message as ``seal`` writes it (``sig`` last) is checked on its bytes, before it is
+    parsed: a forged or unsigned one is refused without parsing it. Another member order is
+    still accepted (parsed, then checked). Parsing is bounded: nesting too deep for the
+    parser (``'[' * 5000``) is ``not_json``, never a ``RecursionError``; so is anything that
+    is not UTF-8 JSON. Callers cap the size before calling (``executive.bus.mqtt``).
 
 Anyone holding the token can sign: the token is shared by the executive and its
 dashboards (symmetric), so it proves "one of ours", not "the executive"; the broker's ACLs
@@ -32,6 +38,7 @@ import hashlib
 import hmac
 import json
 import math
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -40,11 +47,13 @@ from typing import Any
 
 from pydantic import SecretStr
 
-__all__ = ["SIG", "Refused", "Signer", "canonical"]
+__all__ = ["SIG", "Refused", "Signer", "canonical", "loads"]
 
 SIG = "sig"
 _CONTEXT = b"isr-mqtt-v1"
 _MAX_NONCES = 100_000  # remembered command nonces; older ones also age out with max_age_s
+# how seal() ends a message: the signature as the last member
+_SEALED_TAIL = re.compile(rb',?"sig":"([0-9a-f]{64})"\}$')
 
 
 class Refused(Exception):
@@ -74,6 +83,17 @@ def canonical(payload: dict[str, Any]) -> bytes:
     return json.dumps(
         payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=_json_default
     ).encode()
+
+
+def loads(raw: bytes | bytearray | str) -> Any:
+    """``json.loads`` that fails as ``ValueError`` only: bad UTF-8, bad JSON and nesting too
+    deep for the parser (a ``RecursionError`` otherwise) alike."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8: {exc.reason}") from None
 
 
 class Signer:
@@ -109,11 +129,13 @@ class Signer:
         tail = f'"{SIG}":"{self._mac(topic, body)}"}}'.encode()
         return body[:-1] + (b"," if len(body) > 2 else b"") + tail
 
-    def seal_command(self, topic: str, payload: dict[str, Any]) -> bytes:
-        """A command signed for ``topic`` with a fresh ``ts`` and ``nonce``."""
-        return self.seal(
-            topic, {**payload, "ts": round(self._clock(), 3), "nonce": secrets.token_hex(8)}
-        )
+    def seal_command(
+        self, topic: str, payload: dict[str, Any], *, sender: str | None = None
+    ) -> bytes:
+        """A command signed for ``topic`` with a fresh ``ts`` and ``nonce`` (and ``by``, the
+        sender's name, when given: the executive rate-limits each sender)."""
+        fresh = {"ts": round(self._clock(), 3), "nonce": secrets.token_hex(8)}
+        return self.seal(topic, {**payload, **fresh, **({"by": sender} if sender else {})})
 
     # ----- in --------------------------------------------------------------------------
 
@@ -122,9 +144,28 @@ class Signer:
 
         Raises ``Refused`` (``not_json``, ``unsigned``, ``bad_signature``).
         """
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+        sealed = _SEALED_TAIL.search(data, max(0, len(data) - 80))  # the tail only
+        if sealed is not None:  # as seal() wrote it: check the bytes, parse only if genuine
+            body = data[: sealed.start()] + b"}"
+            if not hmac.compare_digest(sealed.group(1).decode(), self._mac(topic, body)):
+                raise Refused(
+                    "bad_signature", "bad signature (another control token, or altered on the way)"
+                )
+            try:
+                payload = loads(body)
+            except ValueError:
+                raise Refused("not_json", "not a JSON object") from None
+            if not isinstance(payload, dict):
+                raise Refused("not_json", "not a JSON object")
+            return payload
+        if b'"sig"' not in data:  # nothing to check: refused unparsed
+            if data.lstrip()[:1] != b"{":
+                raise Refused("not_json", "not a JSON object")
+            raise Refused("unsigned", f"unsigned (no {SIG!r} member)")
         try:
-            payload = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            payload = loads(data)
+        except ValueError:
             raise Refused("not_json", "not a JSON object") from None
         if not isinstance(payload, dict):
             raise Refused("not_json", "not a JSON object")

@@ -2,7 +2,10 @@
 
 Every topic lives under ``isr/<run_id>/`` on MQTT; the in-process bus uses the bare names.
 Payloads are JSON objects (``dict``); the executive publishes, dashboards subscribe, and
-commands come back on ``cmd``.
+commands come back on ``cmd``. The models of these messages are in
+``executive.bus.messages`` (their JSON Schemas: ``docs/schemas/bus/``). On MQTT each
+out-topic message also carries an envelope (``_bus``: ``messages.Envelope``), and a
+command an ``id`` (applied once), ``ts``, ``nonce`` and ``by`` (``executive.bus.signing``).
 
 ==============  ====  ========  ==========================================================
 topic           QoS   retained  payload

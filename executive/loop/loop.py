@@ -520,9 +520,11 @@ class Executive:
         kind = command.kind
         rounds = self.rounds
         said = {"command": kind, "text": command.text, "source": command.source}
-        self.recorder.event(
-            tick, "HUMAN_COMMAND", said | ({"drone": command.drone} if command.drone else {})
-        )
+        if command.drone:
+            said["drone"] = command.drone
+        if command.id:
+            said["id"] = command.id
+        self.recorder.event(tick, "HUMAN_COMMAND", said)
         if command.drone is not None or kind in DRONE_COMMANDS:
             return self._one_drone(command)
         if kind in ("CUT", "REPLAN"):
@@ -648,23 +650,8 @@ class Executive:
             )
             return False
         added = verdict.constraints
-        # the last word wins: a target moved again, or now forbidden to the drone it was
-        # moved to, loses its earlier move (never both T5->2 and T5->1 in force)
-        moved = {m.target for m in added.moves}
-        banned = {(d, t) for d, ts in added.forbidden.items() for t in ts}
-        kept = [
-            m
-            for m in self.constraints.moves
-            if m.target not in moved and (m.to_drone, m.target) not in banned
-        ]
-        forbidden = {
-            d: [t for t in ts if not any(m.target == t and m.to_drone == d for m in added.moves)]
-            for d, ts in self.constraints.forbidden.items()
-        }
-        current = self.constraints.model_copy(
-            update={"moves": kept, "forbidden": {d: ts for d, ts in forbidden.items() if ts}}
-        )
-        self.constraints = merge_constraints(current, added)
+        # the last word wins (never both T5->2 and T5->1 in force): planner.constraints' merge
+        self.constraints = merge_constraints(self.constraints, added)
         self.instruction = text
         # each event carries its own copies: what this command added, what it refused or
         # replaced, and the constraints in force after it (a later command never shows here)
@@ -688,6 +675,9 @@ class Executive:
         recorder = self.recorder
         for event in result.events:
             recorder.event(result.tick, event.kind, event.model_dump(mode="json"))
+            if isinstance(event, EditApplied) and event.edit.change.scope == "environment":
+                # seed 000 §8's ENV_EDITS (a public event: a hidden edit is a truth event)
+                recorder.event(result.tick, "ENV_EDITS", {"edits": [event.edit.describe()]})
             self._react(event)
         for event in result.truth_events:  # hidden things: traces only
             recorder.truth_event(result.tick, event.kind, event.model_dump(mode="json"))

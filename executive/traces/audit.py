@@ -1,7 +1,8 @@
 """Audits of a traced run: what must never happen, checked from its records alone.
 
 * ``lost_to_known_sams``: drones lost inside a SAM the executive knew about before the loss
-  (announced by an edit, revealed, or detected by a drone's sensors): safety failures.
+  (on the map from the start, announced by an edit, revealed, or detected by a drone's
+  sensors): safety failures.
 * ``unapproved_commits``: in review mode, commits that fly something the operator did not
   approve: committed without an approval, or with other targets than the approved draft's
   (beyond those collected by the commit's cut).
@@ -31,12 +32,16 @@ from planner.edits import (
     SetPriority,
 )
 
-__all__ = ["lost_to_known_sams", "unapproved_commits"]
+__all__ = ["initial_sams", "lost_to_known_sams", "unapproved_commits"]
 
 
-def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
-    """Drones lost to a SAM that was known at an earlier tick than the loss."""
-    known: dict[str, int] = {}
+def lost_to_known_sams(
+    records: Iterable[TraceRecord], initially_known: Iterable[str] = ()
+) -> list[str]:
+    """Drones lost to a SAM that was known at an earlier tick than the loss;
+    ``initially_known``: the SAMs on the map from the start (``initial_sams``), known
+    before the first tick."""
+    known: dict[str, int | float] = dict.fromkeys(initially_known, -math.inf)
     lost: list[str] = []
     for r in records:
         if not isinstance(r, EventRecord):
@@ -53,6 +58,14 @@ def lost_to_known_sams(records: Iterable[TraceRecord]) -> list[str]:
         ):
             lost.append(p["drone"])
     return lost
+
+
+def initial_sams(scenario: Any) -> list[str]:
+    """The ids of the SAMs on a scenario's map from the start (its JSON or its model): known
+    to the executive before the first tick (hidden SAMs come by the timeline)."""
+    if isinstance(scenario, dict):
+        return [str(s["id"]) for s in (scenario.get("environment") or {}).get("sams") or []]
+    return [s.id for s in scenario.environment.sams]
 
 
 def _made_known(data: Any) -> str | None:

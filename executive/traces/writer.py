@@ -10,7 +10,8 @@ full, so nothing is dropped.
 
 Nothing is lost silently. A batch the store refuses is retried with back-off (50 ms
 doubling to 2 s) for as long as the store has been failing less than ``retry_s``; after
-that each batch is tried once and, refused, given up. Whatever is not stored (dropped from
+that the store is tried once every 2 s, and the batches it refuses (or that come between
+two tries) are given up. Whatever is not stored (dropped from
 a full queue, given up, or still queued when ``close`` stops waiting) is counted in
 ``loss`` per table with its tick ranges (``executive.traces.loss``); ``dropped`` is the
 total. No local spool file: the bounded queue is the buffer while the store is down. A
@@ -53,6 +54,8 @@ from executive.traces.loss import TraceLoss
 __all__ = ["TraceWriter"]
 
 log = logging.getLogger(__name__)
+
+_PROBE_S = 2.0  # past its retries, a store that refuses is tried once every 2 s
 
 _TABLE = {
     C.InputRecord: S.inputs,
@@ -108,6 +111,7 @@ class TraceWriter:
         self.retry_s = retry_s
         self._failing_since: float | None = None  # monotonic: the store's first refusal
         self._said = -1e9  # monotonic: when losses were last logged
+        self._next_try = 0.0  # monotonic: past its retries, when the store is tried again
         self._inflight: list[C.TraceRecord] = []  # the batch being written
         self._closed_out = False  # close() counted what was left: the thread counts nothing
         self.heartbeat_s = heartbeat_s
@@ -235,6 +239,9 @@ class TraceWriter:
         row it rejects) is written row by row, so one bad row costs only itself."""
         delay = 0.05
         while True:
+            if self._given_up_on_store():
+                self._lose(records, None)  # down past its retries: no wait per batch
+                return
             try:
                 self._write(records)
             except Exception as exc:
@@ -247,6 +254,7 @@ class TraceWriter:
                     self._failing_since = now
                     log.warning("trace store refused a batch, retrying: %s", _reason(exc))
                 if self._give_up.is_set() or now - self._failing_since >= self.retry_s:
+                    self._next_try = now + _PROBE_S
                     self._lose(records, exc)
                     return
                 self._give_up.wait(delay)
@@ -258,6 +266,14 @@ class TraceWriter:
             self.written += len(records)
             return
 
+    def _given_up_on_store(self) -> bool:
+        """Past its retries the store is tried again once every ``_PROBE_S`` seconds; the
+        batches between are counted as lost at once, so a store that stays down (each try
+        may wait out a lock) never holds the run's end for minutes."""
+        if self._failing_since is None:
+            return False
+        return time.monotonic() < self._next_try
+
     def _row_by_row(self, records: list[C.TraceRecord], exc: Exception) -> None:
         log.warning("trace batch refused (%s): writing it row by row", _reason(exc))
         for record in records:
@@ -268,7 +284,7 @@ class TraceWriter:
                 self.errors += 1
                 self._lose([record], one)
 
-    def _lose(self, records: list[C.TraceRecord], exc: Exception) -> None:
+    def _lose(self, records: list[C.TraceRecord], exc: Exception | None) -> None:
         with self._cond:
             if self._closed_out:
                 return  # close() has counted them already
@@ -280,7 +296,7 @@ class TraceWriter:
         log.error(
             "trace store: %d record(s) not stored (%s); %d lost so far",
             len(records),
-            _reason(exc),
+            _reason(exc) if exc is not None else "the store is down",
             self.loss.total,
         )
 

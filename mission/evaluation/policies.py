@@ -14,9 +14,22 @@ if TYPE_CHECKING:
     from executive.loop import Executive
     from sim import TickResult
 
-__all__ = ["ITERATIONS", "POLICIES", "EvalTask", "accept_after", "config_for"]
+__all__ = [
+    "ITERATIONS",
+    "OLD_NAMES",
+    "POLICIES",
+    "REFERENCES",
+    "EvalTask",
+    "accept_after",
+    "config_for",
+]
 
-POLICIES = ("auto", "review-accept-30s", "no-replan", "oracle")
+# The last two are references, not policies a mission could fly: the plan made with the whole
+# timeline known at t = 0 as if it all held from the start (the old "oracle"; not an upper
+# bound), and the clairvoyant plan, made knowing every event and its time (planner.clairvoyant).
+POLICIES = ("auto", "review-accept-30s", "no-replan", "full-knowledge-t0", "clairvoyant")
+REFERENCES = ("full-knowledge-t0", "clairvoyant")
+OLD_NAMES = {"oracle": "full-knowledge-t0"}  # how runs stored before the rename are labelled
 ITERATIONS = 1500  # the planner's budget per round: as fast as possible, reproducible
 
 
@@ -46,7 +59,7 @@ def config_for(task: EvalTask) -> RunConfig:
         raise ValueError(f"unknown policy {task.policy!r}; choose from {', '.join(POLICIES)}")
     policy = Policy(
         batch_iterations=ITERATIONS,
-        replan=task.policy not in ("no-replan", "oracle"),
+        replan=task.policy not in ("no-replan", *REFERENCES),
         commit="review" if task.policy.startswith("review") else "auto",
     )
     labels = {"suite": task.suite, "mission": task.mission, "policy": task.policy}
@@ -57,9 +70,10 @@ def config_for(task: EvalTask) -> RunConfig:
         labels=labels,
         batch_key=task.key,
         policy=policy,
-        oracle=task.policy == "oracle",
+        oracle=task.policy == "full-knowledge-t0",
+        clairvoyant=task.policy == "clairvoyant",
         seed=task.seed,
-        agents=task.agents and task.policy not in ("no-replan", "oracle"),
+        agents=task.agents and task.policy not in ("no-replan", *REFERENCES),
         engine=task.engine,  # checked by RunConfig
         trace_url=task.trace_url,
         lessons=(),  # each run on its own: no run's prompts depend on the batch's order

@@ -10,6 +10,7 @@ from typing import Any
 from executive.traces.batch import before_flying
 from mission.evaluation.policies import EvalTask, accept_after, config_for
 from mission.session import run_mission
+from planner.clairvoyant import upper_bound
 from planner.scenario import load_scenario
 
 __all__ = ["run_one"]
@@ -36,6 +37,9 @@ def run_one(task: EvalTask) -> dict[str, Any]:
                 "stored": True,
             }
     scenario = load_scenario(task.path)
+    if task.policy == "clairvoyant":  # its bound goes with it: the report shows the gap
+        bound = f"{upper_bound(scenario):.3f}"
+        config = config.model_copy(update={"labels": {**config.labels, "bound": bound}})
     hook = (lambda ex: accept_after(ex, 30.0)) if task.policy == "review-accept-30s" else None
     report = asyncio.run(run_mission(scenario, config, on_executive=hook))
     if report is None:

@@ -14,7 +14,10 @@ Consumes (bus topic ``cmd``)
     ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``; ``{"type": "stop", "reason":
     ...}`` -> ``Executive.stop`` (the mission ends after this tick). ``command`` may name a
     ``drone`` (RETURN, HOLD, RESUME of one drone). A malformed message becomes a
-    ``CMD_REJECTED`` event naming what is wrong; it never stops the run.
+    ``CMD_REJECTED`` event naming what is wrong; it never stops the run. A message with an
+    ``id`` (given at the door that accepted it) is applied once: the same id again (a
+    requeue after a lost link, re-signed) is ignored and counted in ``duplicates``; a
+    command's id is traced in its ``HUMAN_COMMAND`` event.
 Produces (bus topics)
     ``telemetry`` every tick and ``events`` / ``plan`` (through the executive's publish hook),
     ``agents`` (each agent run record, through ``BusSink``), ``scene`` (retained: the whole
@@ -33,10 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -61,6 +66,21 @@ __all__ = ["BusSink", "MissionHost"]
 log = logging.getLogger(__name__)
 
 _TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
+
+_IDS_KEPT = 100_000  # command ids remembered (a duplicate comes within seconds)
+_ID_CHARS = 64  # the longest command id (executive.bus.messages: a uuid4 hex is 32)
+_ECHO_CHARS = 2000  # of a rejected command shown in its CMD_REJECTED event, at most
+
+
+def _echo(message: Any) -> Any:
+    """What a ``CMD_REJECTED`` event shows of a rejected message: a small object as it is,
+    anything else as a short excerpt (never the whole of a big payload)."""
+    if isinstance(message, dict):
+        text = json.dumps(message, default=str)
+        return message if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "..."
+    text = message if isinstance(message, str) else repr(message)
+    return text[:_ECHO_CHARS] + ("..." if len(text) > _ECHO_CHARS else "")
+
 
 Asker = Callable[[str, "MissionHost"], Awaitable[dict[str, Any]]]
 
@@ -119,6 +139,8 @@ class MissionHost:
         self._drawing: asyncio.Future[dict[str, Any]] | None = None  # a scene drawn off the tick
         self._asks: set[asyncio.Task[None]] = set()
         self.rejected = 0
+        self.duplicates = 0  # commands received again under an id already applied
+        self._seen_ids: OrderedDict[str, None] = OrderedDict()
         executive.watch(publish=self._publish, on_tick=self._on_tick)
 
     # ----- out -------------------------------------------------------------------------
@@ -223,6 +245,19 @@ class MissionHost:
         """Apply one ``cmd`` message; returns why it was rejected, or None."""
         if not isinstance(message, dict):
             return self._reject(message, "a command message must be a JSON object")
+        command_id = message.get("id")
+        if isinstance(command_id, str) and len(command_id) > _ID_CHARS:
+            return self._reject(message, f"$.id: at most {_ID_CHARS} characters")
+        if isinstance(command_id, str) and command_id:
+            if command_id in self._seen_ids:  # sent again (a requeue, a retry): done already
+                self.duplicates += 1
+                log.info("command %s received again: applied once, ignored now", command_id)
+                return None
+            self._seen_ids[command_id] = None
+            while len(self._seen_ids) > _IDS_KEPT:
+                self._seen_ids.popitem(last=False)
+        else:
+            command_id = None
         kind = message.get("type")
         ex = self.executive
         if kind == "command":
@@ -240,7 +275,7 @@ class MissionHost:
             if drone is None and command in DRONE_COMMANDS:
                 return self._reject(message, f"$.drone: {command} needs the drone's id")
             source = str(message.get("source") or "operator")
-            ex.command(HumanCommand(command, text, source, drone))
+            ex.command(HumanCommand(command, text, source, drone, command_id))
         elif kind == "stop":
             # the operator ends the mission now (a fork's Stop, a dashboard idle too long)
             reason = str(message.get("reason") or "operator")
@@ -301,7 +336,7 @@ class MissionHost:
                 "tick": tick,
                 "kind": "CMD_REJECTED",
                 "reason": reason,
-                "message": message if isinstance(message, dict) else str(message),
+                "message": _echo(message),
             },
         )
         return reason

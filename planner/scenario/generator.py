@@ -70,6 +70,13 @@ class SuiteSpec(BaseModel):
     # planner's budget and seed here must match the runs' (isr eval: 1500 iterations, seed 0).
     iterations: int = Field(1500, ge=50, le=20_000)
     plan_seed: int = Field(0, ge=0, le=2**32 - 1)
+    # Harder suites: each drone's fuel budget drawn from this span (multiples of ``size``);
+    # how many disruptions each mission gets (above 1: distinct classes drawn per mission,
+    # labelled "N disruptions"); and how late they come (0: as above; f: each drawn share
+    # of the way round moved f of the rest of the way towards the end).
+    fuel: tuple[float, float] = Field((1.4, 2.4), strict=False)
+    per_mission: Span = Field((1, 1), strict=False)
+    late: float = Field(0.0, ge=0.0, lt=1.0)
 
     @model_validator(mode="after")
     def _spans(self) -> SuiteSpec:
@@ -82,6 +89,15 @@ class SuiteSpec(BaseModel):
                 raise ValueError(
                     f"{name}: {lo}..{hi} must be a range within {floor}..{ceiling}, low first"
                 )
+        if not 0.2 <= self.fuel[0] <= self.fuel[1] <= 10.0:
+            raise ValueError(
+                f"fuel: {self.fuel[0]}..{self.fuel[1]} must be within 0.2..10, low first"
+            )
+        if not 1 <= self.per_mission[0] <= self.per_mission[1] <= 3:
+            raise ValueError(
+                f"per_mission: {self.per_mission[0]}..{self.per_mission[1]} must be within 1..3, "
+                "low first"
+            )
         return self
 
 
@@ -142,7 +158,7 @@ def _environment(spec: SuiteSpec, rng: np.random.Generator) -> dict[str, Any]:
                 {pick[int(rng.integers(0, len(pick)))], "A" if "A" in types else pick[0]}
             )
         drones[str(k + 1)] = {
-            "fuelBudget": round(float(rng.uniform(1.4, 2.4) * size), 1),
+            "fuelBudget": round(float(rng.uniform(*spec.fuel) * size), 1),
             "home_airport": f"A{k % len(airports) + 1}",
             "accessibleTargets": sensors,
         }
@@ -188,6 +204,11 @@ class _Plan:
     solution: Solution
     speed: float
     size: float
+    late: float = 0.0
+
+    def later(self, frac: float) -> float:
+        """A drawn share of the way round, moved ``late`` of the rest towards the end."""
+        return frac + self.late * (1.0 - frac)
 
     def flying(self) -> list[str]:
         """Drones with a route of two targets or more, longest first."""
@@ -234,7 +255,7 @@ class _Plan:
 def _popup_sam(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     for drone in plan.flying()[:3] * 4:
         path = plan.solution.routes[drone].path or []
-        x, y = _along(path, float(rng.uniform(0.4, 0.6)))
+        x, y = _along(path, plan.later(float(rng.uniform(0.4, 0.6))))
         r = float(rng.uniform(0.02, 0.04) * plan.size)
         if plan.clear(x, y, r, 1.0):
             return [
@@ -249,7 +270,7 @@ def _lost_drone(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
         return []
     routes = plan.solution.routes
     drone = max(flying, key=lambda d: routes[d].total_points)
-    t = float(rng.uniform(0.3, 0.6)) * routes[drone].distance / plan.speed
+    t = plan.later(float(rng.uniform(0.3, 0.6))) * routes[drone].distance / plan.speed
     return [{"t": round(t, 1), "op": "disable_drone", "drone": drone}]
 
 
@@ -309,7 +330,7 @@ def _new_target(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     point = _far_point(plan, rng)
     if point is None:
         return []
-    t = float(rng.uniform(0.2, 0.5)) * _mission_time(plan)
+    t = plan.later(float(rng.uniform(0.2, 0.5))) * _mission_time(plan)
     x, y = point
     return [
         {
@@ -332,7 +353,7 @@ def _moved_target(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]
         if not late or point is None:
             continue
         target = late[int(rng.integers(0, len(late)))]
-        t = float(rng.uniform(0.2, 0.4)) * route.distance / plan.speed
+        t = plan.later(float(rng.uniform(0.2, 0.4))) * route.distance / plan.speed
         return [
             {
                 "t": round(max(t, 1.0), 1),
@@ -351,7 +372,7 @@ def _fuel_leak(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
         return []
     drone = flying[0]
     route = plan.solution.routes[drone]
-    t = float(rng.uniform(0.3, 0.4)) * route.distance / plan.speed
+    t = plan.later(float(rng.uniform(0.3, 0.4))) * route.distance / plan.speed
     budget = plan.scenario.drone_configs[drone].fuel_budget
     left = budget - t * plan.speed
     # A leak that leaves too little to reach an airport tests nothing (every policy, the
@@ -369,8 +390,8 @@ def _sam_moves(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
         return []
     for drone in plan.flying()[:3] * 4:  # a few draws per drone: either way round must be clear
         route = plan.solution.routes[drone]
-        t = float(rng.uniform(0.2, 0.35)) * route.distance / plan.speed
-        x, y = _along(route.path or [], float(rng.uniform(0.6, 0.8)))
+        t = plan.later(float(rng.uniform(0.2, 0.35))) * route.distance / plan.speed
+        x, y = _along(route.path or [], plan.later(float(rng.uniform(0.6, 0.8))))
         sam = sams[int(rng.integers(0, len(sams)))]
         r = min(sam.range, 0.04 * plan.size)
         if plan.clear(x, y, r, t):
@@ -425,7 +446,9 @@ def generate_mission(spec: SuiteSpec, index: int) -> Generated:
     solution = plan_mission(
         mission, seconds=None, iterations=spec.iterations, seed=spec.plan_seed
     ).solution
-    plan = _Plan(scenario, solution, spec.speed, spec.size)
+    plan = _Plan(scenario, solution, spec.speed, spec.size, spec.late)
+    if spec.per_mission != (1, 1):
+        return _several(spec, index, data, plan, rng, float(solution.total_points))
     wanted = spec.disruptions[index % len(spec.disruptions)]
     order = [wanted] + [k for k in spec.disruptions if k != wanted]
     for kind in order:
@@ -436,3 +459,43 @@ def generate_mission(spec: SuiteSpec, index: int) -> Generated:
             placed = [f"{e['op']}:{e.get('id') or e.get('drone')}" for e in edits]
             return Generated(index, data, kind, placed, float(solution.total_points))
     return Generated(index, data, None, [], float(solution.total_points))
+
+
+def _several(
+    spec: SuiteSpec,
+    index: int,
+    data: dict[str, Any],
+    plan: _Plan,
+    rng: np.random.Generator,
+    planned: float,
+) -> Generated:
+    """Mission ``index`` with ``spec.per_mission`` disruptions of distinct classes, each
+    placed against the first plan; at most one SAM class, and its SAM first (as a combo)."""
+    singles: list[str] = [k for k in spec.disruptions if k != "combo"] or [*_SINGLE]
+    want = int(rng.integers(spec.per_mission[0], spec.per_mission[1] + 1))
+    order = [singles[int(i)] for i in rng.permutation(len(singles))]
+    edits: list[dict[str, Any]] = []
+    kinds: list[str] = []
+    for kind in order:
+        if len(kinds) == want:
+            break
+        if kind in _SAM_CLASSES and any(k in _SAM_CLASSES for k in kinds):
+            continue
+        placed = _PLACE[kind](plan, rng)
+        if placed:
+            kinds.append(kind)
+            edits += placed
+    if not edits:
+        return Generated(index, data, None, [], planned)
+    sam_t = [e["t"] for e in edits if e["op"] in ("add_sam", "move_sam")]
+    if sam_t:  # the SAM first: what follows was placed on drones the SAM has not moved
+        after = max(sam_t) + 1.0
+        edits = [
+            e if e["op"] in ("add_sam", "move_sam") else {**e, "t": max(e["t"], after)}
+            for e in edits
+        ]
+    data["timeline"] = sorted(edits, key=lambda e: e["t"])
+    parse_scenario(data, f"{spec.name}[{index}]")  # still a valid scenario
+    placed_ids = [f"{e['op']}:{e.get('id') or e.get('drone')}" for e in data["timeline"]]
+    label = f"{len(kinds)} disruptions" if len(kinds) > 1 else kinds[0]
+    return Generated(index, data, label, placed_ids, planned)

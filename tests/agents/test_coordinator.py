@@ -26,7 +26,6 @@ from executive.loop import Executive
 from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.traces.sinks import ListSink
-from planner.constraints import parse_constraints
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
@@ -36,15 +35,17 @@ DRONES = list(SCENARIO.drone_configs)  # "1", "2", "3"
 
 
 def decide(text: str, **kw) -> dict:
-    return coordinate_environment(text, ENV, DRONES, **kw)
+    return coordinate_environment(text, ENV, DRONES, **kw).model_dump(mode="json")
 
 
 def constraints_of(text: str) -> dict:
-    d = decide(text)
+    typed = coordinate_environment(text, ENV, DRONES)
+    d = typed.model_dump(mode="json")
     assert d["intent"] == "reallocate", d
     assert d["errors"] == [], d["errors"]
-    parse_constraints(planner_constraints(d))  # the shape the planning round accepts
-    return planner_constraints(d)
+    out = planner_constraints(typed).model_dump(mode="json")
+    assert out.pop("fuel_reserve") == {}  # these commands keep no reserve
+    return out
 
 
 # ----------------------------------------------------------------------------- intents
@@ -251,17 +252,17 @@ def test_the_executive_verdict_carries_the_refusals_and_the_replaced_orders_type
     replacing = coordinate_environment("move T5 to D3", ENV, DRONES, in_force=in_force)
     for decision in (refused, replacing):
         verdict = verdict_of(decision)
-        assert [r.model_dump(mode="json") for r in verdict.refused] == decision["refused"]
-        assert [r.model_dump(mode="json") for r in verdict.replaced] == decision["replaced"]
+        assert list(verdict.refused) == decision.refused
+        assert list(verdict.replaced) == decision.replaced
     assert verdict_of(refused).refused[0].reason == "sensor"
     assert verdict_of(refused).constraints.empty
     assert verdict_of(replacing).replaced  # the move to D2 in force is replaced
 
 
 def test_bare_ids_work_without_positions_but_a_region_then_is_an_error():
-    d = coordinate("move T5 to D1", ["T5"], ["1"])
+    d = coordinate("move T5 to D1", ["T5"], ["1"]).model_dump(mode="json")
     assert d["constraints"]["moves"] == [{"target": "T5", "to_drone": "1"}]
-    d = coordinate("keep D1 out of the north", ["T5"], ["1"])
+    d = coordinate("keep D1 out of the north", ["T5"], ["1"]).model_dump(mode="json")
     assert any("positions are not known" in e for e in d["errors"])
 
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from agents.coordinator import (
     CoordinatorDecision,
-    coordinate_environment,
-    coordinate_scenario,
     fleet_from_scenario,
 )
+from agents.coordinator import coordinate_environment as _environment
+from agents.coordinator import coordinate_scenario as _scenario
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
 from agents.words.ask import answer
@@ -28,6 +28,15 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 SCENARIO = load_scenario(SCENARIOS / "new_target.json")  # D1 senses A, B; D2 B, C; D3 all
+
+
+def coordinate_scenario(*args, **kw) -> dict:
+    """The typed decision as its JSON (the shape ``coordinator_decision`` is posted in)."""
+    return _scenario(*args, **kw).model_dump(mode="json")
+
+
+def coordinate_environment(*args, **kw) -> dict:
+    return _environment(*args, **kw).model_dump(mode="json")
 
 
 def _with_fuel(drone: str, fuel: float) -> Scenario:
@@ -57,6 +66,10 @@ def test_the_decision_has_the_seeds_shape():
         "required_targets",
         "forbidden_targets",
         "fixed_endpoints",
+        # beyond the seed: the orders issue 25 adds, typed
+        "fuel_reserve",
+        "priority_rules",
+        "keep",
     }
     assert d["constraints"]["fixed_endpoints"] == {"1": "A1", "2": "A2", "3": "A1"}
     stages = [(e["stage"], e["event"]) for e in d["trace_events"]]
@@ -68,7 +81,7 @@ def test_preferences_set_the_policy_and_a_question_skips_the_solver():
     d = coordinate_scenario("Which drone has the most fuel margin?", SCENARIO, prefs)
     assert d["intent"] == "question" and d["explanation_only"]
     policy = d["policy"]
-    assert policy["skip_solver"] and not policy["allow_solver"]
+    assert not policy["allow_solver"] and policy["skip_allocation"]
     assert policy["allocation_strategy"] == "balanced"
     assert policy["post_opt"]["crossing_removal"] is False
 

@@ -103,7 +103,7 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         "eval",
         str(suite),
         "--policies",
-        "auto,no-replan,oracle",
+        "auto,no-replan,full-knowledge-t0",
         "--db",
         url,
         "--no-agents",
@@ -142,9 +142,10 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         assert all(r["status"] == "ended" for r in stored)
         assert len({(r["config"] or {}).get("batch_key") for r in stored}) == 12
         assert all(lab["suite"] == "ev" for lab in labels)
-        assert {lab["policy"] for lab in labels} == {"auto", "no-replan", "oracle"}
+        assert {lab["policy"] for lab in labels} == {"auto", "no-replan", "full-knowledge-t0"}
         everything = {(f["policy"], f["disruption"]): f for f in out["figures"]}
-        assert everything[("oracle", "all")]["share_mean"] == 1.0
+        assert everything[("full-knowledge-t0", "all")]["share_mean"] == 1.0
+        assert everything[("auto", "all")]["reference"] == "full-knowledge-t0"  # no clairvoyant
         assert everything[("auto", "all")]["runs"] == 4
         assert all(f["lost_known"] == 0 for f in out["figures"])
         again = runner.invoke(
@@ -159,7 +160,8 @@ def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite,
         app, ["eval", "report", "ev", "--db", url, "--out", str(tmp_path / "r2.html")]
     )
     assert done.exit_code == 0, done.output
-    assert "share of oracle" in done.output  # the terminal table too
+    assert "gap to bound" in done.output  # the terminal table too
+    assert "suite ev: points as a share of full knowledge at t0 (not an upper" in done.output
     _check_report((tmp_path / "r2.html").read_text(), tmp_path / "r2.html", url)
     # By its folder (its suite.json names it); a wrong name lists the suites stored.
     done = runner.invoke(
@@ -179,7 +181,7 @@ def _check_report(page: str, html_path: Path, url: str) -> None:
     stored = {r["run_id"] for r in reader.runs(100)}
     reader.close()
     assert "Per policy and disruption class" in page and "<td>auto</td><td>all</td>" in page
-    assert "of the oracle's points (goal ≥ 95%)" in page
+    assert "of the points of full knowledge at t0 (not an upper bound) (goal ≥ 95%)" in page
     assert page.count("data:image/png;base64,") == 3
     for chart in ("share", "harm", "latency"):
         png = html_path.with_name(f"{html_path.stem}-{chart}.png")

@@ -124,9 +124,8 @@ async def test_four_messages_give_four_different_right_answers():
     assert what_if["success"] and what_if["intent"] == "what_if"
     assert _routes(what_if) == _routes(planned) and what_if["plan_changed"] is False
     result = what_if["what_if"]
-    assert result["changes"] == [
-        {"kind": "set_fuel", "drone": "1", "fuel": 300.0, "basis": "budget"}
-    ]
+    # the one pipeline spells a budget change as the live ask does
+    assert result["changes"] == [{"kind": "set_budget", "drone": "1", "budget": 300.0}]
     assert result["current"]["points"] == plan.total_points
     assert result["diff"]["points"] == result["changed"]["points"] - result["current"]["points"]
     assert "D1" in what_if["response"]

@@ -173,6 +173,9 @@ async def test_bad_commands_and_edits_get_422_naming_the_field():
         assert r.status_code == 422 and _paths(r) == ["$.speed"]
         r = await http.post("/api/ask", json={"question": ""}, headers=AUTH)
         assert r.status_code == 422 and _paths(r) == ["$.question"]
+        for blank in (" \t", "\x1d"):  # blank once stripped: refused, not left to time out
+            r = await http.post("/api/ask", json={"question": blank}, headers=AUTH)
+            assert r.status_code == 422 and "blank" in r.json()["error"]
         r = await http.get("/api/events", params={"since": -1})
         assert r.status_code == 422 and _paths(r) == ["query.since"]
         r = await http.post(
@@ -256,7 +259,9 @@ async def test_pause_then_resume_take_effect():
         )
         r = await http.post("/api/commands", json={"command": "PAUSE"}, headers=AUTH)
         assert r.status_code == 202, r.text
-        assert r.json()["sent"] == {"type": "command", "command": "PAUSE", "source": "dashboard"}
+        sent = r.json()["sent"]
+        assert len(sent.pop("id")) == 32  # the command's one id, given at the door
+        assert sent == {"type": "command", "command": "PAUSE", "source": "dashboard"}
         await ws.until(telemetry(lambda t: t["mode"] == "PAUSED"), what="mode PAUSED")
         state = (await http.get("/api/state")).json()
         assert state["mode"] == "PAUSED"

@@ -117,6 +117,7 @@ async def test_one_drones_commands_are_checked_at_the_door_then_taken_by_the_exe
         r = await post({"command": "HOLD", "drone": "2"})
         assert r.status_code == 202, r.text
         assert r.json()["sent"] == {
+            "id": r.json()["sent"]["id"],
             "type": "command",
             "command": "HOLD",
             "source": "dashboard",
@@ -163,7 +164,11 @@ async def test_stop_ends_the_live_run_and_says_why():
         r = await http.post("/api/stop", json={"run_id": "0" * 16}, headers=AUTH)
         assert r.status_code == 409 and f"is not the live run ({run_id})" in r.json()["error"]
         r = await http.post("/api/stop", json={"run_id": run_id}, headers=AUTH)
-        assert r.status_code == 202 and r.json()["sent"] == {"type": "stop", "reason": "operator"}
+        assert r.status_code == 202 and r.json()["sent"] == {
+            "id": r.json()["sent"]["id"],
+            "type": "stop",
+            "reason": "operator",
+        }
         await ws.until(event(lambda e: e["kind"] == "STOPPED"), what="STOPPED")
         ended = await ws.until(
             lambda f: f.get("type") == "status" and f["data"]["state"] == "ended", what="ended"

@@ -125,8 +125,10 @@ async def test_an_edit_may_name_what_the_edit_before_it_creates_or_removes():
 
 
 @run_async
-async def test_a_hidden_sam_id_is_taken_as_the_sim_says():
-    # popup_sam.json adds SAM3 hidden at t=0: the sim would reject a second SAM3.
+async def test_the_door_knows_only_the_known_world_a_hidden_sam_is_no_sam_to_it():
+    """Issue 25: the door's answers never tell what is hidden. popup_sam.json adds SAM3
+    hidden at t=0: moving it is refused exactly as moving a SAM that does not exist, and
+    adding its id passes the door (the simulation, which holds the truth, decides)."""
     async with (
         live_mission("popup_sam.json", speed=5) as mission,
         _client(mission) as http,
@@ -136,8 +138,31 @@ async def test_a_hidden_sam_id_is_taken_as_the_sim_says():
             scene(lambda s: any(x["id"] == "SAM3" for x in s["sams"])), what="SAM3 in a scene"
         )
         assert world_of_scene(shown["data"]).sam_state("SAM3") == "hidden"
+        hidden = await _post(http, {"op": "move_sam", "id": "SAM3", "pos": [1, 1]})
+        unknown = await _post(http, {"op": "move_sam", "id": "S404", "pos": [1, 1]})
+        assert (hidden.status_code, unknown.status_code) == (422, 422)
+        assert hidden.json()["error"].replace("SAM3", "X") == unknown.json()["error"].replace(
+            "S404", "X"
+        )
         r = await _post(http, {"op": "add_sam", "id": "SAM3", "pos": [1, 1], "range": 1})
-        _refused(r, 409, "$.id", "'SAM3' already exists")
+        assert r.status_code == 202, r.text
+
+
+@run_async
+async def test_a_target_may_be_placed_with_pos_as_the_timeline_takes_it():
+    async with live_mission() as mission, _client(mission) as http, Frames(mission.ws_url) as ws:
+        await ws.until(scene(lambda s: s["tick"] > 0), what="a scene")
+        add = {"op": "add_target", "id": "T88", "pos": [40, 40], "priority": 5, "type": "A"}
+        r = await _post(http, add)
+        assert r.status_code == 202, r.text
+        await ws.until(
+            scene(lambda s: any(t["id"] == "T88" and t["x"] == 40 for t in s["targets"])),
+            what="T88 in a scene",
+        )
+        r = await _post(http, {"op": "move_target", "id": "T88", "pos": [41, 42]})
+        assert r.status_code == 202, r.text
+        bad = await _post(http, {"op": "move_target", "id": "T88", "pos": [1, 2], "x": 5, "y": 2})
+        assert bad.status_code == 422 and bad.json()["problems"][0]["path"] == "$", bad.text
 
 
 def test_the_door_and_the_sim_share_one_rule():

@@ -367,6 +367,20 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             )
             page.wait_for_selector("#banners .banner[data-kind='safety']")
 
+            # ----- a pause says what it costs while it lasts, and the total after
+            assert api.post("/api/commands", json={"command": "PAUSE"}).status_code == 202
+            page.wait_for_selector("#banners .banner[data-kind='pause']")
+            page.wait_for_function(
+                "() => /paused for \\d+:\\d\\d of mission time: [1-9][\\d.]* km of fuel"
+                " burnt/.test(document.querySelector(\"#banners .banner[data-kind='pause']\")"
+                ".innerText)"
+            )
+            assert api.post("/api/commands", json={"command": "RESUME"}).status_code == 202
+            page.wait_for_function(
+                "() => document.querySelector(\"#banners .banner[data-kind='pause']\")"
+                ".innerText.includes('the pause lasted')"
+            )
+
             # ----- the end, a draft still waiting: the panel closes, the words change
             r = api.post("/api/commands", json={"command": "REPLAN"})
             assert r.status_code == 202

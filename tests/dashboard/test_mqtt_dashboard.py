@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.conftest import MQTT
-from tests.dashboard.harness import TIMEOUT, CliProcess, Frames, telemetry
+from tests.dashboard.harness import TIMEOUT, CliProcess, Frames, event, telemetry
 
 
 @pytest.fixture
@@ -60,6 +60,12 @@ async def _watch_and_pause(url: str, run_id: str) -> None:
             headers={"Authorization": "Bearer shared-token"},
         )
         assert r.status_code == 202, r.text
+        command_id = r.json()["sent"]["id"]  # one id from the door to the executive
+        human = await ws.until(
+            event(lambda e: e["kind"] == "HUMAN_COMMAND" and e["command"] == "PAUSE"),
+            what="the PAUSE applied",
+        )
+        assert human["data"]["id"] == command_id
         await ws.until(
             telemetry(lambda t: t["mode"] == "PAUSED"), what="mode PAUSED through the broker"
         )

@@ -48,6 +48,9 @@ async def test_agent_solve_plans_the_rest_of_the_fleet_and_names_the_drone(messa
         body = r.json()
         _said(body)
         assert body["success"] is True
+        if message.startswith("why"):  # a question about no plan is not answered by planning
+            assert "No plan yet" in body["response"] and not body["routes"]
+            return
         assert set(body["routes"]) == {"2", "3"} and body["total_points"] > 0
         if message.startswith("Generate"):
             assert f"Not planned: {WHY}" in body["response"]

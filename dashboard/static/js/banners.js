@@ -97,3 +97,36 @@ export function renderBanners() {
     box.appendChild(more);
   }
 }
+
+/* While the mission is paused, one banner says what the pause costs and keeps saying it:
+ * how long (mission time), the fuel the airborne drones have burnt holding, and the lowest
+ * plan margin (which the pause eats: a negative one is a plan that no longer fits, and the
+ * executive replans at RESUME). At RESUME it stays with the final figures, to dismiss. */
+let pause = null; // {since, fuel: {drone: km at the pause}, banner}
+
+export function checkPause(mode) {
+  const scene = state.scene;
+  if (state.replay || state.compare || !scene) return;
+  const now = scene.time || 0;
+  if (mode === "PAUSED" && !pause) {
+    const fuel = {};
+    for (const id of droneIds()) { const d = droneNow(id); if (d) fuel[id] = d.fuel; }
+    pause = { since: now, fuel, banner: { n: ++counter, kind: "pause", what: "paused", text: "", tick: scene.tick } };
+    banners.unshift(pause.banner);
+  }
+  if (!pause) return;
+  let burnt = 0;
+  for (const id of droneIds()) {
+    const d = droneNow(id);
+    if (d && pause.fuel[id] !== undefined) burnt += Math.max(0, pause.fuel[id] - d.fuel);
+  }
+  let low = null;
+  for (const [id, d] of Object.entries(scene.drones || {})) {
+    if (d.margin_km !== null && d.margin_km !== undefined && (!low || d.margin_km < low[1])) low = [id, d.margin_km];
+  }
+  const lowest = low ? `; lowest plan margin ${label(low[0])} ${low[1] >= 0 ? "+" : ""}${low[1].toFixed(1)} km` : "";
+  const text = `${mode === "PAUSED" ? "paused for" : "the pause lasted"} ${fmtTime(now - pause.since)} of mission time: `
+    + `${burnt.toFixed(1)} km of fuel burnt holding${lowest}`;
+  if (pause.banner.text !== text) { pause.banner.text = text; state.bannersDirty = true; schedule(); }
+  if (mode !== "PAUSED") pause = null;
+}

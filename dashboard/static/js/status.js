@@ -3,6 +3,7 @@
  * mission (MQTT: up / down / connecting, whether a command can reach it now; read from
  * /api/state's "link" every few seconds, not shown for an in-process run). */
 
+import { checkPause } from "./banners.js";
 import { $ } from "./dom.js";
 import { fmtTime } from "./format.js";
 import { TERMINAL, runOver, startupPhase } from "./run_state.js";
@@ -99,6 +100,7 @@ export function renderStatus() {
   const mode = modeText(scene, tel);
   const modeEl = $("#st-mode");
   modeEl.textContent = mode; modeEl.dataset.mode = mode;
+  checkPause(mode);
   const speed = scene.speed;
   if (!state.replay) {
     $("#st-speed").textContent = "speed " + (speed === null || speed === undefined ? (scene.run_id ? "max" : "–") : speed + "x");

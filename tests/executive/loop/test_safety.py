@@ -13,11 +13,19 @@ import asyncio
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from agents.engines import make_engine
 from agents.planning.round import AgentPlanner
-from executive.contracts import EventRecord, HumanCommand, InputRecord, PlanOutcome, PlanRequest
+from executive.contracts import (
+    EventRecord,
+    HumanCommand,
+    InputRecord,
+    PlanOutcome,
+    PlanRequest,
+    TelemetryRecord,
+)
 from executive.loop import Executive, Policy
 from executive.loop.options import LoopOptions
 from executive.traces.audit import lost_to_known_sams
@@ -335,3 +343,40 @@ def test_a_plan_left_unsafe_in_review_is_said_with_when_the_layer_acts():
     assert acted and acted[0].payload["drone"] == "1"
     expected = said[0].tick + warning["acts_in_s"] * 20
     assert abs(acted[0].tick - expected) <= 2 * Policy().safety_every
+
+
+def test_a_divert_far_from_the_geo_origin_clears_the_true_geodesic_disk():
+    """3,000 km east of the origin the km frame stretches by ~4 % across the radial: a divert
+    around the flat disk would pass inside the SAM's true disk. The safety layer diverts
+    around its geodesic cover: the track flown stays outside the true disk (pyproj.Geod)."""
+    from planner.geo import local_frame
+    from planner.geodesy import polyline_geodesic_clearance
+    from planner.model import Sam
+
+    far = 3000.0
+    data = line_mission(
+        timeline=[{**SAM_AHEAD, "pos": [far + 30.0, 0.0]}],
+        airports=[{"id": "A1", "x": far, "y": 0}, {"id": "A2", "x": far + 60, "y": 0}],
+        targets=[
+            {"id": "T1", "x": far + 20, "y": 0, "priority": 5, "type": "A"},
+            {"id": "T2", "x": far + 45, "y": 0, "priority": 5, "type": "A"},
+        ],
+    ).model_dump(mode="json", by_alias=True)
+    data["geo"] = {"lat0": 0.0, "lon0": 0.0}
+    scenario = parse_scenario(data)
+    _, sink, report = _fly(scenario, policy=Policy(commit="review", batch_iterations=300))
+    _assert_safe(sink, report)
+    assert _events(sink, "SAFETY_DIVERT")  # nobody approves the replan: the layer diverts
+    track = np.array(
+        [
+            (r.drones["1"]["x"], r.drones["1"]["y"])
+            for r in sink.of(TelemetryRecord)
+            if "1" in r.drones and r.drones["1"]["status"] == "flying"
+        ]
+    )
+    sam = Sam.model_validate({"id": "S1", "pos": [far + 30.0, 0.0], "range": 3.0})
+    worst = polyline_geodesic_clearance(local_frame(scenario.geo), track, [sam])
+    assert len(track) > 100
+    assert worst.clearance_km > 0, worst
+    # and the divert is a tight one: it passes within half a km of the true disk
+    assert worst.clearance_km < 0.5, worst

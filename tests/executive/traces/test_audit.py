@@ -4,7 +4,7 @@ that flies what was not approved; and nothing else is called a failure."""
 from __future__ import annotations
 
 from executive.contracts import EventRecord, PlanVersionRecord
-from executive.traces.audit import lost_to_known_sams, unapproved_commits
+from executive.traces.audit import initial_sams, lost_to_known_sams, unapproved_commits
 
 
 def _e(tick: int, kind: str, **payload) -> EventRecord:
@@ -63,3 +63,11 @@ def test_review_commits_must_fly_what_was_approved():
     assert len(problems) == 2
     assert problems[0].startswith("c2: 1 flies ['T2'], approved ['T2', 'T3']")
     assert problems[1].startswith("c3: committed without approval (auto)")
+
+
+def test_a_sam_on_the_map_from_the_start_is_known_before_the_first_tick():
+    loss = EventRecord("r", 5, "drone_lost", {"drone": "2", "reason": "sam", "sam": "S1"})
+    assert lost_to_known_sams([loss]) == []  # nothing said it was known...
+    assert lost_to_known_sams([loss], ["S1"]) == ["2"]  # ...but it was on the map
+    scenario = {"environment": {"sams": [{"id": "S1", "pos": [0, 0], "range": 1}]}}
+    assert initial_sams(scenario) == ["S1"]

@@ -133,3 +133,29 @@ def test_a_stop_ends_the_mission_and_per_drone_commands_are_checked():
     assert report.ticks < 20 * 600 and executive.sim.tick == report.ticks
     commands = [e for e in seen if e["kind"] == "HUMAN_COMMAND"]
     assert commands and commands[0]["command"] == "HOLD" and commands[0]["drone"] == "2"
+
+
+def test_a_command_id_is_applied_once_and_traced_in_its_human_command():
+    async def go():
+        bus = InProcessBus()
+        executive = Executive(
+            load_scenario(SCENARIOS / "new_target.json"),
+            planner=AlgorithmicPlanner(iterations=300),
+            sink=NullSink(),
+        )
+        host = MissionHost(executive, bus)
+        task = asyncio.create_task(host.run(None, until=200))
+        await asyncio.sleep(0)
+        pause = {"type": "command", "command": "PAUSE", "id": "c0ffee"}
+        for _ in range(3):  # a requeue, a retry: the same id, sent again
+            bus.publish("cmd", dict(pause))
+        bus.publish("cmd", {"type": "command", "command": "RESUME", "id": "c0ffee"})  # taken
+        bus.publish("cmd", {"type": "command", "command": "RESUME", "id": "beef"})
+        bus.publish("cmd", {"type": "command", "command": "RESET", "id": "x" * 65})  # refused
+        await task
+        return executive, host
+
+    executive, host = asyncio.run(go())
+    humans = [e for e in executive.events_seen if e["kind"] == "HUMAN_COMMAND"]
+    assert [(h["command"], h["id"]) for h in humans] == [("PAUSE", "c0ffee"), ("RESUME", "beef")]
+    assert host.duplicates == 3 and host.rejected == 1

@@ -129,3 +129,36 @@ def test_a_bad_spec_is_refused_naming_the_field(fields, where):
     with pytest.raises(ValidationError) as info:
         SuiteSpec.model_validate(fields)
     assert where in str(info.value)
+
+
+def test_a_harder_spec_puts_several_late_disruptions_on_tighter_fuel():
+    base = dict(seed=7, count=4, drones=(3, 4), targets=(20, 30), sams=(2, 4), iterations=200)
+    harder = SuiteSpec(**base, per_mission=(2, 3), late=0.5, fuel=(1.1, 1.2))
+    standard = SuiteSpec(**base)
+    for index in range(2):
+        made = generate_mission(harder, index)
+        assert made.disruption in ("2 disruptions", "3 disruptions")
+        timeline = made.scenario["timeline"]
+        assert 2 <= len(timeline) <= 3
+        sam_ops = [e for e in timeline if e["op"] in ("add_sam", "move_sam")]
+        assert len(sam_ops) <= 1  # at most one SAM class, and it comes first
+        if sam_ops:
+            assert timeline[0] is sam_ops[0]
+        budgets = [d["fuelBudget"] for d in made.scenario["drone_configs"].values()]
+        assert all(110.0 - 0.1 <= b <= 120.0 + 0.1 for b in budgets)
+        assert parse_scenario(made.scenario).timeline
+    # the defaults draw exactly what they drew before the harder options existed
+    assert (
+        generate_mission(standard, 0).scenario
+        == generate_mission(
+            SuiteSpec(**base, per_mission=(1, 1), late=0.0, fuel=(1.4, 2.4)), 0
+        ).scenario
+    )
+
+
+def test_late_moves_a_disruption_later():
+    base = dict(seed=3, count=6, drones=(3, 4), targets=(20, 30), sams=(2, 4), iterations=200)
+    spec = SuiteSpec(**base, disruptions=["lost_drone"])
+    early = generate_mission(spec, 0).scenario["timeline"][0]["t"]
+    late = generate_mission(spec.model_copy(update={"late": 0.6}), 0).scenario["timeline"][0]["t"]
+    assert late > early

@@ -1,0 +1,141 @@
+"""The clairvoyant reference of a mission, flown: the best flown score of the clairvoyant's
+candidate plans (``planner.clairvoyant``), of the first plan flown without replanning and of
+the plan made with full knowledge at t = 0 (``planner.oracle``), each flown in the
+scripted world by the executive without replanning; and the relaxation bound above it.
+
+``fly`` runs one policy on one mission without a trace store and says what happened (the
+points, fuel-outs, drones lost to a SAM known before the loss: SAMs on the map from the
+start count as known from tick 0)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from executive.contracts import EventRecord
+from executive.loop import Executive, RunReport
+from executive.traces.audit import initial_sams, lost_to_known_sams
+from executive.traces.sinks import ListSink
+from mission.evaluation.policies import EvalTask, accept_after, config_for
+from mission.session import build_executive
+from planner.clairvoyant import clairvoyant_candidates, upper_bound
+from planner.mission import Mission
+from planner.model import Scenario, Solution
+
+__all__ = ["Flown", "Reference", "clairvoyant_reference", "fly"]
+
+FIRST_PLAN = "first plan"
+FULL_KNOWLEDGE = "full knowledge at t0"
+
+
+@dataclass(frozen=True)
+class Flown:
+    """One flight's account."""
+
+    points: float
+    fuel_outs: int
+    lost_known: int  # to a SAM known before the loss (initial SAMs included)
+    lost: int
+    seconds: float
+
+
+def _account(
+    scenario: Scenario, executive: Executive, report: RunReport, sink: ListSink, began: float
+) -> Flown:
+    outcome = report.outcome
+    known = lost_to_known_sams(sink.of(EventRecord), initial_sams(scenario))
+    reasons = [d.lost_reason for d in outcome.drones.values()]
+    return Flown(
+        points=float(outcome.total_points),
+        fuel_outs=sum(1 for why in reasons if why == "fuel"),
+        lost_known=len(set(known)),
+        lost=sum(1 for why in reasons if why is not None),
+        seconds=time.perf_counter() - began,
+    )
+
+
+def fly(
+    scenario: Scenario,
+    policy: str,
+    *,
+    path: str = "",
+    plan: tuple[Solution, Mission] | None = None,
+    agents: bool = True,
+) -> Flown:
+    """Fly ``scenario`` under ``policy`` (``mission.evaluation.POLICIES``) as ``isr eval``
+    configures it (agents on the rules engine unless ``agents`` is False), without a store;
+    with ``plan`` (only for ``no-replan``) that plan is flown instead of the first plan."""
+    logging.getLogger("executive").setLevel(logging.ERROR)
+    task = EvalTask(suite="reference", mission=path, path=path, policy=policy, agents=agents)
+    config = config_for(task)
+    sink = ListSink()
+    began = time.perf_counter()
+    executive = build_executive(scenario, config, sink=sink)
+    if plan is not None:
+        if policy != "no-replan":
+            raise ValueError(f"a given plan is flown without replanning, not under {policy!r}")
+        executive = Executive(
+            scenario,
+            planner=executive.planner,
+            sink=sink,
+            options=config.loop_options(),
+            initial_plan=plan[0],
+            initial_mission=plan[1],
+        )
+    if policy == "review-accept-30s":
+        accept_after(executive, 30.0)
+    report = asyncio.run(executive.run(None))
+    return _account(scenario, executive, report, sink, began)
+
+
+@dataclass
+class Reference:
+    """A mission's clairvoyant reference: the best flown score and where it came from, the
+    best planned (time-expanded) value, the bound, and every flight's score."""
+
+    flown: float
+    source: str
+    planned: float
+    bound: float
+    flights: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def gap(self) -> float | None:
+        """How far below the bound the reference is, as a share of the bound."""
+        return None if self.bound <= 0 else 1.0 - self.flown / self.bound
+
+
+def clairvoyant_reference(
+    scenario: Scenario,
+    *,
+    path: str = "",
+    seeds: tuple[int, ...] = (0, 1, 2),
+    iterations: int = 4000,
+    fly_best: int = 2,
+    known: dict[str, Flown] | None = None,
+) -> Reference:
+    """The clairvoyant reference of ``scenario`` (see the module). ``known`` holds flights
+    already made (``no-replan``, ``full-knowledge-t0``: the same runs), which are not flown again."""
+    began = time.perf_counter()
+    known = known or {}
+    flights: dict[str, float] = {}
+    for name, policy in ((FIRST_PLAN, "no-replan"), (FULL_KNOWLEDGE, "full-knowledge-t0")):
+        flown = known.get(policy) or fly(scenario, policy, path=path)
+        flights[name] = flown.points
+    candidates = clairvoyant_candidates(scenario, seeds=seeds, iterations=iterations)
+    planned = candidates[0].value if candidates else 0.0
+    for c in candidates[:fly_best]:
+        name = f"clairvoyant ({c.origin}, seed {c.seed}" + (", lost-open)" if c.lost_open else ")")
+        flights[name] = fly(scenario, "no-replan", path=path, plan=(c.solution, c.mission)).points
+    source = max(flights, key=lambda k: flights[k])
+    return Reference(
+        flown=flights[source],
+        source=source,
+        planned=planned,
+        bound=upper_bound(scenario),
+        flights=flights,
+        seconds=time.perf_counter() - began,
+    )
