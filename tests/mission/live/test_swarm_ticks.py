@@ -2,8 +2,12 @@
 host drawing its scene, scene snapshots in a SQLite trace store, replans), and no tick late
 by more than a few periods: the scene and the snapshots are drawn off the tick.
 
-The bound is generous (5 periods = 250 ms) because the test shares the machine with
-others; the strict figure (p99 < 5 ms) is ``bench/executive_ticks.py``'s."""
+The bounds are generous because the test shares the machine with others (a second pytest
+worker, other sessions): the tick's own work (wall time inside ``tick_once``) and the
+99th percentile of the lateness within 5 periods (250 ms), and no tick later than 20
+periods (1 s: what the issue measured was 2.9-9.5 s late, and a process starved of CPU by
+its neighbours can be a few hundred ms late through no fault of its own). The strict
+figures (0 overruns, p99 < 5 ms) are ``bench/executive_ticks.py``'s."""
 
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ from planner.scenario.template import starter_scenario
 DRONES, TARGETS, SAMS = 50, 500, 50
 SECONDS = 15.0
 REPLAN_EVERY_S = 5.0
-LATE_PERIODS = 5
+LATE_PERIODS = 5  # the tick's own work, and the lateness's 99th percentile
+STALL_PERIODS = 20  # no tick later than this, ever
 
 
 def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_periods(
@@ -73,6 +78,16 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
         replan_now_and_then(topic, payload)
 
     executive.recorder.publish = tee
+    work: list[float] = []  # wall seconds inside each tick
+    tick_once = executive.tick_once
+
+    def timed_tick():  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        result = tick_once()
+        work.append(time.perf_counter() - t0)
+        return result
+
+    executive.tick_once = timed_tick  # type: ignore[method-assign]
     started = time.perf_counter()
     report = asyncio.run(host.run(1.0, until=int(SECONDS * hz)))
     wall = time.perf_counter() - started
@@ -80,7 +95,10 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
 
     period_ms = 1000.0 / hz
     assert report.ticks == int(SECONDS * hz)
-    assert report.jitter_ms["max"] < LATE_PERIODS * period_ms, (report.jitter_ms, wall)
+    assert len(work) == report.ticks
+    assert max(work) * 1000 < LATE_PERIODS * period_ms, (max(work), report.jitter_ms)
+    assert report.jitter_ms["p99"] < LATE_PERIODS * period_ms, (report.jitter_ms, wall)
+    assert report.jitter_ms["max"] < STALL_PERIODS * period_ms, (report.jitter_ms, wall)
     replans = [r for r in report.replans if r.trigger != "initial"]
     assert any(r.status == "committed" for r in replans), [(r.trigger, r.status) for r in replans]
     # the snapshots drawn off the tick were stored, each the picture of its own tick (the
