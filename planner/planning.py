@@ -29,7 +29,14 @@ from planner.solution import build_solution
 from planner.team_search import LARGE_PAIRS, StopCriterion, TeamProblem, solve_team
 from planner.validation import ensure_valid
 
-__all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "PlanResult", "plan_mission", "team_problem"]
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "STRATEGIES",
+    "PlanResult",
+    "plan_mission",
+    "swarm_sized",
+    "team_problem",
+]
 
 DEFAULT_STRATEGY = "team"
 STRATEGIES = (DEFAULT_STRATEGY, *ALLOCATION_STRATEGIES)
@@ -81,7 +88,7 @@ def plan_mission(
         # A swarm's plan comes from the windowed search, which moves and inserts targets
         # itself; the swap and the insertion scan every target for every drone per move
         # (minutes at 200 x 2,000): such a plan is only uncrossed.
-        swarm = strategy == DEFAULT_STRATEGY and _swarm_sized(mission)
+        swarm = strategy == DEFAULT_STRATEGY and swarm_sized(mission)
         improved = post_optimise(mission, routes, insert=not swarm, swap=not swarm)
         routes, changes = improved.routes, improved.changes
     solution = ensure_valid(mission, build_solution(mission, routes))
@@ -97,7 +104,7 @@ def plan_mission(
     )
 
 
-def _swarm_sized(mission: Mission) -> bool:
+def swarm_sized(mission: Mission) -> bool:
     """Whether ``mission`` is about the size the team search plans window by window (drones
     x targets past ``LARGE_PAIRS``)."""
     return len(mission.drones) * len(mission.target_nodes) > LARGE_PAIRS
