@@ -1,0 +1,182 @@
+"""The dashboard at swarm size: a live run of N drones with the page open in Chromium.
+
+    python bench/dashboard_swarm.py [--drones 10 200 1000] [--seconds 25] [--out FILE]
+
+For each fleet size: ``isr scenario new`` writes a mission of N drones, 5N targets (at most
+5,000) and N/2 SAMs (at most 500); ``isr run`` flies it live at 1x (``--no-agents --db none
+--port 0``); headless Chromium (Debian's, as the browser tests use) opens the dashboard with
+the token, waits for the drones to fly, then for ``--seconds`` counts the page's animation
+frames (requestAnimationFrame), reads the renderer's time per frame (``window.isr.perf``,
+performance.now around each render pass, store.js) and the JS heap. A websocket client in
+this process reads the same telemetry: the tick lateness it sees is the frame's arrival
+minus its sim time (1x: sim time is wall time), less the smallest such gap (so network and
+start-up offsets cancel): p50 / p99 / max in ms. Printed with the 1-minute load beside:
+the machine is shared and every figure moves with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ISR = [sys.executable, "-m", "cli"]
+TOKEN = "bench-token-0123"
+CHROMIUM = "/usr/bin/chromium"
+URL_LINE = re.compile(r"dashboard: (http://\S+?)/\?token=")
+
+
+def isr_command() -> list[str]:
+    # ``python -m cli`` from this checkout (cwd=ROOT): a copy of the tree benches its own code
+    return ISR
+
+
+def make_mission(drones: int, folder: Path) -> Path:
+    path = folder / f"swarm-{drones}.json"
+    targets, sams = min(5 * drones, 5000), min(max(drones // 2, 1), 500)
+    subprocess.run(
+        [*isr_command(), "scenario", "new", "--drones", str(drones), "--targets", str(targets),
+         "--sams", str(sams), "--out", str(path)],
+        check=True, capture_output=True, text=True, cwd=ROOT,
+    )
+    return path
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+class Lateness:
+    """A websocket client reading the live telemetry: arrival (wall) minus sim time, per frame."""
+
+    def __init__(self, ws_url: str) -> None:
+        self.gaps: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.read, args=(ws_url,), daemon=True)
+        self.thread.start()
+
+    def read(self, ws_url: str) -> None:
+        from websockets.sync.client import connect
+
+        with connect(ws_url, max_size=None, open_timeout=30) as ws:
+            while not self.stop.is_set():
+                try:
+                    frame = json.loads(ws.recv(timeout=1))
+                except TimeoutError:
+                    continue
+                if frame.get("type") == "telemetry":
+                    self.gaps.append(time.monotonic() - float(frame["data"]["time"]))
+
+    def summary(self, since: int) -> dict[str, float]:
+        gaps = self.gaps[since:]
+        if not gaps:
+            return {}
+        base = min(gaps)
+        late = sorted(1000 * (g - base) for g in gaps)
+        pick = lambda q: late[min(len(late) - 1, int(q * len(late)))]  # noqa: E731
+        return {"frames": len(late), "p50": pick(0.5), "p99": pick(0.99), "max": late[-1]}
+
+
+PAGE_MEASURE = """async (seconds) => {
+  const perf = window.isr.perf;
+  const before = perf.count, beforeMs = perf.totalMs;
+  perf.samples = [];
+  let frames = 0;
+  const t0 = performance.now();
+  await new Promise((done) => {
+    const tick = () => { frames++; if (performance.now() - t0 < seconds * 1000) requestAnimationFrame(tick); else done(); };
+    requestAnimationFrame(tick);
+  });
+  const wall = (performance.now() - t0) / 1000;
+  const s = perf.samples.slice().sort((a, b) => a - b);
+  const q = (p) => s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : 0;
+  return { fps: frames / wall, renders: perf.count - before,
+           render_mean_ms: (perf.totalMs - beforeMs) / Math.max(1, perf.count - before),
+           render_p50_ms: q(0.5), render_p95_ms: q(0.95), render_max_ms: s.length ? s[s.length - 1] : 0,
+           heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null,
+           dom_nodes: document.getElementsByTagName("*").length };
+}"""
+
+
+def measure(drones: int, seconds: float, folder: Path) -> dict[str, object]:
+    from playwright.sync_api import sync_playwright
+
+    mission = make_mission(drones, folder)
+    run = subprocess.Popen(
+        [*isr_command(), "run", str(mission), "--speed", "1", "--no-agents", "--db", "none",
+         "--port", "0", "--token", TOKEN],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    started = time.monotonic()
+    try:
+        url = None
+        assert run.stdout is not None
+        for line in run.stdout:
+            m = URL_LINE.search(line)
+            if m:
+                url = m.group(1)
+                break
+        if url is None:
+            raise SystemExit(f"isr run at {drones} drones ended before serving the dashboard")
+        threading.Thread(target=lambda: [None for _ in run.stdout], daemon=True).start()  # type: ignore[union-attr]
+        lateness = Lateness(url.replace("http://", "ws://") + "/ws/live")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--enable-precise-memory-info"])
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{url}/?token={TOKEN}")
+            page.wait_for_function(
+                "() => window.isr && window.isr.perf && window.isr.scene && window.isr.telemetry"
+                " && Object.keys(window.isr.scene.drones || {}).length > 0"
+                " && ['FLYING', 'flying', 'PLANNING', 'planning'].includes(String(window.isr.telemetry.mode))",
+                timeout=600_000,
+            )
+            start_s = time.monotonic() - started
+            since = len(lateness.gaps)
+            page_figures = page.evaluate(PAGE_MEASURE, seconds)
+            browser.close()
+        lateness.stop.set()
+        return {"drones": drones, "start_s": start_s, **page_figures,
+                "lateness_ms": lateness.summary(since), "load1": load1()}
+    finally:
+        run.terminate()
+        try:
+            run.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            run.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--drones", type=int, nargs="+", default=[10, 200, 1000])
+    ap.add_argument("--seconds", type=float, default=25.0)
+    ap.add_argument("--out", type=Path, help="also write the figures here (JSON)")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.drones:
+            row = measure(n, args.seconds, Path(tmp))
+            rows.append(row)
+            late = row["lateness_ms"] or {}
+            print(
+                f"{n:>5} drones: {row['fps']:5.1f} fps, render {row['render_mean_ms']:6.2f} ms mean"
+                f" / p95 {row['render_p95_ms']:6.1f} / max {row['render_max_ms']:6.1f}"
+                f" ({row['renders']} passes), heap {row['heap_mb'] or 0:6.1f} MB,"
+                f" {row['dom_nodes']} DOM nodes; tick lateness p50 {late.get('p50', float('nan')):.0f}"
+                f" / p99 {late.get('p99', float('nan')):.0f} / max {late.get('max', float('nan')):.0f} ms"
+                f" ({late.get('frames', 0)} frames); start {row['start_s']:.0f} s; load1 {row['load1']:.2f}",
+                flush=True,
+            )
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
