@@ -1,9 +1,10 @@
 """The dashboard at swarm size: a live run of N drones with the page open in Chromium.
 
-    python bench/dashboard_swarm.py [--drones 10 200 1000] [--seconds 25] [--out FILE]
+    python bench/dashboard_swarm.py [--drones 10 200 1000] [--seconds 25] [--sams K] [--out FILE]
 
 For each fleet size: ``isr scenario new`` writes a mission of N drones, 5N targets (at most
-5,000) and N/2 SAMs (at most 500); ``isr run`` flies it live at 1x (``--no-agents --db none
+5,000) and N/2 SAMs (at most 500; ``--sams K`` for fewer: the start-up's SAM-aware compile
+is what makes a big mission slow to start, not the page); ``isr run`` flies it live at 1x (``--no-agents --db none
 --port 0``); headless Chromium (Debian's, as the browser tests use) opens the dashboard with
 the token, waits for the drones to fly, then for ``--seconds`` counts the page's animation
 frames (requestAnimationFrame), reads the renderer's time per frame (``window.isr.perf``,
@@ -39,13 +40,28 @@ def isr_command() -> list[str]:
     return ISR
 
 
-def make_mission(drones: int, folder: Path) -> Path:
+def make_mission(drones: int, folder: Path, sams: int | None) -> Path:
     path = folder / f"swarm-{drones}.json"
-    targets, sams = min(5 * drones, 5000), min(max(drones // 2, 1), 500)
+    targets = min(5 * drones, 5000)
+    sams = min(max(drones // 2, 1), 500) if sams is None else sams
     subprocess.run(
-        [*isr_command(), "scenario", "new", "--drones", str(drones), "--targets", str(targets),
-         "--sams", str(sams), "--out", str(path)],
-        check=True, capture_output=True, text=True, cwd=ROOT,
+        [
+            *isr_command(),
+            "scenario",
+            "new",
+            "--drones",
+            str(drones),
+            "--targets",
+            str(targets),
+            "--sams",
+            str(sams),
+            "--out",
+            str(path),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     return path
 
@@ -106,14 +122,29 @@ PAGE_MEASURE = """async (seconds) => {
 }"""
 
 
-def measure(drones: int, seconds: float, folder: Path) -> dict[str, object]:
+def measure(drones: int, seconds: float, folder: Path, sams: int | None) -> dict[str, object]:
     from playwright.sync_api import sync_playwright
 
-    mission = make_mission(drones, folder)
+    mission = make_mission(drones, folder, sams)
     run = subprocess.Popen(
-        [*isr_command(), "run", str(mission), "--speed", "1", "--no-agents", "--db", "none",
-         "--port", "0", "--token", TOKEN],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            *isr_command(),
+            "run",
+            str(mission),
+            "--speed",
+            "1",
+            "--no-agents",
+            "--db",
+            "none",
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     started = time.monotonic()
     try:
@@ -126,10 +157,13 @@ def measure(drones: int, seconds: float, folder: Path) -> dict[str, object]:
                 break
         if url is None:
             raise SystemExit(f"isr run at {drones} drones ended before serving the dashboard")
-        threading.Thread(target=lambda: [None for _ in run.stdout], daemon=True).start()  # type: ignore[union-attr]
+        # keep reading its output, so the run never blocks on a full pipe
+        threading.Thread(target=run.stdout.read, daemon=True).start()
         lateness = Lateness(url.replace("http://", "ws://") + "/ws/live")
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--enable-precise-memory-info"])
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, args=["--enable-precise-memory-info"]
+            )
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.goto(f"{url}/?token={TOKEN}")
             page.wait_for_function(
@@ -143,8 +177,13 @@ def measure(drones: int, seconds: float, folder: Path) -> dict[str, object]:
             page_figures = page.evaluate(PAGE_MEASURE, seconds)
             browser.close()
         lateness.stop.set()
-        return {"drones": drones, "start_s": start_s, **page_figures,
-                "lateness_ms": lateness.summary(since), "load1": load1()}
+        return {
+            "drones": drones,
+            "start_s": start_s,
+            **page_figures,
+            "lateness_ms": lateness.summary(since),
+            "load1": load1(),
+        }
     finally:
         run.terminate()
         try:
@@ -157,12 +196,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--drones", type=int, nargs="+", default=[10, 200, 1000])
     ap.add_argument("--seconds", type=float, default=25.0)
+    ap.add_argument(
+        "--sams",
+        type=int,
+        help="SAMs at every size (default N/2, at most 500: the start-up's"
+        " SAM-aware compile grows with targets² x SAMs, issue 23)",
+    )
     ap.add_argument("--out", type=Path, help="also write the figures here (JSON)")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.drones:
-            row = measure(n, args.seconds, Path(tmp))
+            row = measure(n, args.seconds, Path(tmp), args.sams)
             rows.append(row)
             late = row["lateness_ms"] or {}
             print(

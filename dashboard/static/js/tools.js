@@ -10,6 +10,7 @@ import { $, el } from "./dom.js";
 import { label } from "./format.js";
 import { select } from "./select.js";
 import { schedule, state } from "./store.js";
+import { hitAt } from "./swarm.js";
 import { toast } from "./toast.js";
 
 function toWorld(clientX, clientY) {
@@ -51,10 +52,12 @@ export function setTool(tool) {
   $("#map-hint").textContent = HINTS[tool] || "";
 }
 
-function hit(target) {
+/** What a pointer event is on: an SVG marker, else what a swarm's canvas drew there. */
+function hit(ev) {
+  const target = ev.target;
   const t = target.closest
     && target.closest("[data-target-id],[data-sam-id],[data-drone-id].drone,[data-airport-id]");
-  if (!t) return null;
+  if (!t) return hitAt(ev.clientX, ev.clientY);
   if (t.dataset.targetId) return { kind: "target", id: t.dataset.targetId, el: t };
   if (t.dataset.samId) return { kind: "sam", id: t.dataset.samId, el: t };
   if (t.dataset.airportId) return { kind: "airport", id: t.dataset.airportId, el: t };
@@ -63,7 +66,7 @@ function hit(target) {
 
 async function onMapClick(ev) {
   const p = toWorld(ev.clientX, ev.clientY);
-  const h = hit(ev.target);
+  const h = hit(ev);
   try {
     switch (state.tool) {
       case "add-sam": {
@@ -122,7 +125,7 @@ export function initTools() {
   let down = null;
   svg.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0) return;
-    const h = hit(ev.target);
+    const h = hit(ev);
     down = { x: ev.clientX, y: ev.clientY, h };
     if (state.tool === "move" && h && (h.kind === "target" || h.kind === "sam")) {
       state.dragging = { ...h, start: toWorld(ev.clientX, ev.clientY) };
@@ -134,7 +137,7 @@ export function initTools() {
     const d = state.dragging;
     if (!d) return;
     const p = toWorld(ev.clientX, ev.clientY);
-    d.el.setAttribute("transform", `translate(${p.x},${p.y})`);
+    if (d.el) d.el.setAttribute("transform", `translate(${p.x},${p.y})`); // a canvas target: no preview
     d.to = p;
   });
   svg.addEventListener("pointerup", async (ev) => {
