@@ -6,7 +6,8 @@
  * still fly. Status, fuel and points come from each telemetry frame, the rest from the
  * scene (mission/live/scene.py computes them). A click on a row selects the drone (the
  * inspector) and centres the map on it. Above VIRTUAL_ROWS drones only the rows scrolled to
- * are in the DOM, between two spacers as tall as the rows left out. */
+ * are in the DOM, between two spacers as tall as the rows left out; a drone selected on the
+ * map scrolls the table to its row. */
 
 import { $ } from "./dom.js";
 import { droneColour, droneIds, droneNow } from "./drones.js";
@@ -89,6 +90,20 @@ function visibleRows(ids, body) {
   return { shown: ids.slice(first, last), before: first, after: ids.length - last };
 }
 
+let revealed = null; // the drone last scrolled to
+
+/** A drone newly selected (on the map, say) whose row is not drawn: the table scrolls to it. */
+function revealSelected(ids, body) {
+  const sel = state.selected && state.selected.kind === "drone" ? state.selected.id : null;
+  if (sel === revealed) return;
+  revealed = sel;
+  if (!sel || ids.length <= VIRTUAL_ROWS || body.querySelector(`tr[data-drone-id="${CSS.escape(sel)}"]`)) return;
+  const box = body.closest(".panel-body");
+  const head = $("#fleet thead");
+  const at = ids.indexOf(sel);
+  if (box && at >= 0) box.scrollTop = Math.max(0, (head ? head.offsetHeight : 0) + at * rowPx - box.clientHeight / 2);
+}
+
 function newRow(id) {
   const tr = document.createElement("tr");
   tr.dataset.droneId = id;
@@ -114,6 +129,7 @@ export function renderFleet() {
   const scene = state.scene;
   if (!body || !scene) return;
   const ids = droneIds();
+  revealSelected(ids, body);
   const { shown, before, after } = visibleRows(ids, body);
   const rows = new Map();
   for (const tr of body.querySelectorAll("tr[data-drone-id]")) rows.set(tr.dataset.droneId, tr);
