@@ -62,7 +62,17 @@ const COLUMNS = ["status", "fuel", "margin", "points", "next", "pnr"];
 // swarm's thousand rows updated on every frame would cost more than the map.
 export const VIRTUAL_ROWS = 50;
 const OVERSCAN = 8; // rows drawn beyond each edge, so a fast scroll shows no gap
-let rowPx = 18; // measured from a drawn row
+let rowPx = 0; // a row's height, measured once from a drawn row (18 until then)
+// The panel's scroll and size, read when they change (scroll, resize), never in a render
+// pass: a read there after the frame's writes would lay the whole page out again.
+const view = { top: 0, height: 0, head: 0 };
+
+function measureBox(box) {
+  const head = $("#fleet thead");
+  view.top = box.scrollTop;
+  view.height = box.clientHeight;
+  view.head = head ? head.offsetHeight : 0;
+}
 
 function spacer(body, cls) {
   let tr = body.querySelector("tr." + cls);
@@ -79,14 +89,13 @@ function spacer(body, cls) {
 
 /** The ids whose rows are drawn: all of them, or above VIRTUAL_ROWS the ones the panel's
  * scroll shows (and the spacers' heights that keep the scroll bar true). */
-function visibleRows(ids, body) {
+function visibleRows(ids) {
   if (ids.length <= VIRTUAL_ROWS) return { shown: ids, before: 0, after: 0 };
-  const box = body.closest(".panel-body");
-  const head = $("#fleet thead");
-  const top = Math.max(0, (box ? box.scrollTop : 0) - (head ? head.offsetHeight : 0));
-  const height = box && box.clientHeight > 0 ? box.clientHeight : 400;
-  const first = Math.max(0, Math.floor(top / rowPx) - OVERSCAN);
-  const last = Math.min(ids.length, Math.ceil((top + height) / rowPx) + OVERSCAN);
+  const row = rowPx || 18;
+  const top = Math.max(0, view.top - view.head);
+  const height = view.height > 0 ? view.height : 400;
+  const first = Math.max(0, Math.floor(top / row) - OVERSCAN);
+  const last = Math.min(ids.length, Math.ceil((top + height) / row) + OVERSCAN);
   return { shown: ids.slice(first, last), before: first, after: ids.length - last };
 }
 
@@ -99,9 +108,11 @@ function revealSelected(ids, body) {
   revealed = sel;
   if (!sel || ids.length <= VIRTUAL_ROWS || body.querySelector(`tr[data-drone-id="${CSS.escape(sel)}"]`)) return;
   const box = body.closest(".panel-body");
-  const head = $("#fleet thead");
   const at = ids.indexOf(sel);
-  if (box && at >= 0) box.scrollTop = Math.max(0, (head ? head.offsetHeight : 0) + at * rowPx - box.clientHeight / 2);
+  if (box && at >= 0) {
+    box.scrollTop = Math.max(0, view.head + at * (rowPx || 18) - (view.height || 400) / 2);
+    view.top = box.scrollTop;
+  }
 }
 
 function newRow(id) {
@@ -130,11 +141,12 @@ export function renderFleet() {
   if (!body || !scene) return;
   const ids = droneIds();
   revealSelected(ids, body);
-  const { shown, before, after } = visibleRows(ids, body);
+  const { shown, before, after } = visibleRows(ids);
   const rows = new Map();
   for (const tr of body.querySelectorAll("tr[data-drone-id]")) rows.set(tr.dataset.droneId, tr);
   const order = [];
-  if (before) { const s = spacer(body, "fleet-before"); s.firstChild.style.height = before * rowPx + "px"; order.push(s); }
+  const row = rowPx || 18;
+  if (before) { const s = spacer(body, "fleet-before"); s.firstChild.style.height = before * row + "px"; order.push(s); }
   for (const id of shown) {
     const tr = rows.get(id) || newRow(id);
     rows.delete(id);
@@ -153,7 +165,7 @@ export function renderFleet() {
     // a plan in force that meets a known SAM or no longer fits the fuel: marked until fixed
     tr.classList.toggle("warn", Boolean(!scene.replay && scene.drones[id].warning));
   }
-  if (after) { const s = spacer(body, "fleet-after"); s.firstChild.style.height = after * rowPx + "px"; order.push(s); }
+  if (after) { const s = spacer(body, "fleet-after"); s.firstChild.style.height = after * row + "px"; order.push(s); }
   // the rows in order, moving only what is out of place (a row kept keeps its hover and focus)
   let at = body.firstChild;
   for (const tr of order) {
@@ -161,15 +173,23 @@ export function renderFleet() {
     body.insertBefore(tr, at);
   }
   while (at) { const next = at.nextSibling; at.remove(); at = next; }
-  const drawn = order.find((tr) => tr.dataset.droneId);
-  if (drawn && drawn.offsetHeight > 0) rowPx = drawn.offsetHeight;
+  if (!rowPx && ids.length > VIRTUAL_ROWS) { // once: a row's height, and the panel's box
+    const drawn = order.find((tr) => tr.dataset.droneId);
+    if (drawn && drawn.offsetHeight > 0) rowPx = drawn.offsetHeight;
+    const box = body.closest(".panel-body");
+    if (box) measureBox(box);
+    state.fleetDirty = true; // drawn again with the true heights
+  }
 }
 
 /** A click on a row selects the drone (the inspector) and centres the map on it. */
 export function initFleet() {
   const box = $("#fleet-body").closest(".panel-body");
   // a swarm's table draws the rows scrolled to
-  if (box) box.addEventListener("scroll", () => { state.fleetDirty = true; schedule(); }, { passive: true });
+  if (box) {
+    box.addEventListener("scroll", () => { measureBox(box); state.fleetDirty = true; schedule(); }, { passive: true });
+    new ResizeObserver(() => { measureBox(box); state.fleetDirty = true; schedule(); }).observe(box);
+  }
   $("#fleet-body").addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-drone-id]");
     if (!tr) return;
