@@ -52,12 +52,15 @@ export function setTool(tool) {
   $("#map-hint").textContent = HINTS[tool] || "";
 }
 
-/** What a pointer event is on: an SVG marker, else what a swarm's canvas drew there. */
+/** What a pointer event is on: what a swarm's canvas drew there (drawn over the SVG, so it
+ * comes first: a drone inside a SAM's ring is the drone), else an SVG marker. */
 function hit(ev) {
+  const drawn = hitAt(ev.clientX, ev.clientY);
+  if (drawn) return drawn;
   const target = ev.target;
   const t = target.closest
     && target.closest("[data-target-id],[data-sam-id],[data-drone-id].drone,[data-airport-id]");
-  if (!t) return hitAt(ev.clientX, ev.clientY);
+  if (!t) return null;
   if (t.dataset.targetId) return { kind: "target", id: t.dataset.targetId, el: t };
   if (t.dataset.samId) return { kind: "sam", id: t.dataset.samId, el: t };
   if (t.dataset.airportId) return { kind: "airport", id: t.dataset.airportId, el: t };
