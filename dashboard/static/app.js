@@ -85,7 +85,8 @@ function renderScene() {
 
 // One pass per animation frame: what is dirty, then the status line.
 setRenderer(() => {
-  const fleetDirty = state.sceneDirty || state.telemetryDirty;
+  const fleetDirty = state.sceneDirty || state.telemetryDirty || state.fleetDirty;
+  state.fleetDirty = false;
   if (state.sceneDirty && !state.dragging) { state.sceneDirty = false; renderScene(); }
   if (state.telemetryDirty) { state.telemetryDirty = false; renderDrones(); }
   if (fleetDirty) { renderFleet(); checkPnr(); }

@@ -4,7 +4,7 @@
  * "landed"). Moved on every telemetry frame; rebuilt only when the map's scale changes.
  * After the drones moved, every label of the map is placed again (map.js layoutLabels) and
  * the selection's ring follows (select.js). A drone switched off in the Layers box is not
- * drawn. */
+ * drawn. A swarm is drawn on a canvas instead, with no element per drone (swarm.js). */
 
 import { $, el, flippedText } from "./dom.js";
 import { label } from "./format.js";
@@ -12,17 +12,33 @@ import { droneShown } from "./layers.js";
 import { layoutLabels } from "./map.js";
 import { renderSelection, selectedPlace } from "./select.js";
 import { state } from "./store.js";
+import { drawSwarmDrones, swarmMode } from "./swarm.js";
 
 const PALETTE = ["#4fc3f7", "#ffb74d", "#ba68c8", "#81c784", "#f06292", "#fff176",
                  "#4dd0e1", "#a1887f", "#90caf9", "#e6ee9c"];
 
+/** The drones' ids of a scene in order (D1, D2 ... D10), sorted once per scene: a swarm's
+ * frame asks for them many times. */
+const sortedIds = new WeakMap();
+function idsOf(drones) {
+  let ids = sortedIds.get(drones);
+  if (!ids) {
+    const collator = new Intl.Collator(undefined, { numeric: true });
+    ids = Object.keys(drones).sort(collator.compare);
+    sortedIds.set(drones, ids);
+  }
+  return ids;
+}
+const colourIndex = new WeakMap(); // sorted ids -> id -> place
+
 /** The colour of a drone: its place among the scene's drone ids (or the ids given), in
  * the palette. */
 export function droneColour(id, among = null) {
-  const ids = (among || Object.keys((state.scene && state.scene.drones) || {})).slice().sort(
-    (a, b) => a.localeCompare(b, undefined, { numeric: true }));
-  const i = Math.max(0, ids.indexOf(id));
-  return PALETTE[i % PALETTE.length];
+  const ids = among ? among.slice().sort(new Intl.Collator(undefined, { numeric: true }).compare)
+    : idsOf((state.scene && state.scene.drones) || {});
+  let index = colourIndex.get(ids);
+  if (!index) { index = new Map(ids.map((d, i) => [d, i])); colourIndex.set(ids, index); }
+  return PALETTE[(index.get(id) ?? 0) % PALETTE.length];
 }
 
 const ENDED = new Set(["lost", "landed"]);
@@ -45,8 +61,9 @@ export function droneNow(id) {
 
 /** The drones' ids in order (D1, D2 ... D10). */
 export function droneIds() {
-  return Object.keys((state.scene && state.scene.drones) || {}).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  return idsOf((state.scene && state.scene.drones) || EMPTY);
 }
+const EMPTY = {};
 
 function ringPath(r, frac) {
   frac = Math.min(Math.max(frac, 0), 1);
@@ -56,7 +73,7 @@ function ringPath(r, frac) {
 }
 
 /** What a drone's label says: its fuel and margin while it can fly, else what became of it. */
-function labelText(id, status, fuel, margin) {
+export function labelText(id, status, fuel, margin) {
   if (status === "lost") return `${label(id)} lost`;
   if (status === "landed") return `${label(id)} landed ${Math.round(fuel)} km`;
   return `${label(id)} ${Math.round(fuel)} km`
@@ -86,6 +103,15 @@ export function renderDrones() {
   if (!scene) return;
   const g = $("#l-drones");
   const u = state.unit;
+  if (swarmMode(scene)) { // a swarm: on the canvas (swarm.js), no element per drone
+    if (g.childElementCount) g.replaceChildren();
+    drawSwarmDrones(droneIds(), droneNow, (id) => droneColour(id),
+                    (id, d) => labelText(id, d.status, d.fuel, d.status === "lost" ? null : d.margin_km));
+    // the SVG's labels (airports, SAMs) do not move with the drones: placed with the scene
+    // (map.js drawMap), not on every frame
+    renderSelection();
+    return;
+  }
   const seen = new Set();
   const labels = [];
   const markers = [];

@@ -1,6 +1,7 @@
 /* The map's layers and legend, in one box under the toolbar's Layers button: each kind of
  * path (flown, frozen, planned, the draft), the SAM rings and the labels switch on and off, and
- * each drone (its marker and paths); the rest of the box is the legend (target colours,
+ * each drone (its marker and paths), and on a swarm's map every drone's paths when zoomed out
+ * ("all paths", off by default); the rest of the box is the legend (target colours,
  * hidden SAMs, and the replay's and the compare's own lines). What is switched off, and
  * whether the box is open, is remembered in this browser (localStorage "isr.layers"). A layer
  * switched off is a class on #map (CSS hides it); a drone switched off is not drawn. */
@@ -10,10 +11,12 @@ import { label } from "./format.js";
 import { schedule, state } from "./store.js";
 
 const KEY = "isr.layers";
-const KINDS = ["flown", "frozen", "planned", "draft", "rings", "labels"];
+const KINDS = ["flown", "frozen", "planned", "draft", "rings", "labels", "allpaths"];
+// Off until asked for: every drone's paths on a swarm's map even when zoomed out (swarm.js).
+const OFF_BY_DEFAULT = new Set(["allpaths"]);
 
 /** What is shown (window.isr.layers): kind -> bool, and the drones switched off. */
-export const L = { on: Object.fromEntries(KINDS.map((k) => [k, true])), hidden: new Set(), open: false };
+export const L = { on: Object.fromEntries(KINDS.map((k) => [k, !OFF_BY_DEFAULT.has(k)])), hidden: new Set(), open: false };
 
 function save() {
   try {

@@ -7,7 +7,8 @@
  * the view changes. Every label (class "lbl") is placed clear of the others and of every
  * marker by one pass per frame (``layoutLabels``, labels.js); the layers switched off in the
  * Layers box (layers.js) are not drawn. An ended run's draft is not drawn: nothing waits for
- * review any more. */
+ * review any more. A swarm's drones, targets and paths are drawn on canvases over the SVG
+ * instead (swarm.js). */
 
 import { $, el, flippedText, pts } from "./dom.js";
 import { droneColour, renderDrones } from "./drones.js";
@@ -15,6 +16,7 @@ import { droneShown, layerOn } from "./layers.js";
 import { measured, placeLabels } from "./labels.js";
 import { runOver } from "./run_state.js";
 import { schedule, state } from "./store.js";
+import { clearSwarm, drawSwarmStatics, swarmMode } from "./swarm.js";
 import { renderScale, setFit, visibleBox } from "./viewport.js";
 
 // Label sizes, in marker units (viewport.js keeps a unit at a fixed number of pixels).
@@ -74,14 +76,18 @@ export function drawMap(scene) {
   fit(scene);
   const u = state.unit;
   statics.labels = []; statics.obstacles = [];
+  const swarm = swarmMode(scene);
   drawGrid(u);
   renderSams(scene, u);
-  renderPaths(scene);
+  renderPaths(swarm ? {} : scene);
   renderDraft(scene);
   renderAirports(scene, u);
-  renderTargets(scene, u);
+  renderTargets(swarm ? {} : scene, u);
+  if (swarm) drawSwarmStatics(scene, (id) => droneColour(id)); // targets and paths on a canvas
+  else clearSwarm();
   if (state.mapDecorator) state.mapDecorator(); // another view's own marks (the compare's)
-  renderDrones(); // places every label too
+  renderDrones(); // places every label too (a swarm's drones have none in the SVG: here)
+  if (swarm) layoutLabels([], []);
   renderScale();
 }
 

@@ -29,6 +29,9 @@ export const state = {
   usedIds: new Set(),
   selected: null,
   replay: null, // the replay of a stored run (replay.js), null in the live view
+  // The render passes' cost (performance.now around each): count, total ms, and the recent
+  // passes' ms (bench/dashboard_swarm.py reads them).
+  perf: { count: 0, totalMs: 0, samples: [] },
 };
 
 let render = () => {};
@@ -45,7 +48,12 @@ export function schedule() {
   frameRequested = true;
   requestAnimationFrame(() => {
     frameRequested = false;
+    const t0 = performance.now();
     render();
+    const ms = performance.now() - t0;
+    const perf = state.perf;
+    perf.count++; perf.totalMs += ms;
+    if (perf.samples.length < 10000) perf.samples.push(ms);
   });
 }
 

@@ -10,6 +10,7 @@ import { $, el } from "./dom.js";
 import { label } from "./format.js";
 import { select } from "./select.js";
 import { schedule, state } from "./store.js";
+import { hitAt } from "./swarm.js";
 import { toast } from "./toast.js";
 
 function toWorld(clientX, clientY) {
@@ -51,7 +52,12 @@ export function setTool(tool) {
   $("#map-hint").textContent = HINTS[tool] || "";
 }
 
-function hit(target) {
+/** What a pointer event is on: what a swarm's canvas drew there (drawn over the SVG, so it
+ * comes first: a drone inside a SAM's ring is the drone), else an SVG marker. */
+function hit(ev) {
+  const drawn = hitAt(ev.clientX, ev.clientY);
+  if (drawn) return drawn;
+  const target = ev.target;
   const t = target.closest
     && target.closest("[data-target-id],[data-sam-id],[data-drone-id].drone,[data-airport-id]");
   if (!t) return null;
@@ -63,7 +69,7 @@ function hit(target) {
 
 async function onMapClick(ev) {
   const p = toWorld(ev.clientX, ev.clientY);
-  const h = hit(ev.target);
+  const h = hit(ev);
   try {
     switch (state.tool) {
       case "add-sam": {
@@ -122,7 +128,7 @@ export function initTools() {
   let down = null;
   svg.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0) return;
-    const h = hit(ev.target);
+    const h = hit(ev);
     down = { x: ev.clientX, y: ev.clientY, h };
     if (state.tool === "move" && h && (h.kind === "target" || h.kind === "sam")) {
       state.dragging = { ...h, start: toWorld(ev.clientX, ev.clientY) };
@@ -134,7 +140,7 @@ export function initTools() {
     const d = state.dragging;
     if (!d) return;
     const p = toWorld(ev.clientX, ev.clientY);
-    d.el.setAttribute("transform", `translate(${p.x},${p.y})`);
+    if (d.el) d.el.setAttribute("transform", `translate(${p.x},${p.y})`); // a canvas target: no preview
     d.to = p;
   });
   svg.addEventListener("pointerup", async (ev) => {
