@@ -86,6 +86,15 @@ def serving(trace_url: str) -> Iterator[str]:
         loop.close()
 
 
+# The longest gap between two animation frames while it runs (ms): how starved the page was.
+FRAME_GAPS = """() => {
+  let last = performance.now(), worst = 0, on = true;
+  const tick = (now) => { worst = Math.max(worst, now - last); last = now; if (on) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+  window.__gaps = { stop: () => { on = false; return worst; } };
+}"""
+
+
 def _stored_row(http: httpx.Client, run_id: str, tick: int) -> dict:
     """The stored telemetry row at or before the tick, as the API serves it."""
     rows = http.get(
@@ -246,11 +255,23 @@ def test_replay_in_a_real_browser(stored, chromium, output_dir):
             page.select_option("#pb-speed", "10")
             page.keyboard.press("Space")
             page.wait_for_function("() => window.isr.replay.playing")
-            t0 = page.evaluate("() => [performance.now(), window.isr.replay.playTick]")
-            page.wait_for_timeout(2_000)
-            t1 = page.evaluate("() => [performance.now(), window.isr.replay.playTick]")
-            rate = (t1[1] - t0[1]) / ((t1[0] - t0[0]) / 1000)
-            assert 0.85 * 200 <= rate <= 1.1 * 200, rate
+            # A page starved of CPU (the suite's other workers on 2 cores) drops frames, and
+            # playback caps a frame's step at 1 s: a window with a frame over 250 ms is
+            # measured again (three times at most); a page that got its frames must be exact.
+            for _ in range(3):
+                page.evaluate(FRAME_GAPS)
+                t0 = page.evaluate("() => [performance.now(), window.isr.replay.playTick]")
+                page.wait_for_timeout(2_000)
+                t1 = page.evaluate("() => [performance.now(), window.isr.replay.playTick]")
+                gap = page.evaluate("() => window.__gaps.stop()")
+                rate = (t1[1] - t0[1]) / ((t1[0] - t0[0]) / 1000)
+                if gap < 250 or 0.85 * 200 <= rate <= 1.1 * 200:
+                    break
+                _seek(page, 2_000)
+                if not page.evaluate("() => window.isr.replay.playing"):
+                    page.keyboard.press("Space")
+                page.wait_for_function("() => window.isr.replay.playing")
+            assert 0.85 * 200 <= rate <= 1.1 * 200, (rate, gap)
             moved = page.evaluate(MARKERS)
             page.keyboard.press("Space")
             page.wait_for_function(SETTLED_ANY)
