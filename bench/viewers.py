@@ -45,14 +45,16 @@ async def _watch(url: str, counts: list[int], stop: asyncio.Event) -> None:
     except websockets.ConnectionClosed as closed:
         if closed.rcvd is not None and closed.rcvd.code == 1013:
             counts[2] += 1
+        else:
+            counts[3] += 1  # closed for another reason: not a refusal, said apart
     except OSError:
-        counts[2] += 1
+        counts[3] += 1  # could not connect: said apart from the refusals
 
 
 async def _measure(base: str, clients: int, speed: float, seconds: float) -> dict[str, float]:
     ws_url = base.replace("http://", "ws://") + "/ws/live"
     stop = asyncio.Event()
-    counts = [0, 0, 0]  # frames, bytes, refused
+    counts = [0, 0, 0, 0]  # frames, bytes, refused (1013), failed otherwise
     watchers = [asyncio.create_task(_watch(ws_url, counts, stop)) for _ in range(clients)]
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         await asyncio.sleep(3.0)
@@ -73,6 +75,7 @@ async def _measure(base: str, clients: int, speed: float, seconds: float) -> dic
         "frames_per_s": frames / (w1 - w0),
         "mb": counts[1] / 1e6,
         "refused": counts[2],
+        "failed": counts[3],
     }
 
 
@@ -113,7 +116,8 @@ def main() -> int:
         title=f"Pace of a live run (demo, {args.speed:g}x) with anonymous viewers, "
         f"over {args.seconds:g} s"
     )
-    for column in ("clients", "pace / commanded", "frames/s (all)", "MB", "refused", "load"):
+    columns = ("clients", "pace / commanded", "frames/s (all)", "MB", "refused", "failed", "load")
+    for column in columns:
         table.add_column(column)
     for clients in [int(c) for c in args.clients.split(",")]:
         console.print(f"{clients} clients ...")
@@ -124,6 +128,7 @@ def main() -> int:
             f"{r['frames_per_s']:.0f}",
             f"{r['mb']:.1f}",
             str(r["refused"]),
+            str(r["failed"]),
             f"{os.getloadavg()[0]:.2f}",
         )
     console.print(table)

@@ -57,12 +57,13 @@ class GuardedGroup(TyperGroup):
             raise _internal_error(exc) from None
 
 
-# Every command: its name -> the module and attribute that hold it, and whether it is a
-# group of its own (a typer app). Only the command that runs is imported (`isr validate`
-# never loads the executive, the dashboard or Dask); `isr --help` imports them all.
-COMMANDS: Final[dict[str, tuple[str, str]]] = {
+# Every command: its name -> the module and attribute that hold it (a function, or a typer
+# app for a group of its own), and the click command class it needs, if not the default.
+# Only the command that runs is imported (`isr validate` never loads the executive, the
+# dashboard or Dask); `isr --help` imports them all.
+COMMANDS: Final[dict[str, tuple[str, ...]]] = {
     "validate": ("cli.plan", "validate"),
-    "plan": ("cli.plan", "plan"),
+    "plan": ("cli.plan", "plan", "cli.interop", "ExportCommand"),  # --export may be repeated
     "schema": ("cli.schema", "schema"),
     "sim": ("cli.sim", "sim"),
     "run": ("cli.run", "run"),
@@ -84,17 +85,13 @@ COMMANDS: Final[dict[str, tuple[str, str]]] = {
 
 def _load(name: str) -> Any:  # a click command of typer's own (vendored) click
     """The click command of ``name``, its module imported now."""
-    module, attribute = COMMANDS[name]
+    module, attribute, *cls_at = COMMANDS[name]
     target = getattr(importlib.import_module(module), attribute)
     if isinstance(target, typer.Typer):  # a group of its own: isr eval ..., isr scenario ...
         command: Any = typer.main.get_group(target)
     else:
         one = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-        cls = None
-        if name == "plan":  # --export may be repeated
-            from cli.interop import ExportCommand
-
-            cls = ExportCommand
+        cls = getattr(importlib.import_module(cls_at[0]), cls_at[1]) if cls_at else None
         one.command(name, cls=cls)(target)
         command = typer.main.get_command(one)
     command.name = name
