@@ -70,16 +70,6 @@ def _needed(world: Any, drone: str) -> float | None:
     return flight.length - world.progress(drone)
 
 
-def _operator(executive: Any) -> Any:
-    """accept_after's tick hook (an operator who ACCEPTs 30 s after each draft), taken
-    rather than attached, so this script's own hook can call it."""
-    hooks: list[Any] = []
-    executive.watch, attach = (lambda **kw: hooks.append(kw["on_tick"])), executive.watch
-    accept_after(executive, 30.0)
-    executive.watch = attach
-    return hooks[0]
-
-
 def run_one(name: str, mode: str, pause_min: int) -> dict[str, Any]:
     logging.getLogger("executive").setLevel(logging.ERROR)
     scenario = load_scenario(FILES[name])
@@ -89,7 +79,7 @@ def run_one(name: str, mode: str, pause_min: int) -> dict[str, Any]:
     config = RunConfig(policy=policy, seed=0)
     sink = ListSink()
     executive = build_executive(scenario, config, sink=sink, planner=build_planner(config, sink))
-    operator = _operator(executive) if mode == "review-30s" else None
+    operator = accept_after(executive, 30.0) if mode == "review-30s" else None
     hz = scenario.sim.tick_hz
     pause, resume = round(PAUSE_AT_S * hz), round((PAUSE_AT_S + 60 * pause_min) * hz)
     period = policy.safety_every

@@ -3,6 +3,7 @@ review policy."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,8 +81,9 @@ def config_for(task: EvalTask) -> RunConfig:
     )
 
 
-def accept_after(executive: Executive, seconds: float) -> None:
-    """An operator who ACCEPTs each draft ``seconds`` of mission time after it is offered."""
+def accept_after(executive: Executive, seconds: float) -> Callable[[TickResult], None]:
+    """An operator who ACCEPTs each draft ``seconds`` of mission time after it is offered:
+    its tick hook, attached, and returned so that a caller may chain a hook of its own."""
     hz = executive.scenario.sim.tick_hz
     due: list[int] = []
     seen = [0]
@@ -98,3 +100,4 @@ def accept_after(executive: Executive, seconds: float) -> None:
             executive.command(HumanCommand("ACCEPT", source="evaluation"))
 
     executive.watch(on_tick=watch)
+    return watch

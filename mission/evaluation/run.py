@@ -7,6 +7,7 @@ import logging
 import time
 from typing import Any
 
+from executive.loop import Executive
 from executive.traces.batch import before_flying
 from mission.evaluation.policies import EvalTask, accept_after, config_for
 from mission.session import run_mission
@@ -40,7 +41,11 @@ def run_one(task: EvalTask) -> dict[str, Any]:
     if task.policy == "clairvoyant":  # its bound goes with it: the report shows the gap
         bound = f"{upper_bound(scenario):.3f}"
         config = config.model_copy(update={"labels": {**config.labels, "bound": bound}})
-    hook = (lambda ex: accept_after(ex, 30.0)) if task.policy == "review-accept-30s" else None
+
+    def operator(executive: Executive) -> None:
+        accept_after(executive, 30.0)
+
+    hook = operator if task.policy == "review-accept-30s" else None
     report = asyncio.run(run_mission(scenario, config, on_executive=hook))
     if report is None:
         raise RuntimeError(f"{task.key}: the run did not end")
