@@ -94,9 +94,17 @@ Trigger = Literal["sam", "drone_lost", "target", "fuel", "operator", "sam_cleare
 TRIGGERS: tuple[Trigger, ...] = ("sam", "drone_lost", "target", "fuel", "operator", "sam_cleared")
 
 # The generator's disruption classes (planner.scenario.generator), each placed as the edit
-# whose ``change`` names it; a suite cycles through them in this order.
+# whose ``change`` names it; a suite cycles through them in this order. The last two are
+# the adversarial ones (issue 22: a second leak, a pop-up closing the corridor home).
 DisruptionClass = Literal[
-    "popup_sam", "lost_drone", "new_target", "moved_target", "fuel_leak", "sam_moves"
+    "popup_sam",
+    "lost_drone",
+    "new_target",
+    "moved_target",
+    "fuel_leak",
+    "sam_moves",
+    "leak_twice",
+    "corridor_closes",
 ]
 DISRUPTION_CLASSES: tuple[DisruptionClass, ...] = (
     "popup_sam",
@@ -105,6 +113,8 @@ DISRUPTION_CLASSES: tuple[DisruptionClass, ...] = (
     "moved_target",
     "fuel_leak",
     "sam_moves",
+    "leak_twice",
+    "corridor_closes",
 )
 
 
@@ -238,7 +248,9 @@ class AddSam(_Edit):
     until a drone detects them or a ``reveal_sam`` announces them."""
 
     op: Literal["add_sam"] = "add_sam"
-    change = ChangeKind(scope="environment", trigger="sam", disruptions=("popup_sam",))
+    change = ChangeKind(
+        scope="environment", trigger="sam", disruptions=("popup_sam", "corridor_closes")
+    )
     id: Identifier
     pos: tuple[Coordinate, Coordinate]
     range: SamRange
@@ -311,7 +323,9 @@ class SetFuel(_Edit):
     """A drone has ``fuel`` km of flight left from now on."""
 
     op: Literal["set_fuel"] = "set_fuel"
-    change = ChangeKind(scope="fleet", trigger="fuel", disruptions=("fuel_leak",), seek=_SEEK_FLEET)
+    change = ChangeKind(
+        scope="fleet", trigger="fuel", disruptions=("fuel_leak", "leak_twice"), seek=_SEEK_FLEET
+    )
     drone: Identifier
     fuel: Fuel
 

@@ -12,14 +12,26 @@ through ``spec.disruptions``) on its timeline, where that plan would feel it:
 * ``moved_target``: a target planned late on a route moved elsewhere before it is reached;
 * ``fuel_leak``: the longest-flying drone's fuel cut by 30-50 % a third of the way round;
 * ``sam_moves``: a known SAM moved onto a planned corridor ahead of the drones;
-* ``combo``: two of the above.
+* ``leak_twice`` (adversarial): the longest-flying drone's fuel cut twice: 30-50 % a third
+  of the way round (as ``fuel_leak``), then a further 10-25 % of what the first plan leaves
+  it two thirds of the way round (60-70 %: by then a replan has planned it down to its
+  reserve), still leaving the straight line to an airport and 3 % of the side to spare;
+* ``corridor_closes`` (adversarial): a hidden SAM, as large as a known one, across the last
+  leg of a drone's plan (its last target to its end airport) where that leg runs closest to
+  a known SAM's edge (hugging one, or threading between two), added as the drone leaves its
+  last target and first seen from that leg; the drone can still reach an airport around it
+  (the planner's SAM-avoiding shortest path, 3 % of the side to spare) with the fuel the
+  first plan leaves it where it sees the SAM;
+* ``combo``: two of the first six.
 
 Placement keeps a disruption off any drone's position at that moment, either way round its
 tour (a SAM dropped on a drone kills it before anything can act, which tests nothing), and
 off the airports; a fuel leak leaves enough to reach an airport; a combo holds at most one
 SAM class, and its SAM comes first. The first plan is planned with the runs' own budget and
 seed (``iterations``, ``plan_seed``), so it is the plan a run flies until the first
-disruption. When a
+disruption. The two adversarial classes are a suite of their own (``scenarios/suites/
+adversarial.yaml``): a combo never draws them, and a spec that names no classes cycles
+through the others. When a
 class cannot be placed (no route long enough, say), the next one in the list is tried and
 the mission's ``Generated.disruption`` says which was placed. Every mission passes
 ``parse_scenario``.
@@ -35,6 +47,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.edits import DISRUPTION_CLASSES, EDIT_MODELS, DisruptionClass
+from planner.geometry import SamField
 from planner.limits import SWARM_DRONES, SWARM_SAMS, SWARM_TARGETS
 from planner.mission import compile_mission
 from planner.model import Scenario, Solution
@@ -47,7 +60,11 @@ __all__ = ["DISRUPTIONS", "Disruption", "Generated", "SuiteSpec", "generate_miss
 # it), in the order a suite cycles through them; a combo is two of them.
 Disruption = Literal[DisruptionClass, "combo"]
 DISRUPTIONS: tuple[Disruption, ...] = (*DISRUPTION_CLASSES, "combo")
-_SINGLE = DISRUPTIONS[:-1]
+# The adversarial classes (issue 22) are left out of combos and of a spec's default, so the
+# standard suite draws what it drew before they existed.
+_ADVERSARIAL: tuple[Disruption, ...] = ("leak_twice", "corridor_closes")
+_SINGLE = tuple(k for k in DISRUPTION_CLASSES if k not in _ADVERSARIAL)
+_DEFAULT: tuple[Disruption, ...] = (*_SINGLE, "combo")
 Span = tuple[int, int]
 
 
@@ -65,7 +82,7 @@ class SuiteSpec(BaseModel):
     sams: Span = (2, 10)
     size: float = Field(100.0, ge=30.0, le=2000.0)  # km: the side of the square
     speed: float = Field(0.1, gt=0.0, le=1.0)  # km/s, every drone
-    disruptions: list[Disruption] = Field(default_factory=lambda: list(DISRUPTIONS), min_length=1)
+    disruptions: list[Disruption] = Field(default_factory=lambda: list(_DEFAULT), min_length=1)
     # The first plan, against which disruptions are placed, is the one a run flies: the
     # planner's budget and seed here must match the runs' (isr eval: 1500 iterations, seed 0).
     iterations: int = Field(1500, ge=50, le=20_000)
@@ -366,11 +383,9 @@ def _moved_target(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]
     return []
 
 
-def _fuel_leak(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
-    flying = plan.flying()
-    if not flying:
-        return []
-    drone = flying[0]
+def _first_leak(plan: _Plan, drone: str, rng: np.random.Generator) -> tuple[float, float] | None:
+    """When (a third of the way round) and to what ``drone``'s fuel is cut by 30-50 %, or
+    None when that would not leave it the way home."""
     route = plan.solution.routes[drone]
     t = plan.later(float(rng.uniform(0.3, 0.4))) * route.distance / plan.speed
     budget = plan.scenario.drone_configs[drone].fuel_budget
@@ -379,9 +394,94 @@ def _fuel_leak(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
     # oracle too, runs out): keep enough for the way home with room for a detour.
     floor = 1.5 * plan.home_distance(drone, t) + 0.05 * plan.size
     if floor >= left:
+        return None
+    return t, max(floor, left * float(rng.uniform(0.5, 0.7)))
+
+
+def _set_fuel(drone: str, t: float, fuel: float) -> dict[str, Any]:
+    return {"t": round(t, 1), "op": "set_fuel", "drone": drone, "fuel": round(fuel, 2)}
+
+
+def _fuel_leak(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
+    flying = plan.flying()
+    if not flying:
         return []
-    fuel = max(floor, left * float(rng.uniform(0.5, 0.7)))
-    return [{"t": round(t, 1), "op": "set_fuel", "drone": drone, "fuel": round(fuel, 2)}]
+    leak = _first_leak(plan, flying[0], rng)
+    return [_set_fuel(flying[0], *leak)] if leak else []
+
+
+def _leak_twice(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
+    flying = plan.flying()
+    if not flying:
+        return []
+    drone = flying[0]
+    first = _first_leak(plan, drone, rng)
+    if first is None:
+        return []
+    t1, fuel1 = first
+    distance = plan.solution.routes[drone].distance
+    # Two thirds of the way round, or as late before that as the first plan, with the first
+    # leak, still leaves the drone (either way round) the straight line to an airport and a
+    # few km: a drone leaking a third of what it had rarely gets that far on its first plan.
+    # At least a minute after the first leak, so that a replan has planned it to its reserve.
+    drawn = float(rng.uniform(0.6, 0.7))
+    for frac in np.arange(drawn, 0.0, -0.01):
+        t2 = plan.later(float(frac)) * distance / plan.speed
+        if t2 < t1 + 60.0:
+            break
+        left = fuel1 - (t2 - t1) * plan.speed
+        floor = plan.home_distance(drone, t2) + 0.03 * plan.size
+        if floor <= 0.9 * left:  # room to cut 10-25 % of what is left
+            fuel2 = max(floor, left * float(rng.uniform(0.75, 0.9)))
+            return [_set_fuel(drone, t1, fuel1), _set_fuel(drone, t2, fuel2)]
+    return []
+
+
+def _corridor_closes(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
+    env = plan.scenario.environment
+    if not env.sams:
+        return []
+    known = [(s.pos[0], s.pos[1], s.range) for s in env.sams]
+    centres = np.asarray([k[:2] for k in known])
+    radii = np.asarray([k[2] for k in known])
+    sensor = plan.scenario.sim.sensor_range
+    room = 0.03 * plan.size
+    where = {t.id: (t.x, t.y) for t in env.targets}
+    for drone in plan.flying():
+        route = plan.solution.routes[drone]
+        path = route.path or []
+        pts = np.asarray(path, dtype=float)
+        along = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(pts, axis=0).T))])
+        lx, ly = where[route.visited_targets[-1]]
+        start = float(along[int(np.argmin(np.hypot(pts[:, 0] - lx, pts[:, 1] - ly)))])
+        r = float(rng.uniform(radii.min(), radii.max()))
+        reach = r + sensor  # a drone this close to the centre sees the SAM
+        s = np.arange(start + reach + 0.5, along[-1] - r - room, 0.5)
+        if not s.size:
+            continue  # a last leg too short to hide a SAM on
+        xy = np.asarray([_along(path, v / along[-1]) for v in s])
+        # How tight the leg runs there: the gap to the nearest known SAM's edge (small where
+        # it hugs one, or threads between two).
+        gaps = (np.hypot(*(xy[:, None, :] - centres[None]).transpose(2, 0, 1)) - radii).min(1)
+        t = start / plan.speed + 1.0  # just past its last target
+        for i in np.argsort(gaps)[:12]:
+            x, y = (float(v) for v in xy[i])
+            if math.hypot(x - lx, y - ly) <= reach or not plan.clear(x, y, r, t):
+                continue
+            # Where the drone first sees it, and the fuel the first plan leaves it there.
+            ahead = np.arange(start, s[i], 0.25)
+            seen = [_along(path, v / along[-1]) for v in ahead]
+            j = next(
+                (k for k, p in enumerate(seen) if math.hypot(p[0] - x, p[1] - y) <= reach),
+                len(seen) - 1,
+            )
+            fuel = plan.scenario.drone_configs[drone].fuel_budget - float(ahead[j])
+            field = SamField([*known, (x, y, r)])
+            ways = (field.shortest_path(seen[j], (a.x, a.y)) for a in env.airports)
+            if any(w is not None and w.length + room <= fuel for w in ways):
+                sam = {"id": "POP1", "pos": [x, y], "range": r, "hidden": True}
+                return [{"t": round(t, 1), "op": "add_sam", **sam}]
+    return []
 
 
 def _sam_moves(plan: _Plan, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -406,6 +506,8 @@ _PLACE = {
     "moved_target": _moved_target,
     "fuel_leak": _fuel_leak,
     "sam_moves": _sam_moves,
+    "leak_twice": _leak_twice,
+    "corridor_closes": _corridor_closes,
 }
 
 
