@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from cli.main import build_app
 from planner.scenario import load_scenario
+from planner.scenario.generator import SuiteSpec, generate_mission
 
 runner = CliRunner()
 app = build_app()
@@ -114,3 +115,29 @@ def test_the_standard_suite_is_whole_and_valid():
         scenario = load_scenario(folder / m["file"])
         assert len(scenario.drone_configs) == m["drones"] and scenario.timeline
     assert set(counts) == set(manifest["spec"]["disruptions"]) and min(counts.values()) >= 25
+
+
+def test_the_adversarial_suite_is_whole_valid_and_reproducible():
+    from tests.conftest import SCENARIOS
+
+    folder = SCENARIOS / "suites" / "adversarial"
+    manifest = json.loads((folder / "suite.json").read_text())
+    missions = manifest["missions"]
+    assert len(missions) == manifest["spec"]["count"] == 24
+    kinds = {m["disruption"] for m in missions}
+    assert kinds == {"leak_twice", "corridor_closes"}  # each placed somewhere, no fallback out
+    for m in missions:
+        scenario = load_scenario(folder / m["file"])
+        assert len(scenario.drone_configs) == m["drones"]
+        ops = [e.op for e in scenario.timeline]
+        assert ops == (["set_fuel"] * 2 if m["disruption"] == "leak_twice" else ["add_sam"])
+    # The files are what the suite file draws (a change to the generator shows here).
+    spec = SuiteSpec.model_validate(
+        {
+            **manifest["spec"],
+            **{k: tuple(manifest["spec"][k]) for k in ("drones", "targets", "sams")},
+        }
+    )
+    for index in (0, 1):
+        stored = json.loads((folder / missions[index]["file"]).read_text())
+        assert json.loads(json.dumps(generate_mission(spec, index).scenario)) == stored

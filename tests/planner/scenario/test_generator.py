@@ -7,6 +7,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
+from planner.geometry import SamField
 from planner.mission import compile_mission
 from planner.planning import plan_mission
 from planner.scenario import parse_scenario
@@ -162,3 +163,96 @@ def test_late_moves_a_disruption_later():
     early = generate_mission(spec, 0).scenario["timeline"][0]["t"]
     late = generate_mission(spec.model_copy(update={"late": 0.6}), 0).scenario["timeline"][0]["t"]
     assert late > early
+
+
+# The adversarial classes (issue 22), on tight fuel as their suite has it.
+ADVERSARIAL = dict(seed=11, count=4, targets=(15, 40), fuel=(1.1, 1.8))
+
+
+def _home(airports, x, y):
+    return min(math.hypot(x - a.x, y - a.y) for a in airports)
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_leak_twice_cuts_the_longest_flyer_again_still_leaving_the_way_home(index):
+    spec = SuiteSpec(**ADVERSARIAL, disruptions=["leak_twice"])
+    made = generate_mission(spec, index)
+    assert made.disruption == "leak_twice"
+    scenario = parse_scenario(made.scenario)
+    first, second = made.scenario["timeline"]
+    assert first["op"] == second["op"] == "set_fuel"
+    assert first["drone"] == second["drone"]
+    solution = _first_plan(spec, made)
+    flying = {d: r for d, r in solution.routes.items() if len(r.visited_targets) >= 2}
+    drone = max(flying, key=lambda d: flying[d].distance)
+    assert first["drone"] == drone
+    route = solution.routes[drone]
+    rounding = 0.05  # t to 0.1 s, fuel to 0.01 km
+    # The first as fuel_leak: a third of the way round, at most half of what is left cut.
+    assert 0.3 <= first["t"] * spec.speed / route.distance <= 0.4 + 1e-3
+    left = scenario.drone_configs[drone].fuel_budget - first["t"] * spec.speed
+    assert 0.5 * left - rounding <= first["fuel"] < left
+    # The second a minute later at least, by two thirds of the way round, cutting 10-25 %
+    # of what the first plan with the first leak leaves.
+    assert first["t"] + 60.0 <= second["t"] <= 0.7 * route.distance / spec.speed + 0.1
+    left = first["fuel"] - (second["t"] - first["t"]) * spec.speed
+    assert 0.75 * left - rounding <= second["fuel"] <= 0.9 * left + rounding
+    # Survivable in principle: the straight line to an airport and 3 km, either way round.
+    for path in (route.path, route.path[::-1]):
+        x, y = _at(path, second["t"] * spec.speed)
+        assert second["fuel"] >= _home(scenario.environment.airports, x, y) + 3.0 - rounding
+
+
+# This seed's missions whose last legs are long enough to hide a SAM on (0 is not: below).
+@pytest.mark.parametrize("index", [1, 3, 4, 7])
+def test_corridor_closes_hides_a_sam_on_a_last_leg_reachable_around(index):
+    spec = SuiteSpec(**ADVERSARIAL, disruptions=["corridor_closes"])
+    made = generate_mission(spec, index)
+    assert made.disruption == "corridor_closes"
+    scenario = parse_scenario(made.scenario)
+    env = scenario.environment
+    (edit,) = made.scenario["timeline"]
+    assert edit["op"] == "add_sam" and edit["hidden"]
+    x, y, r = *edit["pos"], edit["range"]
+    assert min(s.range for s in env.sams) <= r <= max(s.range for s in env.sams)
+    assert all(math.hypot(x - a.x, y - a.y) > r for a in env.airports)
+    solution = _first_plan(spec, made)
+    for route in solution.routes.values():  # off every drone when it appears, either way
+        for path in (route.path or [], (route.path or [])[::-1]):
+            if len(path) > 1:
+                px, py = _at(path, edit["t"] * spec.speed)
+                assert math.hypot(x - px, y - py) > r
+    # On some drone's last leg (its last target to its end airport), appearing once it has
+    # left that target and too far ahead to be seen from there.
+    where = {t.id: (t.x, t.y) for t in env.targets}
+    on_leg = []
+    for drone, route in solution.routes.items():
+        if not route.visited_targets:
+            continue
+        path = route.path
+        last = where[route.visited_targets[-1]]
+        k = min(range(len(path)), key=lambda i: math.dist(path[i], last))
+        if _distance_to_path(x, y, path[k:]) < 1e-6:
+            flown = sum(math.dist(a, b) for a, b in zip(path[:k], path[1 : k + 1]))
+            on_leg.append((drone, flown, last, path[k:]))
+    assert on_leg, "not on any drone's last leg"
+    drone, flown, last, leg = on_leg[0]
+    assert edit["t"] >= flown / spec.speed
+    assert math.dist(last, (x, y)) > r + scenario.sim.sensor_range
+    # Reachable around it in principle: from the last target, some airport within the fuel
+    # the first plan leaves there, avoiding the known SAMs and the pop-up.
+    field = SamField([(s.pos[0], s.pos[1], s.range) for s in env.sams] + [(x, y, r)])
+    fuel = scenario.drone_configs[drone].fuel_budget - flown
+    ways = [field.shortest_path(last, (a.x, a.y)) for a in env.airports]
+    assert min(w.length for w in ways if w is not None) <= fuel
+
+
+def test_a_corridor_that_cannot_close_falls_back_to_the_next_class():
+    spec = SuiteSpec(**ADVERSARIAL, disruptions=["corridor_closes", "leak_twice"])
+    assert (
+        generate_mission(spec.model_copy(update={"disruptions": ["corridor_closes"]}), 0).disruption
+        is None
+    )
+    made = generate_mission(spec, 0)
+    assert made.disruption == "leak_twice"
+    assert [e.op for e in parse_scenario(made.scenario).timeline] == ["set_fuel", "set_fuel"]
