@@ -234,9 +234,9 @@ def test_corridor_closes_hides_a_sam_on_a_last_leg_reachable_around(index):
         k = min(range(len(path)), key=lambda i: math.dist(path[i], last))
         if _distance_to_path(x, y, path[k:]) < 1e-6:
             flown = sum(math.dist(a, b) for a, b in zip(path[:k], path[1 : k + 1]))
-            on_leg.append((drone, flown, last, path[k:]))
+            on_leg.append((drone, flown, last))
     assert on_leg, "not on any drone's last leg"
-    drone, flown, last, leg = on_leg[0]
+    drone, flown, last = on_leg[0]
     assert edit["t"] >= flown / spec.speed
     assert math.dist(last, (x, y)) > r + scenario.sim.sensor_range
     # Reachable around it in principle: from the last target, some airport within the fuel
