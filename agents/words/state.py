@@ -233,7 +233,7 @@ def from_executive(executive) -> MissionState:
         plan=executive.plan,
         plan_id=executive.plan_id,
         constraints=executive.constraints.model_dump(mode="json"),
-        reserve=executive.policy.fuel_reserve,
+        reserve=executive.reserve_km,
         order=[
             str(e["target"])
             for e in list(getattr(executive, "events_seen", ()))

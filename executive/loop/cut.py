@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from planner.model import Environment, Scenario, synthetic_start_id
 from sim.world import World
 
-__all__ = ["Checkpoint", "ReplanProblem", "build_replan"]
+__all__ = ["Checkpoint", "ReplanProblem", "build_replan", "with_reserve"]
 
 _AT_AIRPORT = 1e-6  # km
 
@@ -52,6 +52,21 @@ class ReplanProblem:
     def frozen_targets(self) -> set[str]:
         """Targets reached on the frozen paths: they count as collected in the remainder."""
         return {t for c in self.checkpoints.values() for t in c.frozen_targets}
+
+
+def with_reserve(scenario: Scenario, reserve: float) -> Scenario:
+    """``scenario`` with ``reserve`` (km) off each drone's fuel budget: the first plan keeps
+    the reserve every later plan keeps (``build_replan``), so the plan in force, rebased
+    onto a cut, fits the budget a fresh search gets there. Planned on the full budget, it
+    loses what it planned within the last ``reserve`` km at the first replan and flying
+    on would beat replanning."""
+    if reserve <= 0.0:
+        return scenario
+    configs = {
+        drone_id: config.model_copy(update={"fuel_budget": max(0.0, config.fuel_budget - reserve)})
+        for drone_id, config in scenario.drone_configs.items()
+    }
+    return scenario.model_copy(update={"drone_configs": configs})
 
 
 def build_replan(

@@ -66,6 +66,11 @@ class RoundHost(Protocol):
         """Drones the safety layer sent home: not planned any more."""
         ...
 
+    @property
+    def reserve_km(self) -> float:
+        """Km of fuel every plan keeps above its way home (the policy's, the SAMs known)."""
+        ...
+
     def planned(self, drones: set[str]) -> None:
         """A committed plan re-tasks these drones."""
         ...

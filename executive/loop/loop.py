@@ -63,7 +63,7 @@ from executive.contracts import (
 )
 from executive.errors import ExecutiveError
 from executive.loop.cleared import KnownSams, freed_by
-from executive.loop.cut import Checkpoint
+from executive.loop.cut import Checkpoint, with_reserve
 from executive.loop.fork import start_forked
 from executive.loop.options import LoopOptions
 from executive.loop.record import Publish, Recorder
@@ -365,7 +365,7 @@ class Executive:
                 new_id(),
                 0,
                 "initial",
-                self.scenario,
+                with_reserve(self.scenario, self.reserve_km),
                 self.policy.planning_deadline_s * 4,
                 self.constraints,
             )
@@ -388,6 +388,13 @@ class Executive:
         left_out |= _left_out(self.scenario, mission, left_out)
         self.rounds.commit_initial(mission, solution, latency, left_out)
         return solution
+
+    @property
+    def reserve_km(self) -> float:
+        """Km of fuel every plan keeps above its way home now: the policy's, with the SAMs
+        known now (before the first tick: the mission's)."""
+        env = self.scenario.environment if self._sim is None else self._sim.world.known_environment
+        return self.policy.reserve_km(s.range for s in env.sams)
 
     def adopt(self, sim: Sim, fork: ForkPoint) -> None:
         """Fly on in ``sim``, rebuilt to the end of the fork tick; paused if the parent was."""

@@ -4,6 +4,7 @@ the dashboard and recorded with the run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +23,10 @@ class Policy(BaseModel):
     triggers: tuple[Trigger, ...] = TRIGGERS  # the changes that start a replan (planner.edits)
     commit: Literal["auto", "review"] = "auto"  # review: a draft waits for ACCEPT / REJECT
     fuel_reserve: float = Field(1.0, ge=0)  # km kept above the way to an allowed end airport
+    # "robust": on top of fuel_reserve, the way round one more SAM as large as the largest
+    # known (detour_factor x its range) if it closed the way home; "fixed": fuel_reserve only
+    reserve: Literal["fixed", "robust"] = "robust"
+    detour_factor: float = Field(1.2, ge=0)
     planning_deadline_s: float = Field(0.5, gt=0)  # wall seconds a planning round may take
     # Search budget when the sim runs as fast as possible: iterations, so runs reproduce.
     batch_iterations: int = Field(3000, ge=1)
@@ -39,3 +44,12 @@ class Policy(BaseModel):
     review_timeout_s: float | None = Field(None, gt=0)
     review_timeout_action: Literal["keep", "commit"] = "keep"
     review_preview_s: float = Field(1.0, gt=0)  # wall seconds between rebased previews
+
+    def reserve_km(self, sam_ranges: Iterable[float]) -> float:
+        """Km every plan keeps above its way home, and below which a drone turns home, with
+        the known SAMs' ranges (km). Under "robust", what a SAM of the largest known size
+        popping up on the way home costs: going round a disk of radius r that sits on a
+        straight way is (pi - 2) r longer, 1.14 r; ``detour_factor`` rounds that up."""
+        if self.reserve == "fixed":
+            return self.fuel_reserve
+        return self.fuel_reserve + self.detour_factor * max(sam_ranges, default=0.0)

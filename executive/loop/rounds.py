@@ -288,9 +288,7 @@ class Rounds:
             job.task.cancel()
             self.jobs.remove(job)
         cut = sim.tick + self.lookahead()
-        problem = build_replan(
-            sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
-        )
+        problem = build_replan(sim.world, cut, reserve=host.reserve_km, not_planned=host.returning)
         round_id = new_id()
         in_force = None
         if host.policy.commit == "auto" and self.plan_id is not None:
@@ -725,9 +723,7 @@ class Rounds:
         sim = host.sim
         draft, purpose = decision.draft, decision.purpose
         cut = sim.tick + self._rebase_lookahead()
-        problem = build_replan(
-            sim.world, cut, reserve=host.policy.fuel_reserve, not_planned=host.returning
-        )
+        problem = build_replan(sim.world, cut, reserve=host.reserve_km, not_planned=host.returning)
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})
         compare = (self.intent, self.ends) if purpose == "agents" else None

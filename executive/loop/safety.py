@@ -18,7 +18,7 @@ this order of preference:
 4. otherwise it holds anyway, and says that no safe option was found.
 
 A holding drone whose circle a SAM now covers is moved the same way. Fuel: a drone whose
-fuel no longer covers the way home plus ``policy.fuel_reserve`` goes home, whatever the
+fuel no longer covers the way home plus the reserve (``Policy.reserve_km``) goes home, whatever the
 plan says, holding drones included. Before that, a drone whose fuel no longer covers the
 rest of its plan in force (its margin went negative: a pause, a hold, a leak) is said once
 (``PLAN_INFEASIBLE``, with the margin) and a replan is asked for: the fix, committed in auto
@@ -67,6 +67,11 @@ class SafetyHost(Protocol):
     @property
     def sim(self) -> Sim:
         """The running simulation."""
+        ...
+
+    @property
+    def reserve_km(self) -> float:
+        """Km of fuel every plan keeps above its way home (the policy's, the SAMs known)."""
         ...
 
 
@@ -395,7 +400,7 @@ class Safety:
                 waypoints.append((stop, length))
             here = at
         fuel = world.fuel(drone_id)
-        if length + host.policy.fuel_reserve > fuel:
+        if length + host.reserve_km > fuel:
             return ""
         path = Path.concat(legs)
         if path.length <= 0.0 or not self._safe(path):
@@ -498,7 +503,9 @@ class Safety:
         return f"home to {airport.id}"
 
     def _way_home(self, drone_id: str) -> tuple[Airport, Path] | None:
-        """The nearest airport within the fuel on a SAM-avoiding path, allowed ends first."""
+        """The nearest airport within the fuel on a SAM-avoiding path: those the fuel reaches
+        with the reserve first (a way home that spends the reserve is one more SAM from
+        failing), then the drone's allowed ends."""
         world = self.host.sim.world
         env = world.known_environment
         config = self.host.scenario.drone_configs[drone_id]
@@ -506,7 +513,8 @@ class Safety:
         fuel = world.fuel(drone_id)
         field = self._field()
         allowed = set(config.end_options([a.id for a in env.airports]))
-        found: list[tuple[bool, float, Airport, Path]] = []
+        reserve = self.host.reserve_km
+        found: list[tuple[bool, bool, float, Airport, Path]] = []
         for airport in env.airports:
             if math.hypot(airport.x - x, airport.y - y) <= _AT:
                 continue  # already there
@@ -515,10 +523,11 @@ class Safety:
             path = field.shortest_path((x, y), (airport.x, airport.y))
             if path is None or path.length <= 0.0 or path.length > fuel:
                 continue
-            found.append((airport.id not in allowed, path.length, airport, path))
+            short = path.length + reserve > fuel
+            found.append((short, airport.id not in allowed, path.length, airport, path))
         if not found:
             return None
-        _, _, airport, path = min(found, key=lambda f: (f[0], f[1], f[2].id))
+        *_, airport, path = min(found, key=lambda f: (f[0], f[1], f[2], f[3].id))
         return airport, path
 
     # ----- fuel --------------------------------------------------------------------------
@@ -528,7 +537,7 @@ class Safety:
         home now, whatever the plan says (holding drones too)."""
         host = self.host
         world = host.sim.world
-        reserve = host.policy.fuel_reserve
+        reserve = host.reserve_km
         for drone_id in self._airborne():
             if drone_id in self.returning:
                 continue
@@ -539,15 +548,23 @@ class Safety:
                 and not flight.holding
                 and self._ends_at_airport(flight)
                 and fuel >= flight.length - world.progress(drone_id) - 1e-9
+                and self._contact(drone_id) is None
             ):
-                continue  # its flight (validated when committed) still fits its fuel
+                # its flight (validated when committed) still fits its fuel; one that meets
+                # a known SAM is not trusted: the way round may not fit, so the drone turns
+                # home while a safe way still does (else it flies on, holds at the SAM and
+                # runs dry there)
+                continue
             x, y, _ = world.position(drone_id)
             env = world.known_environment
             nearest = min(math.hypot(a.x - x, a.y - y) for a in env.airports)
             if nearest + reserve < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
             route = self._way_home(drone_id)
-            if route is not None and fuel >= route[1].length + reserve:
+            # until the next check the drone burns a period's fuel and may fly a period
+            # further from home: turn now if the way home would not fit with the reserve then
+            period = 2.0 * world.config.speed_of(drone_id) * world.dt * host.policy.safety_every
+            if route is not None and fuel >= route[1].length + reserve + period:
                 continue
             tick = host.sim.tick
             if route is None:

@@ -180,7 +180,7 @@ def capture_scene(
     known_targets, known_sams = list(known.targets), list(known.sams)
     truth_sams = list(truth.sams)
     configs = executive.scenario.drone_configs
-    reserve = executive.policy.fuel_reserve
+    reserve = executive.reserve_km
 
     def render() -> dict[str, Any]:
         known_ids = {k.id for k in known_sams}

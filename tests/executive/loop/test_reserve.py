@@ -1,0 +1,61 @@
+"""The fuel reserve is one policy, kept by every plan from the first on and by the safety
+layer: robust to one more SAM of the largest known size closing the way home; a drone whose
+flight meets a known SAM turns home while a safe way still fits its fuel."""
+
+from __future__ import annotations
+
+import pytest
+
+from executive.contracts import PlanVersionRecord
+from executive.loop import Policy
+from executive.loop.cut import with_reserve
+from tests.executive.loop.test_safety import _events, _fly, line_mission
+
+
+def test_the_robust_reserve_covers_the_way_round_the_largest_known_sam():
+    assert Policy(reserve="fixed").reserve_km([3.0, 7.0]) == 1.0
+    assert Policy().reserve_km([]) == 1.0  # no SAM known: the base only
+    assert Policy().reserve_km([3.0, 7.0]) == pytest.approx(1.0 + 1.2 * 7.0)
+    assert Policy(fuel_reserve=2.0, detour_factor=0.5).reserve_km([4.0]) == 4.0
+
+
+def test_with_reserve_takes_the_reserve_off_every_budget_and_nothing_else():
+    scenario = line_mission()
+    kept = with_reserve(scenario, 5.0)
+    assert kept.drone_configs["1"].fuel_budget == scenario.drone_configs["1"].fuel_budget - 5.0
+    assert kept.environment == scenario.environment
+    assert with_reserve(scenario, 0.0) is scenario
+
+
+def test_the_first_plan_keeps_the_reserve_the_replans_keep():
+    # A1 -> T1 -> T2 -> A2 is 60.48 km: it fits the 61 km budget but not 61 - 1 km. Planned
+    # on the full budget, the first replan would lose T2 and flying on would beat it.
+    drones = {"1": {"fuelBudget": 61, "home_airport": "A1", "end_airport": "A2"}}
+    targets = [
+        {"id": "T1", "x": 20, "y": 0, "priority": 5, "type": "A"},
+        {"id": "T2", "x": 45, "y": 3, "priority": 5, "type": "A"},
+    ]
+    _, sink, report = _fly(line_mission(drones=drones, targets=targets))
+    first = next(r for r in sink.of(PlanVersionRecord) if r.trigger == "initial")
+    route = first.solution["routes"]["1"]
+    assert route["route"] == ["A1", "T1", "A2"]
+    assert route["distance"] <= 61 - Policy().reserve_km([]) + 1e-9
+    assert report.outcome.lost == []
+
+
+def test_a_drone_whose_flight_meets_a_known_sam_turns_home_while_a_safe_way_fits():
+    # No replans: the plan in force flies on towards S1, which closes the way to A2 for the
+    # fuel left. Trusting its flight, the drone used to fly on, hold at S1 and run dry there;
+    # it must turn back to A1 while that way still fits its fuel and the reserve.
+    drones = {"1": {"fuelBudget": 64, "home_airport": "A1", "end_airport": "A2"}}
+    sam = {"t": 30, "op": "add_sam", "id": "S1", "pos": [52.0, 0.0], "range": 6.0}
+    _, sink, report = _fly(
+        line_mission(drones=drones, timeline=[sam]),
+        policy=Policy(batch_iterations=300, replan=False),
+    )
+    assert report.outcome.lost == []
+    back = _events(sink, "RETURN_TO_BASE")
+    assert back and back[0].payload["airport"] == "A1"
+    assert back[0].payload["reserve"] == pytest.approx(Policy().reserve_km([6.0]))
+    assert not _events(sink, "NO_SAFE_OPTION")
+    assert report.outcome.drones["1"].status == "landed"
