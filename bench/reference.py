@@ -57,6 +57,7 @@ def _one(path: str, policies: list[str]) -> dict[str, Any]:
                 "fuel_outs": f.fuel_outs,
                 "lost_known": f.lost_known,
                 "seconds": f.seconds,
+                "forced": list(f.forced),
             }
             for p, f in flights.items()
         },
@@ -102,11 +103,23 @@ def _report(suite: str, rows: list[dict[str, Any]], policies: list[str]) -> list
         lines.append(f"    {cls:18s} ({len(of)}) {' / '.join(shown)}: {means}")
     if "auto" in policies and "no-replan" in policies:
         worse = [
-            r["mission"]
+            r
             for r in rows
             if r["policies"]["auto"]["points"] < r["policies"]["no-replan"]["points"] - 1e-9
         ]
-        lines.append(f"  missions auto < no-replan: {len(worse)} {' '.join(worse)}")
+        # explained: flying on, the plan in force went infeasible or unsafe (it scored by
+        # breaking a promise or by luck: a drone lost before it had to turn home)
+        told = [r for r in worse if r["policies"]["no-replan"].get("forced")]
+        lines.append(
+            f"  missions auto < no-replan: {len(worse)} ({len(worse) - len(told)} unexplained)"
+        )
+        for r in worse:
+            a, n = r["policies"]["auto"], r["policies"]["no-replan"]
+            why = ", ".join(n.get("forced") or []) or "UNEXPLAINED"
+            lines.append(
+                f"    {r['mission']}: auto {a['points']:g} < no-replan {n['points']:g};"
+                f" the plan flown on: {why}"
+            )
     gaps = [1 - r["clairvoyant"] / r["bound"] for r in rows if r["bound"] > 0]
     lines.append(f"  clairvoyant gap to the bound: {_stats(gaps)}")
     over = [r["mission"] for r in rows if max(r["planned"], r["clairvoyant"]) > r["bound"] + 1e-6]

@@ -41,7 +41,7 @@ from typer.core import TyperGroup
 
 from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
 from executive.traces import TraceReader
-from mission.evaluation import POLICIES, EvalTask, run_one
+from mission.evaluation import POLICIES, VARIANTS, EvalTask, run_one
 from mission.evaluation.figures import done_keys, reference_name, run_rows, suite_names, summary
 from mission.evaluation.policies import config_for
 
@@ -122,7 +122,9 @@ def _warm(client: Any, err: Console) -> None:
 @eval_app.command("run")
 def eval_cmd(
     suite: Annotated[Path, typer.Argument(help="a folder written by isr scenario generate")],
-    policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(POLICIES),
+    policies: Annotated[str, typer.Option(help="comma-separated")] = ",".join(
+        p for p in POLICIES if p not in VARIANTS
+    ),
     workers: Annotated[int, typer.Option(help="local worker processes", min=1, max=64)] = 2,
     scheduler: Annotated[
         str | None, typer.Option(help="an existing Dask scheduler, tcp://HOST:PORT")

@@ -3,7 +3,7 @@ possible, each traced to the store with its suite, mission and policy; figures r
 from the store (``mission.evaluation.figures``), so a batch resumes where it stopped.
 Dask schedules the runs (``cli.eval``); this package knows nothing of Dask."""
 
-from mission.evaluation.policies import POLICIES, EvalTask, config_for
+from mission.evaluation.policies import POLICIES, VARIANTS, EvalTask, config_for
 from mission.evaluation.run import run_one
 
-__all__ = ["POLICIES", "EvalTask", "config_for", "run_one"]
+__all__ = ["POLICIES", "VARIANTS", "EvalTask", "config_for", "run_one"]

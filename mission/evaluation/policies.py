@@ -20,6 +20,7 @@ __all__ = [
     "OLD_NAMES",
     "POLICIES",
     "REFERENCES",
+    "VARIANTS",
     "EvalTask",
     "accept_after",
     "config_for",
@@ -28,7 +29,17 @@ __all__ = [
 # The last two are references, not policies a mission could fly: the plan made with the whole
 # timeline known at t = 0 as if it all held from the start (the old "oracle"; not an upper
 # bound), and the clairvoyant plan, made knowing every event and its time (planner.clairvoyant).
-POLICIES = ("auto", "review-accept-30s", "no-replan", "full-knowledge-t0", "clairvoyant")
+# Variants measure what one choice of a policy costs or buys, run when named: auto with the
+# fixed 1 km fuel reserve instead of the robust one (executive.loop.policy.Policy.reserve).
+VARIANTS = ("auto-fixed-reserve",)
+POLICIES = (
+    "auto",
+    "review-accept-30s",
+    "no-replan",
+    "full-knowledge-t0",
+    "clairvoyant",
+    *VARIANTS,
+)
 REFERENCES = ("full-knowledge-t0", "clairvoyant")
 OLD_NAMES = {"oracle": "full-knowledge-t0"}  # how runs stored before the rename are labelled
 ITERATIONS = 1500  # the planner's budget per round: as fast as possible, reproducible
@@ -62,6 +73,7 @@ def config_for(task: EvalTask) -> RunConfig:
         batch_iterations=ITERATIONS,
         replan=task.policy not in ("no-replan", *REFERENCES),
         commit="review" if task.policy.startswith("review") else "auto",
+        reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
     )
     labels = {"suite": task.suite, "mission": task.mission, "policy": task.policy}
     if task.disruption:

@@ -26,6 +26,18 @@ from planner.model import Scenario, Solution
 
 __all__ = ["Flown", "Reference", "clairvoyant_reference", "fly"]
 
+# The events that say a plan in force could not fly on as planned (executive.loop.safety)
+FORCED = frozenset(
+    {
+        "PLAN_INFEASIBLE",
+        "PLAN_UNSAFE",
+        "SAFETY_DIVERT",
+        "SAFETY_HOLD",
+        "SAFETY_RETURN",
+        "RETURN_TO_BASE",
+        "NO_SAFE_OPTION",
+    }
+)
 FIRST_PLAN = "first plan"
 FULL_KNOWLEDGE = "full knowledge at t0"
 
@@ -39,6 +51,10 @@ class Flown:
     lost_known: int  # to a SAM known before the loss (initial SAMs included)
     lost: int
     seconds: float
+    # What the plan in force could not survive, as "EVENT drone" (the plan gone infeasible
+    # on fuel or unsafe, the safety layer acting): why flying on may have scored what a
+    # replan, keeping the promises, could not
+    forced: tuple[str, ...] = ()
 
 
 def _account(
@@ -47,12 +63,16 @@ def _account(
     outcome = report.outcome
     known = lost_to_known_sams(sink.of(EventRecord), initial_sams(scenario))
     reasons = [d.lost_reason for d in outcome.drones.values()]
+    forced = sorted(
+        {f"{e.kind} D{e.payload.get('drone')}" for e in sink.of(EventRecord) if e.kind in FORCED}
+    )
     return Flown(
         points=float(outcome.total_points),
         fuel_outs=sum(1 for why in reasons if why == "fuel"),
         lost_known=len(set(known)),
         lost=sum(1 for why in reasons if why is not None),
         seconds=time.perf_counter() - began,
+        forced=tuple(forced),
     )
 
 
