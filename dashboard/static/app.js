@@ -27,7 +27,8 @@
  *   select.js    the selection and its ring   inspector.js   the selection in words, actions
  *   confirm.js   confirmations                banners.js     safety, PNR, refused orders
  *   startup.js   starting / planning / no live run, over the map
- *   run_state.js whether there is a live run, over, starting
+ *   run_state.js whether there is a live run, over, starting; its mission time now
+ *   hazard.js    a SAM ahead of a plan in force, in words that count down
  *   dom.js, format.js: helpers
  *
  * The replay of a stored run (issue 14) is the same page in another mode: /?replay=RUN_ID
@@ -49,7 +50,7 @@ import { initCharts } from "./js/charts.js";
 import { loadCompare, openCompare } from "./js/compare.js";
 import { initConfirm } from "./js/confirm.js";
 import { initControls, renderControls } from "./js/controls.js";
-import { renderDraftPanel } from "./js/draft.js";
+import { renderDraftCountdown, renderDraftPanel } from "./js/draft.js";
 import { droneColour, droneIds, renderDrones } from "./js/drones.js";
 import { initEngines } from "./js/engines.js";
 import { initFleet, renderFleet } from "./js/fleet_table.js";
@@ -92,6 +93,7 @@ setRenderer(() => {
   if (fleetDirty) { renderFleet(); checkPnr(); }
   if (fleetDirty || state.inspectorDirty) { state.inspectorDirty = false; renderInspector(); }
   if (state.agentsDirty) { state.agentsDirty = false; renderAgents(); }
+  renderDraftCountdown();
   renderStatus();
   renderControls();
   renderStartup();

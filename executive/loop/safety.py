@@ -312,16 +312,23 @@ class Safety:
 
     def _warn(self, drone_id: str, flight: Flight, contact: _Contact) -> None:
         """The plan in force meets a known SAM further ahead than the layer acts: say when
-        it would enter and when the layer will act (unless a plan takes over first)."""
+        it would enter and when the layer will act (unless a plan takes over first), as
+        mission ticks (``enters_tick``, ``acts_tick``: a view counts down to them from the
+        tick it shows) and as seconds from now (``in_s``, ``acts_in_s``, derived)."""
         host = self.host
-        world = host.sim.world
-        speed = world.config.speed_of(drone_id)
+        sim = host.sim
+        world = sim.world
+        step = world.config.speed_of(drone_id) * world.dt  # km flown a tick
         ahead = contact.s - world.progress(drone_id)
+        enters = sim.tick + round(ahead / step)
+        acts = sim.tick + round(max(0.0, ahead - self.horizon_km(drone_id)) / step)
         warning = {
             "drone": drone_id,
             "sam": contact.sam,
-            "in_s": round(ahead / speed, 1),
-            "acts_in_s": round(max(0.0, ahead - self.horizon_km(drone_id)) / speed, 1),
+            "enters_tick": enters,
+            "acts_tick": acts,
+            "in_s": round((enters - sim.tick) / sim.tick_hz, 1),
+            "acts_in_s": round((acts - sim.tick) / sim.tick_hz, 1),
             "action": f"divert around {contact.sam}, else hold, else home",
         }
         self.warnings[drone_id] = warning

@@ -25,32 +25,38 @@ _PNR_STEP = 0.5  # km: how finely a path is walked for its point of no return
 
 
 def _why(executive: Executive, draft: dict[str, Any]) -> dict[str, Any]:
-    """Why the draft waits, first: the hazards of the plan in force it answers (a known SAM
-    ahead, fuel that no longer covers the plan) and the change that started its round; and
-    the drones it changes (their targets, or a hazard routed around): the only routes
-    drawn."""
+    """Why the draft waits, first: the hazards of the plan in force it answers and the
+    change that started its round; and the drones it changes (their targets, or a hazard
+    routed around): the only routes drawn. ``hazards`` are the known SAMs ahead (the
+    safety layer's warnings: a view words them, counting down to their ticks), ``why`` the
+    rest in words (fuel that no longer covers a plan, then the trigger)."""
     safety = executive.safety
-    hazards = {
-        d: text
-        for d in executive.scenario.drone_configs
-        if (text := _warning(safety, d)) is not None
-    }
+    drones = executive.scenario.drone_configs
+    hazards = [h for d in sorted(drones) if (h := _hazard(safety, d)) is not None]
+    short = {d: text for d in drones if (text := _warning(safety, d)) is not None}
     trigger = next((r.trigger for r in reversed(executive.replans) if r.status == "review"), None)
-    why = [f"{drone_label(d)}: {text}" for d, text in sorted(hazards.items())]
+    why = [f"{drone_label(d)}: {text}" for d, text in sorted(short.items())]
     if trigger is not None:
         why.append(f"asked for by {trigger}")
-    changed = sorted(set(draft["diff"].get("routes") or {}) | set(hazards))
-    return {"why": why, "changed": changed}
+    changed = sorted(
+        set(draft["diff"].get("routes") or {}) | set(short) | {h["drone"] for h in hazards}
+    )
+    return {"hazards": hazards, "why": why, "changed": changed}
+
+
+def _hazard(safety: Safety, drone_id: str) -> dict[str, Any] | None:
+    """The known SAM the drone's plan in force enters beyond where the safety layer acts:
+    ``{drone, sam, enters_tick, acts_tick, action}`` (mission ticks: a view counts down to
+    them from the tick it shows), None when there is none."""
+    w = safety.warnings.get(drone_id)
+    if w is None:
+        return None
+    return {k: w[k] for k in ("drone", "sam", "enters_tick", "acts_tick", "action")}
 
 
 def _warning(safety: Safety, drone_id: str) -> str | None:
-    """What is wrong with the drone's plan in force, in words (None: nothing known)."""
-    w = safety.warnings.get(drone_id)
-    if w is not None:
-        return (
-            f"its plan enters {w['sam']} in {w['in_s']:.0f} s; the safety layer will"
-            f" {w['action']} in {w['acts_in_s']:.0f} s unless a plan takes over"
-        )
+    """A plan in force that no longer fits the drone's fuel, in words (None: it fits, or
+    it flies none). A SAM ahead is a ``_hazard``: its words count down in the view."""
     margin = safety.infeasible.get(drone_id)
     if margin is not None:
         return f"its plan needs {-margin:.1f} km more than its fuel: a replan is on its way"
@@ -91,6 +97,7 @@ class _Drone:
     returning: str | None
     held: str | None
     warning: str | None
+    hazard: dict[str, Any] | None
     flown: list[list[float]]
 
 
@@ -150,6 +157,7 @@ def capture_scene(
                 returning.get(drone_id),
                 "operator: hold" if drone_id in held else safety.held.get(drone_id),
                 _warning(safety, drone_id),
+                _hazard(safety, drone_id),
                 list((trails or {}).get(drone_id, [])),
             )
         )
@@ -303,9 +311,11 @@ def _drone(
         # why the safety layer (or the operator) sent it home / holds it: words for a view
         "returning": d.returning,
         "held": d.held,
-        # the plan in force meets a known SAM ahead (safety acts later), or no longer
-        # fits the fuel: words for the fleet row and the map
+        # the plan in force no longer fits the fuel: words for the fleet row
         "warning": d.warning,
+        # the plan in force meets a known SAM ahead, where the safety layer acts later:
+        # {drone, sam, enters_tick, acts_tick, action}, counted down on the fleet row
+        "hazard": d.hazard,
     }
 
 

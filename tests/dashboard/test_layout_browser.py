@@ -13,8 +13,11 @@ words and units, updated every frame (no raw field, no radian, no null), and so 
 a SAM and an airport; Hold and Resume from the inspector, each behind a confirmation (Cancel
 sends nothing); a refused order and a safety action and a point of no return passed each
 raise a banner; layers switch off and stay off after a reload, as do a resized side panel and
-a folded one; Reset and Reject ask first; when the run ends its review panel closes, the map
-drops the draft, and the points line no longer claims a plan.
+a folded one; Reset and Reject ask first; a SAM ahead of D2 gets a draft whose review panel
+says first when the plan in force enters it and when the safety layer acts, counting down as
+the mission advances (and, after a Reject, on D2's fleet row and in a banner, to the same
+moment); when the run ends its review panel closes, the map drops the draft, and the points
+line no longer claims a plan.
 """
 
 from __future__ import annotations
@@ -74,6 +77,13 @@ def _confirm(page: Page, ok: bool) -> str:
     page.click("#confirm-ok" if ok else "#confirm-cancel")
     page.wait_for_selector("#confirm:not([open])", state="attached")
     return title
+
+
+def _countdown(text: str, what: str) -> int:
+    """Seconds left in ``text``'s "<what> in m:ss"."""
+    m = re.search(re.escape(what) + r" in (\d+):(\d\d)", text)
+    assert m, (what, text)
+    return int(m[1]) * 60 + int(m[2])
 
 
 def _drawn(page: Page) -> None:
@@ -334,11 +344,29 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             )
             assert r.status_code == 202, r.text
             page.wait_for_selector("#draft:not([hidden])")
-            page.wait_for_function(
-                "() => document.querySelector('#draft-why').innerText.includes('enters S9')"
-            )
+            hazard = "#draft-why li[data-sam='S9']"
+            page.wait_for_selector(hazard)
             why = page.inner_text("#draft-why")
-            assert why.startswith("D2: its plan enters S9 in"), why
+            assert why.startswith("plan in force enters S9 on D2 in "), why
+            assert "safety layer acts on D2 in " in why and "divert around S9" in why, why
+            # a live countdown: the seconds left fall as the mission advances, both moments
+            enters, acts = _countdown(why, "enters S9 on D2"), _countdown(why, "acts on D2")
+            assert 0 < acts < enters, why
+            page.wait_for_function(
+                """([sel, enters, acts]) => { const t = document.querySelector(sel).innerText;
+                  const m = /enters S9 on D2 in (\\d+):(\\d\\d)/.exec(t);
+                  const a = /acts on D2 in (\\d+):(\\d\\d)/.exec(t);
+                  return m && a && (+m[1] * 60 + +m[2]) <= enters - 2
+                    && (+a[1] * 60 + +a[2]) <= acts - 2; }""",
+                arg=[hazard, enters, acts],
+            )
+            # once a moment is reached the words say so (the page's own module, the moment
+            # at tick 200 of 20 Hz: 10 s): ahead, within its second, past
+            said = page.evaluate(
+                """async () => { const { countdown } = await import('/static/js/hazard.js');
+                  return [5, 9.2, 10, 10.5, 13].map((now) => countdown(200, 20, now)); }"""
+            )
+            assert said == [" in 0:05", " in 0:01", " now", " now", ": passed 0:03 ago"], said
             drawn = page.eval_on_selector_all(
                 "#l-draft polyline", "els => els.map(e => e.dataset.droneId)"
             )
@@ -349,11 +377,24 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             _confirm(page, ok=True)
             page.wait_for_selector("#draft", state="hidden")
             page.wait_for_selector('#fleet-body tr.warn[data-drone-id="2"]')
-            assert "enters S9" in page.get_attribute(
-                '#fleet-body tr[data-drone-id="2"] td[data-col=status]', "title"
-            )
+            cell = '#fleet-body tr[data-drone-id="2"] td[data-col=status]'
+            title = page.get_attribute(cell, "title")
+            assert "plan in force enters S9 on D2 in " in title, title
             page.wait_for_selector("#banners .banner[data-kind='plan']")
-            assert "enters S9" in page.inner_text("#banners .banner[data-kind='plan']")
+            banner = "#banners .banner[data-kind='plan'] .text"
+            said = page.inner_text(banner)
+            assert "plan in force enters S9 on D2 in " in said, said
+            # the row's words and the banner's count down too, to the same moment
+            left = _countdown(title, "enters S9 on D2")
+            page.wait_for_function(
+                """([cell, banner, was]) => {
+                  const left = (t) => { const m = /enters S9 on D2 in (\\d+):(\\d\\d)/.exec(t);
+                    return m ? +m[1] * 60 + +m[2] : null; };
+                  const row = left(document.querySelector(cell).title);
+                  const ban = left(document.querySelector(banner).innerText);
+                  return row !== null && row <= was - 2 && ban === row; }""",
+                arg=[cell, banner, left],
+            )
 
             # ----- a point of no return passed, and the safety layer's action: banners
             d2 = page.evaluate("() => window.isr.scene.drones['2']")

@@ -1,7 +1,8 @@
 /* Banners over the map for what the operator must not miss, which a line in the events
  * panel would let pass: a safety action (a drone diverted, held, sent home; a replan that
  * failed; no safe option), a plan in force that no longer fits a drone's fuel (after a
- * pause, a hold, a leak: with the fix on its way), a drone past its point of no return (its fuel no longer covers
+ * pause, a hold, a leak: with the fix on its way) or meets a known SAM ahead (counting
+ * down to when it would enter and when the safety layer acts: hazard.js), a drone past its point of no return (its fuel no longer covers
  * the straight way home and the reserve), and an order refused (a command the executive
  * ignored, a message or an edit it rejected). Newest on top, three at most with "N more";
  * each stays until dismissed (×). Live only: from the events that arrive while the page
@@ -9,6 +10,7 @@
 
 import { $ } from "./dom.js";
 import { fmtTime, label } from "./format.js";
+import { hazardText } from "./hazard.js";
 import { droneIds, droneNow } from "./drones.js";
 import { schedule, state } from "./store.js";
 import { summary } from "./timeline.js";
@@ -24,8 +26,8 @@ let counter = 0;
 let expanded = false;
 const pastPnr = new Set(); // drones whose point of no return was passed (said once)
 
-function add(kind, what, text, tick) {
-  banners.unshift({ n: ++counter, kind, what, text, tick });
+function add(kind, what, text, tick, hazard = null) {
+  banners.unshift({ n: ++counter, kind, what, text, tick, hazard });
   banners.length = Math.min(banners.length, KEPT);
   state.bannersDirty = true;
   schedule();
@@ -36,7 +38,10 @@ export function bannerFromEvent(e) {
   if (!e || !e.kind || state.replay) return;
   if (SAFETY.has(e.kind)) add("safety", "safety", summary(e), e.tick);
   else if (e.kind === "PLAN_INFEASIBLE") add("plan", "plan infeasible", summary(e), e.tick);
-  else if (e.kind === "PLAN_UNSAFE") add("plan", "plan unsafe", summary(e), e.tick);
+  else if (e.kind === "PLAN_UNSAFE") {
+    const live = e.enters_tick !== undefined && e.acts_tick !== undefined;
+    add("plan", "plan unsafe", live ? hazardText(e) : summary(e), e.tick, live ? e : null);
+  }
   else if (e.kind === "COMMAND_IGNORED") add("refused", "refused", `${e.command}${e.drone ? " " + label(e.drone) : ""} refused: ${e.reason}`, e.tick);
   else if (REFUSED.has(e.kind)) add("refused", "refused", `${e.kind === "edit_rejected" ? "edit" : "command"} refused: ${summary(e)}`, e.tick);
 }
@@ -57,8 +62,16 @@ export function checkPnr() {
   }
 }
 
-/** Draw the banners (when they changed). */
+/** Draw the banners (when they changed); a hazard's countdown every pass, in place. */
 export function renderBanners() {
+  for (const b of banners) {
+    if (!b.hazard) continue;
+    const text = hazardText(b.hazard);
+    if (text === b.text) continue;
+    b.text = text;
+    const span = document.querySelector(`#banners .banner[data-n="${b.n}"] .text`);
+    if (span) span.textContent = text;
+  }
   if (!state.bannersDirty) return;
   state.bannersDirty = false;
   const box = $("#banners");

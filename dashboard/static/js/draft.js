@@ -1,7 +1,8 @@
 /* The draft review panel: shown while a draft waits for the operator (review mode).
  *
  * It says first why the draft waits (the hazard of the plan in force it answers: a known
- * SAM ahead of a drone with when it would enter and when the safety layer acts, fuel that
+ * SAM ahead of a drone with a live countdown to when the plan would enter it and to when
+ * the safety layer acts (hazard.js, redrawn every frame from the mission time), fuel that
  * no longer covers a plan; then the change that asked for it). It shows the draft's points still to collect against the plan in force (over the
  * remainder only: targets already collected are neither added nor removed), a clock of how
  * long it has waited (mission time; the policy's timeout when one is set), and, once the
@@ -12,6 +13,7 @@
 
 import { $ } from "./dom.js";
 import { label } from "./format.js";
+import { hazardWords } from "./hazard.js";
 import { runOver } from "./run_state.js";
 
 const sign = (v, digits = 0) => (v >= 0 ? "+" : "") + Number(v).toFixed(digits);
@@ -26,16 +28,40 @@ function dropped(entries) {
   return Object.entries(entries || {}).map(([t, why]) => `${t} (${why})`).join(", ");
 }
 
+let counting = []; // the hazards shown: {h, enters, acts} (their words' elements)
+
+/** The hazards' countdowns at the mission time the page shows: every render pass (a
+ * telemetry frame each tick), not only when a scene arrives. */
+export function renderDraftCountdown() {
+  for (const { h, enters, acts } of counting) {
+    const w = hazardWords(h);
+    if (enters.textContent !== w.enters) enters.textContent = w.enters;
+    if (acts.textContent !== w.acts) acts.textContent = w.acts;
+  }
+}
+
 /** Show or hide the panel for the scene's draft: closed once the run is over (nothing
  * waits for review any more: the last scene may still carry the draft nobody answered). */
 export function renderDraftPanel(scene) {
   const panel = $("#draft");
   const draft = runOver() ? null : scene.draft;
   panel.hidden = !draft;
+  counting = [];
   if (!draft) return;
   const why = $("#draft-why");
   why.replaceChildren();
-  for (const reason of draft.why || []) {  // the hazard it answers first, then its trigger
+  for (const h of draft.hazards || []) {  // the SAMs ahead first, counting down
+    const li = document.createElement("li");
+    li.dataset.droneId = h.drone;
+    li.dataset.sam = h.sam;
+    const enters = document.createElement("span"); enters.className = "enters";
+    const acts = document.createElement("span"); acts.className = "acts";
+    li.append(enters, "; ", acts);
+    why.appendChild(li);
+    counting.push({ h, enters, acts });
+  }
+  renderDraftCountdown();
+  for (const reason of draft.why || []) {  // then fuel short of a plan, then its trigger
     const li = document.createElement("li");
     li.textContent = reason;
     why.appendChild(li);

@@ -15,6 +15,7 @@ import { addAgent } from "./agents.js";
 import { bannerFromEvent } from "./banners.js";
 import { $ } from "./dom.js";
 import { setTruthAvailable } from "./map.js";
+import { runOver } from "./run_state.js";
 import { openRunsOnLanding } from "./runs.js";
 import { renderStatus } from "./status.js";
 import { schedule, setScene, setTelemetry, state } from "./store.js";
@@ -114,6 +115,9 @@ function onFrame(msg) {
         state.sceneDirty = true;
       }
       state.status = msg.data; state.runId = msg.data.run_id || state.runId; renderStatus();
+      // the run is over: the review panel closes and the map drops the draft, whichever
+      // of the final scene and this status arrives last
+      if (runOver()) state.sceneDirty = true;
       schedule();
       break;
     case "stats": state.stats = msg; renderStatus(); break;

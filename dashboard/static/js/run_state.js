@@ -1,5 +1,6 @@
 /* What the page knows about the run it shows, in words other modules share: whether a live
- * run is there at all, whether it is over, and how its start-up is going. */
+ * run is there at all, whether it is over, how its start-up is going, and its mission time
+ * now. */
 
 import { state } from "./store.js";
 
@@ -25,4 +26,14 @@ export function startupPhase() {
   const st = state.status;
   if (!st || st.state !== "starting" || state.scene) return null;
   return st.phase || "starting";
+}
+
+/** The mission time the page shows, in seconds: the latest telemetry frame's (every tick),
+ * else the scene's; null before either. A frame's time is the start of the next tick, as
+ * the scene's: tick N of the executive is N / tick_hz seconds. */
+export function missionTime() {
+  const t = state.telemetry && state.telemetry.time;
+  if (t !== undefined && t !== null) return t;
+  const s = state.scene && state.scene.time;
+  return s === undefined ? null : s;
 }

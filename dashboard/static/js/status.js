@@ -6,7 +6,7 @@
 import { checkPause } from "./banners.js";
 import { $ } from "./dom.js";
 import { fmtTime } from "./format.js";
-import { TERMINAL, runOver, startupPhase } from "./run_state.js";
+import { TERMINAL, missionTime, runOver, startupPhase } from "./run_state.js";
 import { state } from "./store.js";
 
 const LINK_EVERY_MS = 3000;
@@ -96,7 +96,7 @@ export function renderStatus() {
   $("#st-run").textContent = "run " + (state.runId ? state.runId.slice(0, 8) : "–");
   $("#st-run").title = state.runId || "";
   $("#st-tick").textContent = "tick " + (tel.tick ?? scene.tick ?? "–");
-  $("#st-time").textContent = "t " + fmtTime(tel.time ?? scene.time);
+  $("#st-time").textContent = "t " + fmtTime(missionTime());
   const mode = modeText(scene, tel);
   const modeEl = $("#st-mode");
   modeEl.textContent = mode; modeEl.dataset.mode = mode;
