@@ -42,6 +42,10 @@ class ScenarioError(PlannerError):
         self.problems = problems
         super().__init__(f"{source}: {len(problems)} problem(s)\n" + "\n".join(problems))
 
+    def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, list[str]]]:
+        # raised in a worker process (isr eval on Dask, a process pool), it must unpickle
+        return (type(self), (self.source, self.problems))
+
 
 def read_json_file(path: str | Path) -> str | bytes:
     """The bytes of a JSON file, at most ``MAX_SCENARIO_BYTES`` of them, or ScenarioError
