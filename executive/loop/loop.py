@@ -56,6 +56,7 @@ from executive.contracts import (
     Coordinate,
     HumanCommand,
     MissionPlanner,
+    PlanOutcome,
     PlanRequest,
     RunRecord,
     TraceSink,
@@ -146,6 +147,28 @@ def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dic
 
     why = plannable(compile_mission(scenario)).left_out
     return {d: why.get(d, f"{drone_label(d)}: not planned") for d in missing}
+
+
+def _spares(first: Solution, count: int) -> dict[str, str]:
+    """The ``count`` drones the first plan gives the fewest points (one flies at least), and
+    why they stay parked."""
+    flying = [d for d, r in first.routes.items() if len(r.route) > 2]
+    chosen = sorted(flying, key=lambda d: (first.routes[d].total_points, d))[
+        : min(count, len(flying) - 1)
+    ]
+    return {
+        d: f"{drone_label(d)}: a spare, parked for value that arrives late "
+        f"(its {first.routes[d].total_points:g} planned points left to the others)"
+        for d in chosen
+    }
+
+
+def _parked(scenario: Scenario, drones: dict[str, str]) -> Scenario:
+    configs = {
+        d: c.model_copy(update={"enabled": False}) if d in drones else c
+        for d, c in scenario.drone_configs.items()
+    }
+    return scenario.model_copy(update={"drone_configs": configs})
 
 
 class Executive:
@@ -360,24 +383,21 @@ class Executive:
         latency = 0.0
         left_out: dict[str, str] = {}
         if solution is None:
-            request = PlanRequest(
-                self.run_id,
-                new_id(),
-                0,
-                "initial",
-                with_reserve(self.scenario, self.reserve_km),
-                self.policy.planning_deadline_s * 4,
-                self.constraints,
-            )
             started = time.perf_counter()
-            outcome = await self.planner.plan(request)
+            planning = with_reserve(self.scenario, self.reserve_km)
+            outcome = await self._plan_first(planning)
+            spares = _spares(
+                outcome.solution, self.policy.spare_drones if self.policy.replan else 0
+            )
+            if spares:
+                # hedging: the first plan goes around the spares; a change that brings value
+                # (Policy.spare_release) launches them
+                outcome = await self._plan_first(_parked(planning, spares))
+                self.rounds.spares = spares
             latency = (time.perf_counter() - started) * 1000
-            if outcome.followup is not None:
-                # The first plan is the planner's: agents weigh in from the first replan on.
-                outcome.followup.cancel()
             solution = outcome.solution
             mission = outcome.mission
-            left_out = dict(outcome.left_out)
+            left_out = {**dict(outcome.left_out), **spares}
         mission = mission or compile_mission(self.scenario)
         problems = validate_solution(mission, solution)
         if problems:
@@ -388,6 +408,22 @@ class Executive:
         left_out |= _left_out(self.scenario, mission, left_out)
         self.rounds.commit_initial(mission, solution, latency, left_out)
         return solution
+
+    async def _plan_first(self, scenario: Scenario) -> PlanOutcome:
+        request = PlanRequest(
+            self.run_id,
+            new_id(),
+            0,
+            "initial",
+            scenario,
+            self.policy.planning_deadline_s * 4,
+            self.constraints,
+        )
+        outcome = await self.planner.plan(request)
+        if outcome.followup is not None:
+            # The first plan is the planner's: agents weigh in from the first replan on.
+            outcome.followup.cancel()
+        return outcome
 
     @property
     def reserve_km(self) -> float:

@@ -27,6 +27,10 @@ class Policy(BaseModel):
     # known (detour_factor x its range) if it closed the way home; "fixed": fuel_reserve only
     reserve: Literal["fixed", "robust"] = "robust"
     detour_factor: float = Field(1.2, ge=0)
+    # Hedging for value that arrives late: this many drones (those the first plan gives the
+    # fewest points) stay parked until a change of a spare_release kind launches them
+    spare_drones: int = Field(0, ge=0)
+    spare_release: tuple[Trigger, ...] = ("drone_lost", "target", "fuel")
     planning_deadline_s: float = Field(0.5, gt=0)  # wall seconds a planning round may take
     # Search budget when the sim runs as fast as possible: iterations, so runs reproduce.
     batch_iterations: int = Field(3000, ge=1)

@@ -93,6 +93,8 @@ class Rounds:
         self.ends: dict[str, str] = {}
         self.replans: list[Replan] = []
         self.pending: list[str] = []  # triggers waiting for a round
+        # drones kept parked for value that arrives late (Policy.spare_drones), and why
+        self.spares: dict[str, str] = {}
         self.round: Round | None = None
         self.review: Draft | None = None  # waiting for the operator
         self.jobs: list[RebaseJob] = []
@@ -131,6 +133,11 @@ class Rounds:
         if not host.policy.replan or kind not in host.policy.triggers:
             host.recorder.event(host.sim.tick, "CONTINUE", {"change": trigger, "replan": False})
             return
+        if self.spares and kind in host.policy.spare_release:
+            host.recorder.event(
+                host.sim.tick, "SPARES_RELEASED", {"drones": sorted(self.spares), "change": trigger}
+            )
+            self.spares = {}
         if trigger not in self.pending:
             self.pending.append(trigger)
 
@@ -288,7 +295,9 @@ class Rounds:
             job.task.cancel()
             self.jobs.remove(job)
         cut = sim.tick + self.lookahead()
-        problem = build_replan(sim.world, cut, reserve=host.reserve_km, not_planned=host.returning)
+        problem = build_replan(
+            sim.world, cut, reserve=host.reserve_km, not_planned={**host.returning, **self.spares}
+        )
         round_id = new_id()
         in_force = None
         if host.policy.commit == "auto" and self.plan_id is not None:
@@ -723,7 +732,9 @@ class Rounds:
         sim = host.sim
         draft, purpose = decision.draft, decision.purpose
         cut = sim.tick + self._rebase_lookahead()
-        problem = build_replan(sim.world, cut, reserve=host.reserve_km, not_planned=host.returning)
+        problem = build_replan(
+            sim.world, cut, reserve=host.reserve_km, not_planned={**host.returning, **self.spares}
+        )
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})
         compare = (self.intent, self.ends) if purpose == "agents" else None

@@ -30,8 +30,9 @@ __all__ = [
 # timeline known at t = 0 as if it all held from the start (the old "oracle"; not an upper
 # bound), and the clairvoyant plan, made knowing every event and its time (planner.clairvoyant).
 # Variants measure what one choice of a policy costs or buys, run when named: auto with the
-# fixed 1 km fuel reserve instead of the robust one (executive.loop.policy.Policy.reserve).
-VARIANTS = ("auto-fixed-reserve",)
+# fixed 1 km fuel reserve instead of the robust one (executive.loop.policy.Policy.reserve);
+# auto hedging with one spare drone parked until value arrives (Policy.spare_drones).
+VARIANTS = ("auto-fixed-reserve", "auto-spare")
 POLICIES = (
     "auto",
     "review-accept-30s",
@@ -74,6 +75,7 @@ def config_for(task: EvalTask) -> RunConfig:
         replan=task.policy not in ("no-replan", *REFERENCES),
         commit="review" if task.policy.startswith("review") else "auto",
         reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
+        spare_drones=1 if task.policy == "auto-spare" else 0,
     )
     labels = {"suite": task.suite, "mission": task.mission, "policy": task.policy}
     if task.disruption:

@@ -33,13 +33,14 @@ from mission.evaluation.policies import REFERENCES
 __all__ = ["GOAL_SHARE", "eval_report", "goals"]
 
 GOAL_SHARE = 0.95  # live replanning keeps at least this share of the reference's points
-_LIVE = ("auto", "review-accept-30s", "auto-fixed-reserve")  # the policies the goals are about
+_LIVE = ("auto", "review-accept-30s", "auto-fixed-reserve", "auto-spare")  # the policies the goals are about
 _COLOURS = {
     "auto": "tab:blue",
     "review-accept-30s": "tab:green",
     "no-replan": "tab:orange",
     "full-knowledge-t0": "tab:grey",
     "auto-fixed-reserve": "tab:purple",
+    "auto-spare": "tab:cyan",
 }
 
 

@@ -13,7 +13,7 @@ const VERBOSE_KINDS = new Set(["command_applied", "drone_holding"]);
 
 function category(kind) {
   if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT", "PLAN_INFEASIBLE", "PLAN_UNSAFE"].includes(kind)) return "safety";
-  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED"].includes(kind)) return "plan";
+  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED", "SPARES_RELEASED"].includes(kind)) return "plan";
   if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS", "HOLD"].includes(kind)) return "replan";
   if (["sam_detected", "drone_lost", "target_missed"].includes(kind)) return "threat";
   if (["edit_applied", "edit_rejected"].includes(kind)) return "edit";
@@ -32,6 +32,7 @@ export function summary(e) {
       + (e.approved && e.approved !== "auto" ? `, approved by ${e.approved}` : "")
       + (e.agent_applied ? " (agents)" : "");
     case "NOT_PLANNED": return e.reason; // "D1: no airport is reachable ...": it stays parked
+    case "SPARES_RELEASED": return `spare ${e.drones.map(label).join(", ")} may fly now: ${e.change}`;
     case "REBASE": return `rebasing ${short(e.plan_id)} (${e.purpose}) onto tick ${e.cut_tick}`;
     case "REBASE_FAILED": return `rebase of ${short(e.plan_id)} failed: ${e.reason}`;
     case "REVIEW_TIMEOUT": return `review timed out after ${Math.round(e.waited_s)} s: ${e.action}`;
