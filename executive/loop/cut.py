@@ -13,6 +13,7 @@ executive sent home, are not planned.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from planner.model import Environment, Scenario, synthetic_start_id
@@ -70,12 +71,17 @@ def with_reserve(scenario: Scenario, reserve: float) -> Scenario:
 
 
 def build_replan(
-    world: World, tick: int, *, reserve: float = 0.0, not_planned: dict[str, str] | None = None
+    world: World,
+    tick: int,
+    *,
+    reserve: float = 0.0,
+    extra: Mapping[str, float] | None = None,
+    not_planned: dict[str, str] | None = None,
 ) -> ReplanProblem:
     """The remainder of the mission as it will be at ``tick`` (>= the next tick to run).
 
     ``tick`` is raised to ``world.tick`` if it is earlier. ``reserve`` (km) comes off each
-    drone's fuel to make its budget; ``not_planned`` (drone -> why) names drones to leave
+    drone's fuel to make its budget, and ``extra`` (drone -> km) off those it names; ``not_planned`` (drone -> why) names drones to leave
     out (sent home), on top of the lost ones. Reads ``world``, never changes it.
     """
     tick = max(int(tick), world.tick)
@@ -97,7 +103,7 @@ def build_replan(
         checkpoints[drone_id] = cp
         if cp.airborne:
             starts[cp.start_id] = {"x": cp.x, "y": cp.y}
-        budget = max(0.0, cp.fuel - reserve)
+        budget = max(0.0, cp.fuel - reserve - (extra or {}).get(drone_id, 0.0))
         configs[drone_id] = config.model_copy(
             update={
                 "start_airport": cp.start_id,

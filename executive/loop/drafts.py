@@ -71,6 +71,11 @@ class RoundHost(Protocol):
         """Km of fuel every plan keeps above its way home (the policy's, the SAMs known)."""
         ...
 
+    @property
+    def leak_reserve(self) -> dict[str, float]:
+        """Km more a drone whose fuel leaked keeps (Policy.leak_share), by drone."""
+        ...
+
     def planned(self, drones: set[str]) -> None:
         """A committed plan re-tasks these drones."""
         ...

@@ -210,6 +210,8 @@ class Executive:
         self._initial_mission = initial_mission  # what the initial plan was made on
         self._on_tick = on_tick  # a watcher (the live host): after each tick, never blocks
         self._sim: Sim | None = None
+        # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share)
+        self.leak_reserve: dict[str, float] = {}
         self.constraints = OperatorConstraints()  # from the operator's words, for every replan
         self.instruction: str | None = None
         self.paused = False
@@ -424,6 +426,11 @@ class Executive:
             # The first plan is the planner's: agents weigh in from the first replan on.
             outcome.followup.cancel()
         return outcome
+
+    def reserve_for(self, drone_id: str) -> float:
+        """Km of fuel ``drone_id`` keeps above its way home now: the fleet's reserve and,
+        after a leak, its share of the fuel left then (Policy.leak_share)."""
+        return self.reserve_km + self.leak_reserve.get(drone_id, 0.0)
 
     @property
     def reserve_km(self) -> float:
@@ -818,6 +825,7 @@ class Executive:
             case AddTarget() | RemoveTarget() | MoveTarget() | SetPriority():
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.id}")
             case SetFuel():
+                self.leak_reserve[edit.drone] = self.policy.leak_share * edit.fuel
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.drone}")
             case DisableDrone():
                 pass  # the DroneLost event it causes asks for the replan

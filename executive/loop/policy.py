@@ -27,6 +27,9 @@ class Policy(BaseModel):
     # known (detour_factor x its range) if it closed the way home; "fixed": fuel_reserve only
     reserve: Literal["fixed", "robust"] = "robust"
     detour_factor: float = Field(1.2, ge=0)
+    # A drone whose fuel an edit cut (a leak) keeps this share of the fuel left after the cut
+    # on top of the reserve, from then on: a second leak of that size still leaves its way home
+    leak_share: float = Field(0.25, ge=0, le=1)
     # Hedging for value that arrives late: this many drones (those the first plan gives the
     # fewest points) stay parked until a change of a spare_release kind launches them
     spare_drones: int = Field(0, ge=0)

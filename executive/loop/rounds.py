@@ -296,7 +296,11 @@ class Rounds:
             self.jobs.remove(job)
         cut = sim.tick + self.lookahead()
         problem = build_replan(
-            sim.world, cut, reserve=host.reserve_km, not_planned={**host.returning, **self.spares}
+            sim.world,
+            cut,
+            reserve=host.reserve_km,
+            extra=host.leak_reserve,
+            not_planned={**host.returning, **self.spares},
         )
         round_id = new_id()
         in_force = None
@@ -733,7 +737,11 @@ class Rounds:
         draft, purpose = decision.draft, decision.purpose
         cut = sim.tick + self._rebase_lookahead()
         problem = build_replan(
-            sim.world, cut, reserve=host.reserve_km, not_planned={**host.returning, **self.spares}
+            sim.world,
+            cut,
+            reserve=host.reserve_km,
+            extra=host.leak_reserve,
+            not_planned={**host.returning, **self.spares},
         )
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})

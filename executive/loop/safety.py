@@ -69,9 +69,9 @@ class SafetyHost(Protocol):
         """The running simulation."""
         ...
 
-    @property
-    def reserve_km(self) -> float:
-        """Km of fuel every plan keeps above its way home (the policy's, the SAMs known)."""
+    def reserve_for(self, drone_id: str) -> float:
+        """Km of fuel the drone keeps above its way home (the policy's, the SAMs known, its
+        leaks)."""
         ...
 
 
@@ -407,7 +407,7 @@ class Safety:
                 waypoints.append((stop, length))
             here = at
         fuel = world.fuel(drone_id)
-        if length + host.reserve_km > fuel:
+        if length + host.reserve_for(drone_id) > fuel:
             return ""
         path = Path.concat(legs)
         if path.length <= 0.0 or not self._safe(path):
@@ -520,7 +520,7 @@ class Safety:
         fuel = world.fuel(drone_id)
         field = self._field()
         allowed = set(config.end_options([a.id for a in env.airports]))
-        reserve = self.host.reserve_km
+        reserve = self.host.reserve_for(drone_id)
         found: list[tuple[bool, bool, float, Airport, Path]] = []
         for airport in env.airports:
             if math.hypot(airport.x - x, airport.y - y) <= _AT:
@@ -544,10 +544,10 @@ class Safety:
         home now, whatever the plan says (holding drones too)."""
         host = self.host
         world = host.sim.world
-        reserve = host.reserve_km
         for drone_id in self._airborne():
             if drone_id in self.returning:
                 continue
+            reserve = host.reserve_for(drone_id)
             fuel = world.fuel(drone_id)
             flight = world.flight(drone_id)
             if (

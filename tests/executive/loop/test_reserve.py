@@ -8,7 +8,8 @@ import pytest
 
 from executive.contracts import PlanVersionRecord
 from executive.loop import Policy
-from executive.loop.cut import with_reserve
+from executive.loop.cut import build_replan, with_reserve
+from sim import Sim
 from tests.executive.loop.test_safety import _events, _fly, line_mission
 
 
@@ -59,3 +60,32 @@ def test_a_drone_whose_flight_meets_a_known_sam_turns_home_while_a_safe_way_fits
     assert back[0].payload["reserve"] == pytest.approx(Policy().reserve_km([6.0]))
     assert not _events(sink, "NO_SAFE_OPTION")
     assert report.outcome.drones["1"].status == "landed"
+
+
+def test_the_cut_takes_a_leaked_drones_extra_reserve_off_its_budget_only():
+    scenario = line_mission(
+        drones={
+            "1": {"fuelBudget": 100, "home_airport": "A1", "end_airport": "A2"},
+            "2": {"fuelBudget": 100, "home_airport": "A2", "end_airport": "A2"},
+        }
+    )
+    world = Sim(scenario, None).world
+    problem = build_replan(world, 0, reserve=2.0, extra={"1": 10.0})
+    budgets = {d: c.fuel_budget for d, c in problem.scenario.drone_configs.items()}
+    assert budgets == {"1": 100 - 2.0 - 10.0, "2": 100 - 2.0}
+
+
+def test_after_a_leak_the_drone_turns_home_keeping_a_share_of_what_it_had_left():
+    # No replans: the leak leaves 40 km, the plan needs more; the fuel check keeps the
+    # reserve and a quarter of the 40 km (a second leak of 10 km still leaves its way home).
+    drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
+    leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
+    _, sink, report = _fly(
+        line_mission(drones=drones, timeline=[leak]),
+        policy=Policy(batch_iterations=300, replan=False),
+    )
+    back = _events(sink, "RETURN_TO_BASE")
+    assert back and back[0].payload["reserve"] == pytest.approx(
+        Policy().reserve_km([]) + 0.25 * 40.0
+    )
+    assert report.outcome.lost == []
