@@ -166,7 +166,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.render:  # the per-mission rows a run stored (bench/results/reference-NAME.json)
-        for suite in args.suite or ["scenarios/suites/standard", "scenarios/suites/harder", "scenarios/suites/adversarial"]:
+        for suite in args.suite or [
+            "scenarios/suites/standard",
+            "scenarios/suites/harder",
+            "scenarios/suites/adversarial",
+        ]:
             name = json.loads((ROOT / suite / "suite.json").read_text())["spec"]["name"]
             rows = json.loads((ROOT / "bench/results" / f"reference-{name}.json").read_text())
             chosen = [p for p in args.policies.split(",") if p and p in rows[0]["policies"]]
@@ -175,7 +179,11 @@ def main() -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    suites = args.suite or ["scenarios/suites/standard", "scenarios/suites/harder", "scenarios/suites/adversarial"]
+    suites = args.suite or [
+        "scenarios/suites/standard",
+        "scenarios/suites/harder",
+        "scenarios/suites/adversarial",
+    ]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     for needed in ("no-replan", "full-knowledge-t0"):
         if needed not in policies:

@@ -33,7 +33,8 @@ from mission.evaluation.policies import REFERENCES
 __all__ = ["GOAL_SHARE", "eval_report", "goals"]
 
 GOAL_SHARE = 0.95  # live replanning keeps at least this share of the reference's points
-_LIVE = ("auto", "review-accept-30s", "auto-fixed-reserve", "auto-spare")  # the policies the goals are about
+# the policies the goals are about
+_LIVE = ("auto", "review-accept-30s", "auto-fixed-reserve", "auto-spare")
 _COLOURS = {
     "auto": "tab:blue",
     "review-accept-30s": "tab:green",
