@@ -17,6 +17,7 @@ from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
 from executive.traces.replay import replay
+from executive.loop.policy import Policy
 from mission.config import RunConfig
 from mission.session import run_mission
 from planner.scenario import load_scenario
@@ -32,7 +33,11 @@ def stored(tmp_path_factory):
     """(url, run_id, detection tick) of one finished popup_sam run, batch, no agents."""
     url = f"sqlite:///{tmp_path_factory.mktemp('fork') / 'traces.db'}"
     scenario = load_scenario(SCENARIOS / "popup_sam.json")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
+    # the 1 km reserve: with the robust one (19 km: SAM2 is 15 km) the first plan stays clear
+    # of where SAM3 pops up, and a fork in review would not leave its parent
+    policy = Policy(reserve="fixed")
+    config = RunConfig(trace_url=url, agents=False, policy=policy)
+    report = asyncio.run(run_mission(scenario, config))
     reader = TraceReader(url)
     detected = next(e for e in reader.events(report.run_id) if e["kind"] == "sam_detected")
     reader.close()
