@@ -12,7 +12,8 @@ Each mission x policy runs headless as fast as possible on a Dask worker, traced
 opened in the dashboard. By default a ``LocalCluster`` of ``--workers`` processes on this
 machine; ``--scheduler`` uses an existing Dask cluster (its workers must reach the suite's
 files and the store). Resumable: runs already stored for the suite are skipped. A run that
-raises, or whose worker dies, is retried once and then reported as failed; the batch goes on.
+raises is retried once, one whose worker dies up to three times, and then reported as
+failed; the batch goes on. Each task's run is stored once, whatever Dask runs again.
 At the end: per policy and disruption class, points as a share of the clairvoyant reference's
 (mean ± 95 % CI, median; ``mission.evaluation.figures.references``) and its gap to the
 relaxation bound, or of the full-knowledge-at-t0 plan's when no clairvoyant run is in the

@@ -2,8 +2,8 @@
 processes, or an existing scheduler), the kernels warmed once per worker, and every task run
 to the end however its workers fare.
 
-Each task is submitted once; Dask runs it again when it raises (``retries=1``) or when the
-worker running it dies (once: ``allowed-failures``), and recomputes a result lost with its
+Each task is submitted once; Dask runs it again when it raises (once: ``retries=1``) or when
+the worker running it dies (up to three times: ``allowed-failures``), and recomputes a result lost with its
 worker. Whatever Dask does, a task's run is stored once (``run_one``; ``runs.batch_key``).
 Dask is imported by this module: the CLI imports it only when a batch runs."""
 
@@ -30,16 +30,20 @@ __all__ = ["BatchResult", "batch_client", "run_batch", "warm"]
 def batch_client(workers: int, scheduler: str | None = None) -> Iterator[Client]:
     """A client of ``scheduler``, or of a ``LocalCluster`` of ``workers`` processes (one
     thread each, each under a nanny that restarts it should it die), closed on exit. An
-    existing scheduler keeps its own settings (set the two below in its Dask config).
+    existing scheduler keeps its own settings (allowed-failures and worker-saturation,
+    below, go in its Dask config).
     Raises ``OSError`` or ``TimeoutError`` when the scheduler cannot be reached."""
-    # A run whose worker dies is tried on another worker once more, then reported failed.
-    # Dask blames a dead worker's death on every task it held, the one it ran and the one
-    # queued behind it (worker-saturation 1.1 sends two per thread): two workers killed
-    # under a waiting run failed it. One task per thread: only the run that was flying is
-    # blamed (the queue stays on the scheduler; a run lasts seconds, prefetching gains none).
+    # A run whose worker dies is tried again on a live worker; one under which 4 workers
+    # died (Dask's default) is reported failed: it kills its worker. Not after 2: a worker
+    # killed from outside (OOM, an operator) twice under one long run failed a run that
+    # was fine. And Dask blames a death on every task the worker held, the one it ran and
+    # the one queued behind it (worker-saturation 1.1 sends two per thread): one task per
+    # thread, so only the run that was flying is blamed (the queue stays on the scheduler;
+    # a run lasts seconds, prefetching gains none). Dask queues so only a batch of more
+    # tasks than twice the threads; a smaller one is handed out whole.
     dask.config.set(
         {
-            "distributed.scheduler.allowed-failures": 1,
+            "distributed.scheduler.allowed-failures": 3,
             "distributed.scheduler.worker-saturation": 1.0,
         }
     )
