@@ -12,7 +12,8 @@ Each mission x policy runs headless as fast as possible on a Dask worker, traced
 opened in the dashboard. By default a ``LocalCluster`` of ``--workers`` processes on this
 machine; ``--scheduler`` uses an existing Dask cluster (its workers must reach the suite's
 files and the store). Resumable: runs already stored for the suite are skipped. A run that
-raises, or whose worker dies, is retried once and then reported as failed; the batch goes on.
+raises is retried once, one whose worker dies up to three times, and then reported as
+failed; the batch goes on. Each task's run is stored once, whatever Dask runs again.
 At the end: per policy and disruption class, points as a share of the clairvoyant reference's
 (mean ± 95 % CI, median; ``mission.evaluation.figures.references``) and its gap to the
 relaxation bound, or of the full-knowledge-at-t0 plan's when no clairvoyant run is in the
@@ -27,8 +28,8 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,9 +42,9 @@ from typer.core import TyperGroup
 
 from cli.common import EXIT_FAILED, check_writable, fail, trace_url, write_atomically
 from executive.traces import TraceReader
-from mission.evaluation import POLICIES, VARIANTS, EvalTask, run_one
+from mission.evaluation import POLICIES, VARIANTS, EvalTask
 from mission.evaluation.figures import done_keys, reference_name, run_rows, suite_names, summary
-from mission.evaluation.policies import config_for
+from mission.evaluation.policies import config_for, suite_tasks
 
 __all__ = ["eval_app"]
 
@@ -63,60 +64,6 @@ eval_app = typer.Typer(
     no_args_is_help=True,
     help="Run a suite under several policies on Dask (isr eval SUITE_DIR), or report on one.",
 )
-
-
-def _tasks(
-    folder: Path, policies: list[str], url: str, limit: int | None, agents: bool, engine: str
-) -> tuple[str, list[EvalTask]]:
-    manifest_path = folder / "suite.json"
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        name = str(manifest["spec"]["name"])
-        missions = manifest["missions"][:limit] if limit else manifest["missions"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise fail(
-            f"{manifest_path}: not a suite written by isr scenario generate ({exc})"
-        ) from None
-    tasks = [
-        EvalTask(
-            suite=name,
-            mission=m["file"],
-            path=str((folder / m["file"]).resolve()),
-            policy=policy,
-            disruption=m.get("disruption"),
-            trace_url=url,
-            agents=agents,
-            engine=engine,
-        )
-        for m in missions
-        for policy in policies
-    ]
-    return name, tasks
-
-
-def _client(workers: int, scheduler: str | None) -> Any:
-    import dask
-    from distributed import Client, LocalCluster
-
-    # A run whose worker dies is tried on another worker once more, then reported failed.
-    dask.config.set({"distributed.scheduler.allowed-failures": 1})
-    if scheduler is not None:
-        return Client(scheduler, timeout=30)
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    return Client(cluster)
-
-
-def _warm(client: Any, err: Console) -> None:
-    """Every worker, now and any that joins later, loads the kernels once."""
-    from mission.evaluation.warm import WarmKernels  # Dask only when a batch runs
-
-    client.register_plugin(WarmKernels(), name="isr-warm-kernels")
-    seconds = client.run(WarmKernels.seconds)
-    if seconds:
-        took = ", ".join(f"{s:.1f}" for s in seconds.values())
-        err.print(f"kernels ready on {len(seconds)} worker(s) in {took} s", markup=False)
 
 
 @eval_app.command("run")
@@ -155,7 +102,10 @@ def eval_cmd(
         raise fail("--db none: a batch is read back from its trace store")
     if out is not None and out.exists() and not out.is_dir():
         raise fail(f"--out {out}: not a folder")
-    name, tasks = _tasks(suite, chosen, url, limit, agents, engine)
+    try:
+        name, tasks = suite_tasks(suite, chosen, url, limit=limit, agents=agents, engine=engine)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     try:  # refused at the door, not by every worker
         config_for(tasks[0]) if tasks else None
     except ValidationError as exc:
@@ -191,20 +141,17 @@ def eval_cmd(
 def _run(
     todo: list[EvalTask], workers: int, scheduler: str | None, err: Console
 ) -> list[dict[str, str]]:
-    from distributed import as_completed
+    from mission.evaluation.batch import batch_client, run_batch, warm  # Dask: only to run
 
-    failed: list[dict[str, str]] = []
-    try:
-        client = _client(workers, scheduler)
-    except (OSError, TimeoutError) as exc:
-        raise fail(f"--scheduler {scheduler}: cannot reach it ({exc})", EXIT_FAILED) from None
-    try:
-        _warm(client, err)
-        started = time.perf_counter()  # the batch itself: the workers are up and warm
-        futures = {
-            client.submit(run_one, t, retries=1, pure=False, key=f"run-{t.key}-{time.time_ns()}"): t
-            for t in todo
-        }
+    with ExitStack() as closing:
+        try:
+            client = closing.enter_context(batch_client(workers, scheduler))
+        except (OSError, TimeoutError) as exc:
+            raise fail(f"--scheduler {scheduler}: cannot reach it ({exc})", EXIT_FAILED) from None
+        seconds = warm(client)
+        if seconds:
+            took = ", ".join(f"{s:.1f}" for s in seconds.values())
+            err.print(f"kernels ready on {len(seconds)} worker(s) in {took} s", markup=False)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -214,24 +161,22 @@ def _run(
             console=err,
         ) as progress:
             bar = progress.add_task("runs", total=len(todo), failed=0)
-            for future in as_completed(futures):
-                task = futures[future]
-                try:
-                    future.result()
-                except Exception as exc:  # a bad mission or a dead worker: the batch goes on
-                    failed.append({"key": task.key, "error": f"{type(exc).__name__}: {exc}"[:300]})
-                progress.update(bar, advance=1, failed=len(failed))
-    finally:
-        client.close()
-        cluster = getattr(client, "cluster", None)
-        if cluster is not None:
-            cluster.close()
-    wall = time.perf_counter() - started
+            failures = 0
+
+            def advance(task: EvalTask, error: str | None) -> None:
+                nonlocal failures
+                failures += error is not None
+                progress.update(bar, advance=1, failed=failures)
+
+            result = run_batch(client, todo, advance)
+    wall = result.wall_s
     err.print(
         f"{len(todo)} runs in {wall:.0f} s ({60 * len(todo) / wall:.1f} missions per minute)",
         markup=False,
     )
-    return failed
+    if result.retried:
+        err.print(f"{len(result.retried)} run(s) retried by Dask", markup=False)
+    return result.failed
 
 
 def _fmt(x: float | None, spec: str) -> str:

@@ -1,10 +1,12 @@
-"""The policies a batch compares, as run configurations, and the scripted operator of the
-review policy."""
+"""The policies a batch compares, as run configurations, the scripted operator of the
+review policy, and a suite's tasks (its missions x the policies)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from executive.contracts import HumanCommand
@@ -24,6 +26,7 @@ __all__ = [
     "EvalTask",
     "accept_after",
     "config_for",
+    "suite_tasks",
 ]
 
 # The last two are references, not policies a mission could fly: the plan made with the whole
@@ -115,3 +118,41 @@ def accept_after(executive: Executive, seconds: float) -> Callable[[TickResult],
 
     executive.watch(on_tick=watch)
     return watch
+
+
+def suite_tasks(
+    folder: Path,
+    policies: list[str],
+    url: str,
+    *,
+    limit: int | None = None,
+    agents: bool = True,
+    engine: str = "rules",
+) -> tuple[str, list[EvalTask]]:
+    """The suite's name and its tasks, every mission (the first ``limit``) x every policy,
+    traced to ``url``. Raises ``ValueError`` naming ``suite.json`` when it is not a suite
+    written by ``isr scenario generate``."""
+    manifest_path = folder / "suite.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        name = str(manifest["spec"]["name"])
+        missions = manifest["missions"][:limit] if limit else manifest["missions"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(
+            f"{manifest_path}: not a suite written by isr scenario generate ({exc})"
+        ) from None
+    tasks = [
+        EvalTask(
+            suite=name,
+            mission=m["file"],
+            path=str((folder / m["file"]).resolve()),
+            policy=policy,
+            disruption=m.get("disruption"),
+            trace_url=url,
+            agents=agents,
+            engine=engine,
+        )
+        for m in missions
+        for policy in policies
+    ]
+    return name, tasks

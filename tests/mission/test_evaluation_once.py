@@ -1,10 +1,20 @@
 """A batch task that Dask runs again (a retry, or a result recomputed after its worker was
-lost) flies once: the second execution reports the run the store holds."""
+lost) flies once: the second execution reports the run the store holds; and a worker process
+killed mid-batch (SIGKILL, on a real LocalCluster) costs a retry, never a run stored twice."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
+import sqlalchemy as sa
+
 from executive.traces import TraceReader
-from mission.evaluation.policies import EvalTask
+from executive.traces import schema as S
+from executive.traces.engine import open_store
+from mission.evaluation.batch import batch_client, run_batch, warm
+from mission.evaluation.policies import EvalTask, suite_tasks
 from mission.evaluation.run import run_one
 from tests.conftest import SCENARIOS
 
@@ -27,3 +37,38 @@ def test_a_task_run_twice_stores_one_run(tmp_path):
     runs = reader.runs()
     reader.close()
     assert [r["run_id"] for r in runs] == [first["run_id"]]
+
+
+def test_a_worker_killed_mid_batch_costs_a_retry_and_no_run_twice(tmp_path):
+    """The batch ``isr eval run`` runs, on a LocalCluster of two worker processes: the one
+    flying a run is SIGKILLed after the first run ends (its nanny starts another); every task
+    is stored once, ended with its outcome, and Dask reports the killed run retried."""
+    url = f"sqlite:///{tmp_path / 'eval.db'}"
+    TraceReader(url).close()  # the schema, as isr eval makes it before the workers write
+    _, tasks = suite_tasks(
+        SCENARIOS / "suites" / "standard", ["auto", "no-replan"], url, limit=4, agents=False
+    )
+    killed: list[list[str]] = []
+    with batch_client(2) as client:
+        warm(client)
+
+        def kill_once(task: EvalTask, error: str | None) -> None:
+            if killed:
+                return
+            time.sleep(0.5)  # into the next run: killed mid-flight
+            address, keys = next((a, k) for a, k in client.processing().items() if k)
+            os.kill(client.run(os.getpid, workers=[address])[address], signal.SIGKILL)
+            killed.append(keys)
+
+        result = run_batch(client, tasks, kill_once)
+    assert len(killed) == 1 and len(killed[0]) == 1, killed  # one run flying, none queued
+    assert result.failed == []
+    flying = killed[0][0]  # Dask's key of the run: run-<task key>-<ns>
+    assert [k for k in result.retried if flying.startswith(f"run-{k}-")], result.started
+    engine = open_store(url)
+    with engine.connect() as conn:
+        rows = conn.execute(sa.select(S.runs.c.batch_key, S.runs.c.status, S.runs.c.outcome)).all()
+    engine.dispose()
+    keys = [r.batch_key for r in rows]
+    assert sorted(keys) == sorted(t.key for t in tasks)  # stored runs == tasks, none twice
+    assert all(r.status == "ended" and r.outcome["total_points"] >= 0 for r in rows)
