@@ -51,7 +51,7 @@ def test_agents_off_and_a_cadence_from_the_command_line(tmp_path):
     cadence = [e for e in events if e["kind"] == "AGENT_CADENCE"]
     assert cadence and cadence[0]["tick"] == 400 * 20  # due 400 mission seconds in
     # a cadence round asks the allocator alone: the strategist off, the critic off
-    assert [t["trigger"] for t in out["replans"]][0] == "cadence:allocator"
+    assert out["replans"][0]["trigger"] == "cadence:allocator"
     allocator = [r for r in runs if r["agent"] == "allocator"]
     assert allocator and all(r["input_hash"] for r in allocator)
 
