@@ -217,6 +217,9 @@ def fork(
             agent_engines=recorded_agent_engines(was),  # keys from the environment
             agents=was.get("agents", True) if agents is None else agents,
             agent_timeout_s=was.get("agent_timeout_s", 30.0),
+            # the parent's agents off and cadences (its live AGENT_OFF / AGENT_ON not carried)
+            agents_off=tuple(was.get("agents_off") or ()),
+            agent_cadence_s=dict(was.get("agent_cadence_s") or {}),
             seed=was.get("seed", 0),
             iterations=was.get("iterations"),
             trace_url=url,

@@ -4,6 +4,7 @@ shell, through its dashboard's HTTP API or through the MQTT broker that carries 
     isr edit RUN '{"op": "add_sam", "id": "S9", "pos": [50, 50], "range": 5}'
     isr command RUN PAUSE | RESUME | CUT | REPLAN | RESET | ACCEPT | REJECT [--text WORDS]
     isr command RUN RETURN 2 | HOLD 2 | RESUME 2    (one drone: home, hold here, fly on)
+    isr command RUN AGENT_OFF critic | AGENT_ON critic   (one agent of the planning chain)
     isr command RUN SPEED 5            (K x real time; SPEED max: as fast as possible)
     isr ask RUN "Which drone has the most fuel left?" --url http://127.0.0.1:8000
 
@@ -40,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import typer
 
+from agents.engines.spec import PLANNING_ROLES
 from cli.common import EXIT_BAD_INPUT, EXIT_FAILED, TOKEN_ENV, fail, shown
 from executive.bus.messages import (
     AskMessage,
@@ -49,7 +51,7 @@ from executive.bus.messages import (
     SpeedMessage,
     new_command_id,
 )
-from executive.contracts import DRONE_COMMANDS, HUMAN_COMMANDS
+from executive.contracts import AGENT_COMMANDS, DRONE_COMMANDS, HUMAN_COMMANDS
 
 __all__ = ["DEFAULT_URL", "LiveError", "ask_live", "command", "edit"]
 
@@ -108,7 +110,8 @@ def command(
         str | None,
         typer.Argument(
             help="SPEED's value (K times real time, or max); the drone of RETURN and HOLD"
-            " (and of RESUME for one held drone), e.g. 2 or D2"
+            " (and of RESUME for one held drone), e.g. 2 or D2; the agent of AGENT_OFF and"
+            f" AGENT_ON ({', '.join(PLANNING_ROLES)})"
         ),
     ] = None,
     text: Annotated[
@@ -120,7 +123,8 @@ def command(
     as_json: JsonOption = False,
 ) -> None:
     """Send a command to a live run (PAUSE, RESUME, CUT, REPLAN, RESET, ACCEPT, REJECT), to
-    one of its drones (RETURN D, HOLD D, RESUME D), or set its pace (SPEED K | max)."""
+    one of its drones (RETURN D, HOLD D, RESUME D), switch an agent of the planning chain
+    off or on (AGENT_OFF ROLE, AGENT_ON ROLE), or set its pace (SPEED K | max)."""
     kind = name.upper()
     if kind == "SPEED":
         if value is None:
@@ -132,6 +136,14 @@ def command(
         return
     if kind not in HUMAN_COMMANDS:
         raise fail(f"command {name!r}: choose one of {', '.join(HUMAN_COMMANDS)} or SPEED")
+    if kind in AGENT_COMMANDS:  # the agent's role goes as the command's text
+        if value is None or value.strip().lower() not in PLANNING_ROLES or text is not None:
+            raise fail(
+                f"{kind} needs one agent: {kind} ROLE, ROLE one of {', '.join(PLANNING_ROLES)}"
+            )
+        role = value.strip().lower()
+        _run(_link(url, mqtt, token), run, as_json, lambda link: link.command(kind, role, None))
+        return
     if kind in DRONE_COMMANDS and value is None:
         raise fail(f"{kind} needs the drone's id, e.g. isr command RUN {kind} 2")
     if value is not None and kind not in (*DRONE_COMMANDS, "RESUME"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,7 @@ from pydantic import SecretStr, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from agents.engines.spec import ENGINE_NAMES, choices_text
+from agents.engines.spec import ENGINE_NAMES, PLANNING_ROLES, PlanningRole, choices_text
 from cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -125,6 +126,22 @@ def run(
             help="run the agent chain (strategist, allocator, critic) next to the planner"
         ),
     ] = True,
+    agents_off: Annotated[
+        str | None,
+        typer.Option(
+            "--agents-off",
+            help=f"agents switched off from the start: ROLE,... of {', '.join(PLANNING_ROLES)}"
+            " (isr command RUN AGENT_ON ROLE switches one on live)",
+        ),
+    ] = None,
+    agent_cadence: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent-cadence",
+            help="ROLE=SECONDS: also ask ROLE every SECONDS of mission time, on top of the"
+            " events (repeatable)",
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -178,6 +195,8 @@ def run(
             **chosen,  # engine, model, engine_url, engine_key, agent_engines (checked)
             replay_run=replay_run,
             agents=agents,
+            agents_off=_agents_off(agents_off),
+            agent_cadence_s=dict(_cadence(text) for text in agent_cadence or ()),
             agent_timeout_s=agent_timeout,
             oracle=oracle,
             seed=seed,
@@ -211,6 +230,34 @@ def run(
             print_outcome(file.name, out)
 
     fly(scenario, config, show, err)
+
+
+def _role(text: str, option: str) -> PlanningRole:
+    role = text.strip().lower()
+    for known in PLANNING_ROLES:
+        if role == known:
+            return known
+    raise fail(f"{option} {text!r}: unknown agent; choose from {', '.join(PLANNING_ROLES)}")
+
+
+def _agents_off(text: str | None) -> tuple[PlanningRole, ...]:
+    """``--agents-off ROLE,...``: the roles, each once."""
+    if not text:
+        return ()
+    roles = [_role(part, "--agents-off") for part in text.split(",") if part.strip()]
+    return tuple(dict.fromkeys(roles))
+
+
+def _cadence(text: str) -> tuple[PlanningRole, float]:
+    """``--agent-cadence ROLE=SECONDS``."""
+    role, sep, seconds = text.partition("=")
+    try:
+        every = float(seconds)
+    except ValueError:
+        every = math.nan
+    if not sep or not math.isfinite(every) or every <= 0:
+        raise fail(f"--agent-cadence {text!r}: expected ROLE=SECONDS, seconds > 0")
+    return _role(role, "--agent-cadence"), every
 
 
 def fly(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
@@ -29,6 +29,7 @@ from planner.mission import Mission
 from planner.model import Scenario, Solution
 
 __all__ = [
+    "AGENT_COMMANDS",
     "DRONE_COMMANDS",
     "HUMAN_COMMANDS",
     "AgentProposal",
@@ -55,9 +56,21 @@ __all__ = [
 ]
 
 HumanCommandKind = Literal[
-    "CUT", "PAUSE", "RESUME", "RESET", "ACCEPT", "REJECT", "REPLAN", "RETURN", "HOLD"
+    "CUT",
+    "PAUSE",
+    "RESUME",
+    "RESET",
+    "ACCEPT",
+    "REJECT",
+    "REPLAN",
+    "RETURN",
+    "HOLD",
+    "AGENT_OFF",
+    "AGENT_ON",
 ]
 HUMAN_COMMANDS: tuple[str, ...] = get_args(HumanCommandKind)
+# The commands that switch one agent of the planning chain off or on (its role in ``text``).
+AGENT_COMMANDS = ("AGENT_OFF", "AGENT_ON")
 # The commands for one drone (``HumanCommand.drone`` required): RETURN home, HOLD where it is;
 # RESUME takes a drone too (one the operator held), else it resumes the paused fleet.
 DRONE_COMMANDS = ("RETURN", "HOLD")
@@ -78,7 +91,8 @@ class HumanCommand:
     """An operator's command (seed 000 §8: HUMAN_COMMAND), stamped when it reaches the loop."""
 
     kind: HumanCommandKind
-    text: str | None = None  # free words for the coordinator, e.g. "move T5 to D1"
+    # free words for the coordinator, e.g. "move T5 to D1"; AGENT_OFF / AGENT_ON: the role
+    text: str | None = None
     source: str = "operator"
     drone: str | None = None  # RETURN, HOLD (and RESUME of one held drone): which drone
     id: str | None = None  # the command's one id from the door (traced in HUMAN_COMMAND)
@@ -101,6 +115,9 @@ class PlanRequest:
     constraints: OperatorConstraints = field(default_factory=OperatorConstraints)
     instruction: str | None = None  # the operator's words, if a human asked
     parent_run_id: str | None = None
+    # The agents of the chain not to ask in this round, each with why (switched off; not
+    # asked by a cadence round of another agent): the planner traces each as skipped.
+    skip_agents: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

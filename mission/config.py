@@ -16,10 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from agents.engines.spec import (
     AGENT_ROLES,
     ENGINE_NAMES,
+    PLANNING_ROLES,
     SERVER_ENGINES,
     AgentRole,
     EngineName,
     EngineSpec,
+    PlanningRole,
     check_base_url,
 )
 from executive.loop.options import LoopOptions
@@ -77,6 +79,11 @@ class RunConfig(BaseModel):
     agent_engines: dict[AgentRole, EngineSpec] = Field(default_factory=dict)
     replay_run: str | None = None  # with engine "replay": the run whose answers to replay
     agents: bool = True  # the agent chain next to the algorithmic planner
+    # Agents of the chain switched off from the start (each round traces them as skipped;
+    # AGENT_ON switches one on live), and agents also asked on a timer, every so many
+    # mission seconds (executive.loop.cadence), on top of the rounds events start.
+    agents_off: tuple[PlanningRole, ...] = ()
+    agent_cadence_s: dict[PlanningRole, float] = Field(default_factory=dict)
     # Outcome lessons (agents.words.lessons) in the agents' prompts: None picks the store's
     # most relevant at the start (and records them here); a replay gets its original's.
     lessons: tuple[str, ...] | None = None
@@ -142,6 +149,13 @@ class RunConfig(BaseModel):
                 raise ValueError(
                     f"agent_engines.{role}: a replayed run answers every role from its trace"
                 )
+        if self.agent_cadence_s and not self.agents:
+            raise ValueError("agent_cadence_s: the agents are off (agents: false)")
+        slow = [r for r, every in self.agent_cadence_s.items() if not every > 0]
+        if slow:
+            raise ValueError(f"agent_cadence_s.{slow[0]}: mission seconds > 0")
+        if len(set(self.agents_off)) != len(self.agents_off):
+            raise ValueError("agents_off: an agent is named twice")
         if self.fork is not None and self.trace_url is None:
             raise ValueError("fork needs trace_url: the store that holds the parent run")
         if self.oracle and self.clairvoyant:
@@ -206,6 +220,14 @@ class RunConfig(BaseModel):
         return self.model_dump(mode="json")
 
     def loop_options(self) -> LoopOptions:
-        """What the executive's loop takes of this configuration: the policy, the seed, and
-        the whole configuration as the run's record keeps it (``recorded``)."""
-        return LoopOptions(policy=self.policy, seed=self.seed, recorded=self.recorded())
+        """What the executive's loop takes of this configuration: the policy, the seed, the
+        whole configuration as the run's record keeps it (``recorded``), and the planning
+        chain's agents (those off, those on a cadence)."""
+        return LoopOptions(
+            policy=self.policy,
+            seed=self.seed,
+            recorded=self.recorded(),
+            agent_roles=PLANNING_ROLES if self.agents else (),
+            agents_off=self.agents_off if self.agents else (),
+            agent_cadence_s=dict(self.agent_cadence_s),
+        )

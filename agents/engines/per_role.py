@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agents.engines.base import AgentCall, Engine, EngineReply
-from agents.engines.spec import AgentRole, EngineSpec
+from agents.engines.spec import PLANNING_ROLES, AgentRole, EngineSpec
 
 __all__ = [
     "PLANNING_ROLES",
@@ -30,8 +30,6 @@ __all__ = [
     "responder_engine",
     "role_engines",
 ]
-
-PLANNING_ROLES: tuple[AgentRole, ...] = ("strategist", "allocator", "critic")
 
 
 def engine_from_spec(spec: EngineSpec, *, records: Iterable[Any] | None = None) -> Engine:

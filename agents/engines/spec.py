@@ -32,17 +32,24 @@ __all__ = [
     "ENGINES",
     "ENGINE_NAMES",
     "LIVE_ENGINES",
+    "PLANNING_ROLES",
     "SERVER_ENGINES",
     "AgentRole",
     "EngineKind",
     "EngineName",
     "EngineSpec",
+    "PlanningRole",
     "check_base_url",
     "choices_text",
     "parse_agent_engine",
 ]
 
-AgentRole = Literal["strategist", "allocator", "critic", "responder"]
+# The planning round's chain, in the order it asks them: each may be switched off, or run on
+# a cadence too, per run (mission.config.RunConfig.agents_off, agent_cadence_s) and live
+# (the AGENT_OFF / AGENT_ON commands).
+PlanningRole = Literal["strategist", "allocator", "critic"]
+PLANNING_ROLES: tuple[PlanningRole, ...] = get_args(PlanningRole)
+AgentRole = Literal[PlanningRole, "responder"]
 AGENT_ROLES: tuple[AgentRole, ...] = get_args(AgentRole)
 DETERMINISTIC_ROLES = ("coordinator", "route_optimizer")  # they ask no engine
 EngineName = Literal["rules", "anthropic", "openai", "replay"]

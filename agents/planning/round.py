@@ -32,6 +32,11 @@ The slow tier (the agents, off the critical path, each call bounded by its own
    ``route_optimizer`` row with model ``critic_revision``); the revision is offered instead
    only if it is valid, keeps the operator constraints and scores better.
 
+An agent named in ``request.skip_agents`` (switched off, or not asked by a cadence round of
+another) is not asked: a trace row (``validated_output.skipped``, why) and a reason say so;
+the strategist's rules answer stands in for it, an allocator skipped proposes nothing, a
+critic skipped reviews nothing.
+
 The executive rebases an offered proposal onto the state when it arrives and applies it
 only if it beats the plan in force then; ``AgentProposal.settle`` records that decision on
 the allocator's trace row. Engine failures never leave the round: they become reasons and
@@ -408,19 +413,28 @@ class AgentPlanner:
             )
 
         context, system, rules = await asyncio.to_thread(prepare)
-        call = AgentCall(
-            agent="strategist",
-            system=system,
-            prompt="\n\n".join([context, current, ask]),
-            tool=STRATEGIST_TOOL,
-            deterministic=rules,
-        )
-        done = await self._call(request, call, StrategistOutput, deadline)
-        self.sink.emit(AgentRunRecord(**done.record))
-        strategy = done.output
-        if not isinstance(strategy, StrategistOutput):
-            chain.reasons.append(f"strategist: {done.error} (rules answer used)")
-            strategy = StrategistOutput.model_validate(rules)
+        skip = request.skip_agents
+        if "strategist" in skip:  # its rules answer stands in, as for a failed call
+            self._skipped(request, "strategist", chain.reasons, "rules answer used")
+            strategy: BaseModel | None = StrategistOutput.model_validate(rules)
+        else:
+            call = AgentCall(
+                agent="strategist",
+                system=system,
+                prompt="\n\n".join([context, current, ask]),
+                tool=STRATEGIST_TOOL,
+                deterministic=rules,
+            )
+            done = await self._call(request, call, StrategistOutput, deadline)
+            self.sink.emit(AgentRunRecord(**done.record))
+            strategy = done.output
+            if not isinstance(strategy, StrategistOutput):
+                chain.reasons.append(f"strategist: {done.error} (rules answer used)")
+                strategy = StrategistOutput.model_validate(rules)
+        assert isinstance(strategy, StrategistOutput)
+        if "allocator" in skip:
+            self._skipped(request, "allocator", chain.reasons, "no proposal")
+            return
         if not strategy.needs_allocation:
             chain.reasons.append("strategist: no allocation needed")
             return
@@ -558,6 +572,10 @@ class AgentPlanner:
     async def _critic(
         self, request, mission, constraints, solution, baseline, deadline, reasons
     ) -> CriticOutput | None:
+        if "critic" in request.skip_agents:
+            self._skipped(request, "critic", reasons, "no review")
+            return None
+
         def prepare():  # off the event loop, like every prompt
             violations = constraint_violations(solution, constraints, mission)
             rules = critic_rules(mission, solution, baseline=baseline, violations=violations)
@@ -588,6 +606,31 @@ class AgentPlanner:
         return review if isinstance(review, CriticOutput) else None
 
     # ------------------------------------------------------------------ traces
+
+    def _skipped(self, request: PlanRequest, agent: str, reasons: list[str], so: str) -> None:
+        """``agent`` is not asked in this round (``request.skip_agents`` says why): never
+        silently, a trace row of its own and a reason of the round. The row has no input
+        hash, so a replay engine reading the trace never takes it for an answer."""
+        why = request.skip_agents[agent]
+        reasons.append(f"{agent}: skipped: {why} ({so})")
+        self.sink.emit(
+            AgentRunRecord(
+                run_id=new_id(),
+                parent_run_id=request.round_id,
+                mission_run_id=request.run_id,
+                agent=agent,
+                engine=getattr(engine_for(self.engine, agent), "name", "unknown"),
+                model=None,
+                input_hash="",
+                input_size=0,
+                tokens_in=None,
+                tokens_out=None,
+                duration_ms=0.0,
+                raw_output=None,
+                validated_output={"skipped": why, "why": f"skipped: {why} ({so})"},
+                tick=request.tick,
+            )
+        )
 
     def _emit_algorithmic(
         self, request: PlanRequest, text: str, baseline: _Baseline, applied: bool

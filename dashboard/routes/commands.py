@@ -80,7 +80,10 @@ class CommandBody(_Body):
 
     command: HumanCommandKind
     text: str | None = Field(
-        None, max_length=2000, description="operator words for CUT / REPLAN (the coordinator)"
+        None,
+        max_length=2000,
+        description="operator words for CUT / REPLAN (the coordinator); AGENT_OFF / AGENT_ON:"
+        " the agent of the planning chain to switch (strategist, allocator, critic)",
     )
     drone: str | None = Field(
         None,

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from executive.contracts import AgentProposal, MissionPlanner, PlanOutcome, PlanRequest
 from executive.loop.cut import ReplanProblem
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.report import Replan
@@ -49,6 +50,8 @@ class RoundHost(Protocol):
 
     run_id: str
     policy: Policy
+    options: LoopOptions  # the agents of the chain, those off at the start, their cadences
+    agents_off: dict[str, str]  # the agents switched off now, each with why
     planner: MissionPlanner
     recorder: Recorder
     constraints: OperatorConstraints

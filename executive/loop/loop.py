@@ -14,7 +14,9 @@ Options
     add or the errors that refuse them; ``on_tick(result)`` is called after every tick (the
     live host publishes its scene from it; it must not block).
 Consumes
-    ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN (and words
+    ``command(HumanCommand)``: CUT, PAUSE, RESUME, RESET, ACCEPT, REJECT, REPLAN, AGENT_OFF /
+    AGENT_ON (one agent of the planning chain, its role in ``text``; agents on a timer:
+    ``executive.loop.cadence``) (and words
     for the coordinator: words it refuses, e.g. a move the drone cannot sense, are a
     COMMAND_IGNORED event with the reasons and replan nothing; without a coordinator, words
     are refused the same way, with that reason); for one drone (``drone``):
@@ -52,6 +54,7 @@ from collections.abc import Callable
 from typing import Any, assert_never
 
 from executive.contracts import (
+    AGENT_COMMANDS,
     DRONE_COMMANDS,
     Coordinate,
     HumanCommand,
@@ -213,6 +216,10 @@ class Executive:
         # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share)
         self.leak_reserve: dict[str, float] = {}
         self.constraints = OperatorConstraints()  # from the operator's words, for every replan
+        # The planning chain's agents switched off now, each with why (AGENT_OFF / AGENT_ON)
+        self.agents_off: dict[str, str] = dict.fromkeys(
+            options.agents_off, "off in the run configuration"
+        )
         self.instruction: str | None = None
         self.paused = False
         self.speed: float | None = None
@@ -420,6 +427,7 @@ class Executive:
             scenario,
             self.policy.planning_deadline_s * 4,
             self.constraints,
+            skip_agents=dict(self.agents_off),
         )
         outcome = await self.planner.plan(request)
         if outcome.followup is not None:
@@ -577,6 +585,8 @@ class Executive:
         self.recorder.event(tick, "HUMAN_COMMAND", said)
         if command.drone is not None or kind in DRONE_COMMANDS:
             return self._one_drone(command)
+        if kind in AGENT_COMMANDS:
+            return self._switch_agent(command)
         if kind in ("CUT", "REPLAN"):
             if command.text and not self._apply_words(command.text, kind):
                 return  # refused: the words ask for what cannot be done, nothing is replanned
@@ -618,6 +628,29 @@ class Executive:
             if rounds.review is None:
                 return self._ignored(kind, "no draft waits for review")
             rounds.drop_draft("rejected", "operator rejected the draft")
+
+    def _switch_agent(self, command: HumanCommand) -> None:
+        """AGENT_OFF / AGENT_ON of one agent of the planning chain (its role in ``text``):
+        from the next round on, an agent off is not asked and each round traces it as
+        skipped with why; an AGENTS event says which are off. Refused with the reason when
+        the run has no such agent or it is already so."""
+        kind, role = command.kind, (command.text or "").strip().lower()
+        roles = self.options.agent_roles
+        if role not in roles:
+            have = ", ".join(roles) or "none: this run asks no agents"
+            return self._ignored(kind, f"no agent {role!r} to switch; this run's: {have}")
+        tick = self.sim.tick
+        if kind == "AGENT_OFF":
+            if role in self.agents_off:
+                return self._ignored(kind, f"{role} is already off")
+            self.agents_off[role] = f"switched off by {command.source} at tick {tick}"
+        else:
+            if role not in self.agents_off:
+                return self._ignored(kind, f"{role} is already on")
+            del self.agents_off[role]
+        self.recorder.event(
+            tick, "AGENTS", {"agent": role, "on": kind == "AGENT_ON", "off": dict(self.agents_off)}
+        )
 
     def _ignored(self, kind: str, why: str, drone: str | None = None) -> None:
         self.recorder.event(

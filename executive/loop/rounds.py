@@ -41,6 +41,7 @@ from typing import Any, Literal, assert_never
 
 from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
 from executive.loop import fast_tier, rebase, review, slow_tier
+from executive.loop.cadence import CADENCE, AgentCadence, cadence_roles
 from executive.loop.cut import Checkpoint, ReplanProblem, build_replan
 from executive.loop.decisions import (
     AgentVerdict,
@@ -105,6 +106,7 @@ class Rounds:
         self.commits: list[dict[str, Any]] = []  # each commit's provenance, for the report
         self._latencies: list[float] = []  # recent rounds' wall latency, ms
         self._rebase_latencies: list[float] = []
+        self._cadence: AgentCadence | None = None  # built at the first tick boundary
 
     # ----- what the loop asks ----------------------------------------------------------
 
@@ -164,8 +166,43 @@ class Rounds:
                     Rebase(draft, "commit", "resumed: approved while paused", approved=approved)
                 )
         self._review_clock()
+        self._cadence_due(tick)
         if self.pending and self.round is None and not host.paused and tick >= self.start_after:
             self.start()
+
+    def _cadence_due(self, tick: int) -> None:
+        """The agents on a cadence that are due (and on) join the triggers, when the agent
+        chain is free: never while a round or its agents still work (``cadence``)."""
+        host = self.host
+        every = host.options.agent_cadence_s
+        if not every or not host.policy.replan:
+            return
+        if self._cadence is None:
+            self._cadence = AgentCadence(every, host.sim.tick_hz, tick)
+        cadence = self._cadence
+        due = [r for r in cadence.due(tick) if r not in host.agents_off]
+        if not due or host.paused or tick < self.start_after:
+            return
+        settling = any(j.purpose == "agents" for j in self.jobs)  # a proposal rebased
+        if self.round is not None or self.agents or settling:  # busy: the due agents wait
+            return
+        for role in due:
+            was_due = cadence.next_due[role]
+            cadence.started(role, tick)
+            waited = {"waited": "the agent chain was busy"} if tick > was_due else {}
+            host.recorder.event(
+                tick,
+                "AGENT_CADENCE",
+                {
+                    "agent": role,
+                    "every_s": cadence.every_s[role],
+                    "due_tick": was_due,
+                    "next_due_tick": cadence.next_due[role],
+                    **waited,
+                },
+            )
+            if f"{CADENCE}{role}" not in self.pending:
+                self.pending.append(f"{CADENCE}{role}")
 
     async def await_due(self) -> None:
         """As fast as possible: whatever is due at this tick is awaited, so the run
@@ -303,6 +340,7 @@ class Rounds:
             not_planned={**host.returning, **self.spares},
         )
         round_id = new_id()
+        skip = self._skip_agents(trigger)
         in_force = None
         if host.policy.commit == "auto" and self.plan_id is not None:
             # The fresh draft will be judged against the plan in force rebased onto the
@@ -320,6 +358,7 @@ class Rounds:
             host.constraints,
             host.instruction,
             host.run_id,
+            skip,
         )
         replan = Replan(round_id, trigger, sim.tick, cut)
         self.replans.append(replan)
@@ -353,8 +392,20 @@ class Rounds:
                 "round_id": round_id,
                 "trigger": trigger,
                 "constraints": host.constraints.model_dump(mode="json"),
+                **({"agents_skipped": dict(skip)} if skip else {}),
             },
         )
+
+    def _skip_agents(self, trigger: str) -> dict[str, str]:
+        """The agents a round does not ask, with why: those switched off, and, in a round
+        only cadences started, the agents not due."""
+        host = self.host
+        skip = dict(host.agents_off)
+        asked = cadence_roles(trigger)
+        if asked is not None:
+            why = f"not asked: a cadence round of {', '.join(sorted(asked))}"
+            skip |= {r: why for r in host.options.agent_roles if r not in asked and r not in skip}
+        return skip
 
     async def _plan(
         self, request: PlanRequest, problem: ReplanProblem, in_force: InForce | None

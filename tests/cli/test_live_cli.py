@@ -277,6 +277,35 @@ def test_one_drones_commands_through_the_dashboard(mission):
     )
 
 
+@pytest.mark.mqtt
+def test_agent_switches_through_the_dashboard(mission):
+    # the same door as every command, traced; this run asks no agents: refused with why
+    url, run = mission.url, mission.run_id
+    out = _ok(isr("command", run, "AGENT_OFF", "Critic", "--url", url, "--token", TOKEN))
+    assert "AGENT_OFF" in out
+    ignored = mission.until(
+        "AGENT_OFF refused",
+        lambda: next(
+            (
+                e
+                for e in mission.events()
+                if e["kind"] == "COMMAND_IGNORED" and e["command"] == "AGENT_OFF"
+            ),
+            None,
+        ),
+    )
+    assert (
+        ignored["reason"]
+        == "no agent 'critic' to switch; this run's: none: this run asks no agents"
+    )
+    said = [
+        e for e in mission.events() if e["kind"] == "HUMAN_COMMAND" and e["command"] == "AGENT_OFF"
+    ]
+    assert said and said[0]["text"] == "critic"
+    for args in (("AGENT_ON",), ("AGENT_ON", "pilot"), ("AGENT_OFF", "critic", "--text", "x")):
+        _refused(isr("command", run, *args, "--url", url, "--token", TOKEN), 2, "needs one agent")
+
+
 # ----- through the broker ------------------------------------------------------------------
 
 

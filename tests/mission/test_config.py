@@ -77,3 +77,19 @@ def test_the_loop_receives_its_policy_its_seed_and_the_configuration_as_recorded
     assert options.policy == policy and options.seed == 11
     assert options.record() == config.recorded()
     assert options.record()["labels"] == {"suite": "s"}
+
+
+def test_agents_off_and_cadences_reach_the_loop_checked():
+    options = RunConfig(agents_off=("critic",), agent_cadence_s={"allocator": 60.0}).loop_options()
+    assert options.agent_roles == ("strategist", "allocator", "critic")
+    assert options.agents_off == ("critic",) and options.agent_cadence_s == {"allocator": 60.0}
+    # the agents off entirely: nothing to switch, and no cadence to keep
+    assert RunConfig(agents=False, agents_off=("critic",)).loop_options().agent_roles == ()
+    with pytest.raises(ValidationError, match="the agents are off"):
+        RunConfig(agents=False, agent_cadence_s={"critic": 5})
+    with pytest.raises(ValidationError, match="mission seconds > 0"):
+        RunConfig(agent_cadence_s={"critic": 0})
+    with pytest.raises(ValidationError):
+        RunConfig(agents_off=("responder",))  # the responder is not of the planning chain
+    with pytest.raises(ValidationError, match="unknown agent"):
+        LoopOptions(agent_roles=("critic",), agents_off=("pilot",))

@@ -42,6 +42,7 @@ const cut = (text, n = 160) => (text && text.length > n ? text.slice(0, n - 1) +
 /** The proposal in one line, by role (whatever the engine). */
 export function proposalSummary(agent, out) {
   if (!out || typeof out !== "object") return "";
+  if (out.skipped) return "not asked"; // switched off, or not due: whyText says which
   switch (agent) {
     case "strategist":
       return `${out.request_type || "?"} request, ${out.mode || "?"} mode, feasibility ${out.feasibility || "?"}`

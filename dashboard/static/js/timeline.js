@@ -13,7 +13,7 @@ const VERBOSE_KINDS = new Set(["command_applied", "drone_holding"]);
 
 function category(kind) {
   if (kind.startsWith("SAFETY_") || ["NO_SAFE_OPTION", "RETURN_TO_BASE", "DIVERT", "PLAN_INFEASIBLE", "PLAN_UNSAFE"].includes(kind)) return "safety";
-  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "NOT_PLANNED", "SPARES_RELEASED"].includes(kind)) return "plan";
+  if (["COMMIT_PLAN", "DRAFT_READY", "REVIEW", "PLAN_REJECTED", "STALE_DRAFT", "REBASE", "REBASE_FAILED", "REVIEW_TIMEOUT", "AGENT_PROPOSAL", "AGENTS_DONE", "AGENTS", "AGENT_CADENCE", "NOT_PLANNED", "SPARES_RELEASED"].includes(kind)) return "plan";
   if (["CUT_AND_FREEZE", "REPLAN_REMAINDER", "REPLAN_FAILED", "CONTINUE", "DIVERT", "RETURN_TO_BASE", "RESET", "PAUSE", "CONSTRAINTS", "HOLD"].includes(kind)) return "replan";
   if (["sam_detected", "drone_lost", "target_missed"].includes(kind)) return "threat";
   if (["edit_applied", "edit_rejected"].includes(kind)) return "edit";
@@ -37,6 +37,8 @@ export function summary(e) {
     case "REBASE_FAILED": return `rebase of ${short(e.plan_id)} failed: ${e.reason}`;
     case "REVIEW_TIMEOUT": return `review timed out after ${Math.round(e.waited_s)} s: ${e.action}`;
     case "AGENTS_DONE": return `agents: ${e.offered ? "a proposal to rebase" : "nothing to apply"}`;
+    case "AGENTS": return `${e.agent} switched ${e.on ? "on" : "off"}` + (Object.keys(e.off || {}).length ? `; off: ${Object.keys(e.off).join(", ")}` : "; every agent on");
+    case "AGENT_CADENCE": return `${e.agent} asked on its cadence (every ${e.every_s} s)` + (e.waited ? `, late: ${e.waited}` : "");
     case "AGENT_PROPOSAL": return `agents' proposal ${e.applied ? "applied" : "not applied"}: ${e.why}`;
     case "SAFETY_DIVERT": return `${label(e.drone)} diverted around ${e.sam} (${e.reason}), ${e.km} km`;
     case "SAFETY_HOLD": return `${label(e.drone)} holds clear of ${e.sam} (${e.reason})`;
