@@ -15,9 +15,9 @@ from cli.launch import SubprocessForks
 from cli.main import build_app
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
+from executive.loop.policy import Policy
 from executive.traces import TraceReader
 from executive.traces.replay import replay
-from executive.loop.policy import Policy
 from mission.config import RunConfig
 from mission.session import run_mission
 from planner.scenario import load_scenario
