@@ -554,13 +554,14 @@ class Safety:
                 flight is not None
                 and not flight.holding
                 and self._ends_at_airport(flight)
-                and fuel >= flight.length - world.progress(drone_id) - 1e-9
+                and fuel >= flight.length - world.progress(drone_id) + reserve - 1e-9
                 and self._contact(drone_id) is None
             ):
-                # its flight (validated when committed) still fits its fuel; one that meets
-                # a known SAM is not trusted: the way round may not fit, so the drone turns
-                # home while a safe way still does (else it flies on, holds at the SAM and
-                # runs dry there)
+                # its flight (validated when committed) still fits its fuel with the reserve
+                # a replan would keep (so flying on keeps the promise a replan keeps); one
+                # that meets a known SAM is not trusted: the way round may not fit, so the
+                # drone turns home while a safe way still does (else it flies on, holds at
+                # the SAM and runs dry there)
                 continue
             x, y, _ = world.position(drone_id)
             env = world.known_environment
