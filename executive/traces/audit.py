@@ -38,7 +38,8 @@ __all__ = ["initial_sams", "lost_to_known_sams", "unapproved_commits"]
 def lost_to_known_sams(
     records: Iterable[TraceRecord], initially_known: Iterable[str] = ()
 ) -> list[str]:
-    """Drones lost to a SAM that was known at an earlier tick than the loss;
+    """Drones lost to a SAM that was known (where it was, after a move) at an earlier tick
+    than the loss;
     ``initially_known``: the SAMs on the map from the start (``initial_sams``), known
     before the first tick."""
     known: dict[str, int | float] = dict.fromkeys(initially_known, -math.inf)
@@ -50,7 +51,12 @@ def lost_to_known_sams(
         if r.kind == "sam_detected":
             known.setdefault(p["sam"], r.tick)
         elif r.kind == "edit_applied" and (sam := _made_known(p["edit"])) is not None:
-            known.setdefault(sam, r.tick)
+            if isinstance(recorded_edit(p["edit"]), MoveSam):
+                # known where it is now from the move on: a SAM moved onto a drone kills it
+                # at the move's tick, before anything could act on where it went
+                known[sam] = r.tick
+            else:
+                known.setdefault(sam, r.tick)
         elif (
             r.kind == "drone_lost"
             and p.get("reason") == "sam"

@@ -26,6 +26,7 @@ __all__ = [
     "EvalTask",
     "accept_after",
     "config_for",
+    "reference_policy",
     "suite_tasks",
 ]
 
@@ -69,16 +70,30 @@ class EvalTask:
         return f"{self.suite}/{self.mission}/{self.policy}"
 
 
+def reference_policy() -> Policy:
+    """How a reference plan (clairvoyant, full knowledge at t0) is flown: as planned, on the
+    whole fuel (it was planned knowing what comes, with no reserve for surprises), the
+    safety layer still keeping it out of every known SAM and turning a drone home whose fuel
+    no longer covers its way."""
+    return Policy(
+        batch_iterations=ITERATIONS, replan=False, reserve="fixed", fuel_reserve=0.0, leak_share=0.0
+    )
+
+
 def config_for(task: EvalTask) -> RunConfig:
     """The run configuration of ``task``'s policy, labelled with the task."""
     if task.policy not in POLICIES:
         raise ValueError(f"unknown policy {task.policy!r}; choose from {', '.join(POLICIES)}")
-    policy = Policy(
-        batch_iterations=ITERATIONS,
-        replan=task.policy not in ("no-replan", *REFERENCES),
-        commit="review" if task.policy.startswith("review") else "auto",
-        reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
-        spare_drones=1 if task.policy == "auto-spare" else 0,
+    policy = (
+        reference_policy()
+        if task.policy in REFERENCES
+        else Policy(
+            batch_iterations=ITERATIONS,
+            replan=task.policy != "no-replan",
+            commit="review" if task.policy.startswith("review") else "auto",
+            reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
+            spare_drones=1 if task.policy == "auto-spare" else 0,
+        )
     )
     labels = {"suite": task.suite, "mission": task.mission, "policy": task.policy}
     if task.disruption:

@@ -18,7 +18,7 @@ from executive.contracts import EventRecord
 from executive.loop import Executive, RunReport
 from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.sinks import ListSink
-from mission.evaluation.policies import EvalTask, accept_after, config_for
+from mission.evaluation.policies import EvalTask, accept_after, config_for, reference_policy
 from mission.session import build_executive
 from planner.clairvoyant import clairvoyant_candidates, upper_bound
 from planner.mission import Mission
@@ -86,7 +86,8 @@ def fly(
 ) -> Flown:
     """Fly ``scenario`` under ``policy`` (``mission.evaluation.POLICIES``) as ``isr eval``
     configures it (agents on the rules engine unless ``agents`` is False), without a store;
-    with ``plan`` (only for ``no-replan``) that plan is flown instead of the first plan."""
+    with ``plan`` (only for ``no-replan``) that reference plan is flown instead of the first
+    plan, as references fly (``reference_policy``)."""
     logging.getLogger("executive").setLevel(logging.ERROR)
     task = EvalTask(suite="reference", mission=path, path=path, policy=policy, agents=agents)
     config = config_for(task)
@@ -100,7 +101,7 @@ def fly(
             scenario,
             planner=executive.planner,
             sink=sink,
-            options=config.loop_options(),
+            options=config.loop_options().model_copy(update={"policy": reference_policy()}),
             initial_plan=plan[0],
             initial_mission=plan[1],
         )

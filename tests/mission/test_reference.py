@@ -135,3 +135,19 @@ def test_isr_eval_flies_the_clairvoyant_and_stores_its_bound(tmp_path):
     figures = {(f["policy"], f["disruption"]): f for f in summary(list(rows.values()))}
     assert figures[("no-replan", "all")]["reference"] == "clairvoyant"
     assert figures[("no-replan", "all")]["share_mean"] <= 1.0
+
+
+def test_references_fly_their_plans_on_the_whole_fuel_and_policies_keep_the_reserve():
+    from mission.evaluation.policies import EvalTask, config_for
+
+    def policy(name):
+        return config_for(EvalTask("s", "m.json", "m.json", name)).policy
+
+    # a reference plan knows what comes: cut by a reserve held for surprises it would score
+    # below the policies it is the reference of
+    for name in ("clairvoyant", "full-knowledge-t0"):
+        assert policy(name).reserve_km([5.0]) == 0.0 and policy(name).leak_share == 0.0
+        assert not policy(name).replan
+    assert policy("auto").reserve == policy("no-replan").reserve == "robust"
+    assert policy("auto-fixed-reserve").reserve_km([5.0]) == 1.0
+    assert policy("auto-spare").spare_drones == 1 and policy("auto").spare_drones == 0

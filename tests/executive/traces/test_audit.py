@@ -71,3 +71,13 @@ def test_a_sam_on_the_map_from_the_start_is_known_before_the_first_tick():
     assert lost_to_known_sams([loss], ["S1"]) == ["2"]  # ...but it was on the map
     scenario = {"environment": {"sams": [{"id": "S1", "pos": [0, 0], "range": 1}]}}
     assert initial_sams(scenario) == ["S1"]
+
+
+def test_a_sam_moved_onto_a_drone_is_known_where_it_went_only_from_the_move_on():
+    moved = {"op": "move_sam", "id": "S1", "pos": [5.0, 5.0], "range": 4.0}
+    records = [
+        _e(100, "edit_applied", edit=moved),
+        _e(100, "drone_lost", drone="1", reason="sam", sam="S1"),  # moved onto it: no time
+        _e(101, "drone_lost", drone="2", reason="sam", sam="S1"),  # known there at 100
+    ]
+    assert lost_to_known_sams(records, ["S1"]) == ["2"]
