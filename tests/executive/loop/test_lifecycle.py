@@ -24,6 +24,7 @@ from executive.contracts import (
 from executive.loop import fast_tier, rebase
 from executive.loop.decisions import Commit, Hold, Moment, Rebase
 from executive.loop.drafts import RebaseJob, Rival
+from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
@@ -115,10 +116,17 @@ class Host:
         self.speed: float | None = None  # as fast as possible: the tick is the only clock
         self.re_tasked: list[set[str]] = []
         self.failures: list[str] = []
+        self.options = LoopOptions(policy=policy)
+        self.agents_off: dict[str, str] = {}
+        self.leak_reserve: dict[str, float] = {}
 
     @property
     def sim(self) -> Sim:
         return self.the_sim
+
+    @property
+    def reserve_km(self) -> float:
+        return self.policy.reserve_km(s.range for s in self.sim.world.known_environment.sams)
 
     @property
     def returning(self) -> dict[str, str]:
