@@ -106,6 +106,9 @@ class Sim:
             if tick is None:
                 raise SimError(f"timeline edit {edit.describe()!r} has no time")
             scripted.append((tick, edit))
+        # Timeline edits not yet delivered: the mission is not over while the world's
+        # script still has something to happen (a landed drone may take off for it).
+        self._scripted_left = len(scripted)
         # The timeline process first: at a shared instant it runs before the clock.
         self.env.process(self._timeline(scripted))
         self.env.process(self._clock())
@@ -175,14 +178,16 @@ class Sim:
 
     @property
     def done(self) -> bool:
-        """Over: no drone airborne and no command waiting (after at least one tick), or
-        the scenario's ``max_duration`` reached."""
+        """Over: no drone airborne, no command waiting and nothing left to happen on the
+        timeline (after at least one tick), or the scenario's ``max_duration`` reached. A
+        target that appears after every drone has landed can still be collected: the
+        mission goes on to it, and a drone on the ground may take off for it."""
         limit = self.scenario.sim.max_duration
         if limit is not None and self.time >= limit - 1e-12:
             return True
-        if self.tick == 0 or self.world.active():
+        if self.tick == 0 or self.world.active() or self._scripted_left:
             return False
-        return not any(isinstance(entry[-1], COMMAND_TYPES) for entry in self._inbox)
+        return not self._inbox
 
     def state_hash(self) -> str:
         """The world's state hash now (``World.state_hash``)."""
@@ -200,6 +205,7 @@ class Sim:
                 yield self.env.timeout(tick - self.env.now)
             heapq.heappush(self._inbox, (tick, 0, self._seq, edit.stamped(tick)))
             self._seq += 1
+            self._scripted_left -= 1
 
     def _clock(self) -> Generator[Any, Any, None]:
         while True:

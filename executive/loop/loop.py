@@ -215,6 +215,7 @@ class Executive:
         self._sim: Sim | None = None
         # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share)
         self.leak_reserve: dict[str, float] = {}
+        self._done_at: int | None = None  # the tick the sim was first done at (_over)
         self.constraints = OperatorConstraints()  # from the operator's words, for every replan
         # The planning chain's agents switched off now, each with why (AGENT_OFF / AGENT_ON)
         self.agents_off: dict[str, str] = dict.fromkeys(
@@ -457,6 +458,21 @@ class Executive:
         initial = fork.parent.get("outcome") or {}
         self._initial_points = float(initial.get("initial_planned_points") or 0.0)
 
+    def _over(self) -> bool:
+        """The mission is over when the sim is (nothing airborne, nothing left on its
+        timeline or queued) and no replan asked for or in flight could still launch a drone
+        from the ground: a change at the very end (a target after every drone landed) is
+        planned, for a while at most (a planner that never answers does not hold the run)."""
+        sim = self.sim
+        if not sim.done:
+            self._done_at = None
+            return False
+        if not (self.rounds.pending or self.rounds.busy) or self.paused:
+            return True
+        if self._done_at is None:
+            self._done_at = sim.tick
+        return sim.tick - self._done_at > 4 * self.rounds.lookahead()
+
     async def run(self, speed: float | None = None, *, until: int | None = None) -> RunReport:
         """Run the mission to its end (or ``stop()``, or tick ``until``) at ``speed`` x real
         time (None: as fast as possible), paced by the sim's ``Pacer`` on this executive's
@@ -480,7 +496,7 @@ class Executive:
         pacer.start(sim.tick)
         self.recorder.status("running")
         try:
-            while not self._stop and not sim.done and (until is None or sim.tick < until):
+            while not self._stop and not self._over() and (until is None or sim.tick < until):
                 if pacer.speed is None:
                     await self.rounds.await_due()
                 else:

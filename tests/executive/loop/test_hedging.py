@@ -52,3 +52,25 @@ def test_a_sam_change_does_not_launch_the_spare_and_without_the_policy_none_is_k
     assert _events(sink, "SPARES_RELEASED") == []
     _, sink, _ = _fly(line_mission(drones=DRONES, targets=TARGETS, timeline=[NEW]))
     assert _events(sink, "NOT_PLANNED") == []
+
+
+def test_a_target_that_appears_after_every_drone_landed_is_flown_for():
+    # D1 lands at A2 after about 300 s with fuel to spare; NEW1 appears at 400 s. The
+    # mission is not over while the timeline still has something to happen: D1 takes off
+    # again from A2 for it and lands again.
+    drones = {"1": {"fuelBudget": 200, "home_airport": "A1", "end_airport": "A2"}}
+    late = {
+        "t": 400,
+        "op": "add_target",
+        "id": "NEW1",
+        "x": 60,
+        "y": 15,
+        "priority": 9,
+        "type": "A",
+    }
+    _, sink, report = _fly(line_mission(drones=drones, timeline=[late]))
+    landed = [e.tick for e in _events(sink, "drone_landed")]
+    got = _collected_by(sink)
+    assert got.get("NEW1") == "1"
+    assert len(landed) == 2 and landed[0] < 400 * 20 < landed[1]
+    assert report.outcome.drones["1"].status == "landed" and report.outcome.lost == []
