@@ -33,7 +33,7 @@ def stored(tmp_path_factory):
     """(url, run_id, detection tick) of one finished popup_sam run, batch, no agents."""
     url = f"sqlite:///{tmp_path_factory.mktemp('fork') / 'traces.db'}"
     scenario = load_scenario(SCENARIOS / "popup_sam.json")
-    # the 1 km reserve: with the robust one (19 km: SAM2 is 15 km) the first plan stays clear
+    # the 1 km reserve: with the robust one (10 km: SAM2 is 15 km) the first plan stays clear
     # of where SAM3 pops up, and a fork in review would not leave its parent
     policy = Policy(reserve="fixed")
     config = RunConfig(trace_url=url, agents=False, policy=policy)

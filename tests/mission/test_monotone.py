@@ -40,4 +40,5 @@ def test_no_drone_runs_dry_when_a_sam_closes_its_way(mission, policy):
     flown = fly(load_scenario(SUITES / mission), policy)
     assert flown.fuel_outs == 0
     assert flown.lost_known == 0
-    assert flown.forced  # the SAM did close a way: the safety layer had to act
+    if policy == "no-replan":  # flying on, the SAM did close its way: the safety layer acted
+        assert flown.forced

@@ -25,7 +25,7 @@ from planner.model import Solution
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
-# popup_sam.json's SAM2 (15 km) makes the robust reserve 19 km, and the first plan it leaves
+# popup_sam.json's SAM2 (15 km) makes the robust reserve 10 km, and the first plan it leaves
 # goes nowhere near where SAM3 pops up: with the 1 km reserve SAM3 lands on D2's path, which
 # is what these tests of the cut, the freeze and the validator need.
 _RESERVE = {"popup_sam.json": "fixed"}

@@ -16,7 +16,7 @@ from tests.executive.loop.test_safety import _events, _fly, line_mission
 def test_the_robust_reserve_covers_the_way_round_the_largest_known_sam():
     assert Policy(reserve="fixed").reserve_km([3.0, 7.0]) == 1.0
     assert Policy().reserve_km([]) == 1.0  # no SAM known: the base only
-    assert Policy().reserve_km([3.0, 7.0]) == pytest.approx(1.0 + 1.2 * 7.0)
+    assert Policy().reserve_km([3.0, 7.0]) == pytest.approx(1.0 + 0.6 * 7.0)
     assert Policy(fuel_reserve=2.0, detour_factor=0.5).reserve_km([4.0]) == 4.0
 
 
