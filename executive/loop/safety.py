@@ -575,6 +575,7 @@ class Safety:
             if route is not None and fuel >= route[1].length + reserve + period:
                 continue
             tick = host.sim.tick
+            self.actions += 1  # the fuel check acts as much as the SAM check does
             if route is None:
                 # Nowhere to go: say it once; no plan will re-task a drone this short.
                 self.returning[drone_id] = "fuel: no airport within its fuel"

@@ -89,3 +89,14 @@ def test_after_a_leak_the_drone_turns_home_keeping_a_share_of_what_it_had_left()
         Policy().reserve_km([]) + 0.25 * 40.0
     )
     assert report.outcome.lost == []
+
+
+def test_a_fuel_safety_return_counts_as_a_safety_action():
+    drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
+    leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
+    executive, sink, _ = _fly(
+        line_mission(drones=drones, timeline=[leak]),
+        policy=Policy(batch_iterations=300, replan=False),
+    )
+    assert _events(sink, "RETURN_TO_BASE")
+    assert executive.safety.actions == len(_events(sink, "RETURN_TO_BASE")) >= 1
