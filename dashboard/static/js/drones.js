@@ -1,13 +1,17 @@
 /* The drone markers: an arrow in the drone's colour turned to its heading, a fuel ring
  * (green, orange under a quarter, red when the fuel margin is negative, grey once landed,
  * none once lost: a cross instead) and a label with the fuel and margin (or "lost",
- * "landed"). Moved on every telemetry frame; rebuilt only when the map's scale changes.
- * After the drones moved, every label of the map is placed again (map.js layoutLabels) and
- * the selection's ring follows (select.js). A drone switched off in the Layers box is not
- * drawn. A swarm is drawn on a canvas instead, with no element per drone (swarm.js). */
+ * "landed"), and a ⚠ over a drone whose plan in force is unsafe (a known SAM ahead, fuel
+ * short of it: the fleet row's test, hazard.js planWarning), its tooltip the words, a SAM's
+ * counting down; live only, as the row's. Moved on every telemetry frame; rebuilt only
+ * when the map's scale changes. After the drones moved, every label of the map is placed
+ * again (map.js layoutLabels) and the selection's ring follows (select.js). A drone
+ * switched off in the Layers box is not drawn. A swarm is drawn on a canvas instead, with
+ * no element per drone (swarm.js). */
 
 import { $, el, flippedText } from "./dom.js";
 import { label } from "./format.js";
+import { planWarning } from "./hazard.js";
 import { droneShown } from "./layers.js";
 import { layoutLabels } from "./map.js";
 import { renderSelection, selectedPlace } from "./select.js";
@@ -42,6 +46,7 @@ export function droneColour(id, among = null) {
 }
 
 const ENDED = new Set(["lost", "landed"]);
+const WARN_DY = 2.6; // the ⚠'s baseline above the drone, in map units (state.unit)
 
 /** A drone as the page knows it now: the scene's record with the latest telemetry over it
  * (position, heading, fuel, status, points). A loss or landing the scene knows of wins over
@@ -92,6 +97,10 @@ function build(g, id, u) {
   el("line", { x1: -c, y1: -c, x2: c, y2: c, "vector-effect": "non-scaling-stroke" }, cross);
   el("line", { x1: -c, y1: c, x2: c, y2: -c, "vector-effect": "non-scaling-stroke" }, cross);
   flippedText(grp, u * 2.4, -u * 1.6, label(id), u * 1.25, { class: "dlabel lbl" });
+  // above the fuel ring, shown while the plan in force is unsafe (the words in its title)
+  const warn = el("g", { class: "hazard" }, grp);
+  el("title", {}, warn);
+  flippedText(warn, 0, WARN_DY * u, "\u26A0", u * 2, { "text-anchor": "middle" });
   return grp;
 }
 
@@ -143,6 +152,14 @@ export function renderDrones() {
     labels.push({ id, textEl, x, y, text });
     const r = u * 2.3; // the fuel ring and its stroke
     markers.push({ x0: x - r, y0: y - r, x1: x + r, y1: y + r });
+    const unsafe = scene.replay ? "" : planWarning(d);
+    grp.classList.toggle("warn", Boolean(unsafe));
+    if (unsafe) {
+      const tip = grp.querySelector("g.hazard > title");
+      if (tip.textContent !== unsafe) tip.textContent = unsafe; // a countdown: every frame
+      // the ⚠ is a marker too: no label over it
+      markers.push({ x0: x - u, y0: y + r, x1: x + u, y1: y + (WARN_DY + 2) * u });
+    }
   }
   for (const grp of [...g.children]) if (!seen.has(grp.dataset.droneId)) grp.remove();
   const sel = selectedPlace(); // its ring is a marker too: no label under it

@@ -7,14 +7,15 @@
  * scene (mission/live/scene.py computes them). A click on a row selects the drone (the
  * inspector) and centres the map on it. A row whose plan in force is unsafe (fuel short of
  * it, a known SAM ahead) is marked ⚠ with the words in its status cell's title, a SAM's
- * counting down (hazard.js). Above VIRTUAL_ROWS drones only the rows scrolled to
- * are in the DOM, between two spacers as tall as the rows left out; a drone selected on the
- * map scrolls the table to its row. */
+ * counting down (hazard.js planWarning, as the drone's marker on the map; redrawn with
+ * every telemetry frame). Above VIRTUAL_ROWS drones only the rows scrolled to are in the
+ * DOM, between two spacers as tall as the rows left out; a drone selected on the map
+ * scrolls the table to its row. */
 
 import { $ } from "./dom.js";
 import { droneColour, droneIds, droneNow } from "./drones.js";
 import { label } from "./format.js";
-import { hazardText } from "./hazard.js";
+import { planWarning } from "./hazard.js";
 import { select } from "./select.js";
 import { schedule, state } from "./store.js";
 import { centreOn } from "./viewport.js";
@@ -30,12 +31,6 @@ function nextTarget(d, scene) {
   let status = statuses.get(targets);
   if (!status) { status = new Map(targets.map((t) => [t.id, t.status])); statuses.set(targets, status); }
   return (d.route || []).find((t) => status.has(t) && status.get(t) !== "collected") || null;
-}
-
-/** What is wrong with the drone's plan in force, in words ("" when nothing): fuel short of
- * it, or a SAM ahead counting down (a title redrawn with every telemetry frame). */
-function warning(d) {
-  return d.warning || (d.hazard ? hazardText(d.hazard) : "");
 }
 
 /** What one drone's row says: {cell: [text, title]}. In a replay the turn-home figures
@@ -56,7 +51,7 @@ export function fleetRow(id, d, live, scene) {
       : [`bingo ${km(d.bingo_km)} ${signed(d.spare_km)}`, `${why}; ${km(d.spare_km)} km spare now, and its path comes back within its fuel`];
   }
   return {
-    status: [status, d.enabled === false ? "disabled in the scenario" : warning(d)],
+    status: [status, d.enabled === false ? "disabled in the scenario" : planWarning(d)],
     fuel: [`${km(fuel)}/${km(d.budget)}`, "km of fuel left / budget"],
     margin: [airborne ? signed(d.margin_km) : "–", "km of fuel left once its planned path is flown"],
     points: [`${Math.round(points * 10) / 10}`, "points collected"],
@@ -172,7 +167,7 @@ export function renderFleet() {
     }
     tr.classList.toggle("short", row.pnr[0].startsWith("PNR"));
     // a plan in force that meets a known SAM or no longer fits the fuel: marked until fixed
-    tr.classList.toggle("warn", Boolean(!scene.replay && warning(scene.drones[id])));
+    tr.classList.toggle("warn", Boolean(!scene.replay && planWarning(scene.drones[id])));
   }
   if (after) { const s = spacer(body, "fleet-after"); s.firstChild.style.height = after * row + "px"; order.push(s); }
   // the rows in order, moving only what is out of place (a row kept keeps its hover and focus)

@@ -4,7 +4,8 @@
  * (enters_tick) and at which the layer acts (acts_tick), and how. The seconds left are those
  * ticks against the mission time the page shows now (every telemetry frame), so the words
  * count down as the mission advances and say "now", then "passed", once the moment is
- * reached. The review panel, the fleet row and the banner after a Reject word it here. */
+ * reached. The review panel, the fleet row, the drone's marker on the map and the banner
+ * after a Reject word it here. */
 
 import { fmtTime, label } from "./format.js";
 import { missionTime } from "./run_state.js";
@@ -36,4 +37,12 @@ export function hazardWords(h) {
 export function hazardText(h) {
   const w = hazardWords(h);
   return `${w.enters}; ${w.acts}`;
+}
+
+/** What is wrong with a drone's plan in force, in words ("" when nothing): fuel short of
+ * it (the scene's drone.warning), or a known SAM ahead counting down (drone.hazard). The
+ * fleet row's ⚠ and the map's are this one test, so the two never disagree. */
+export function planWarning(d) {
+  if (!d) return "";
+  return d.warning || (d.hazard ? hazardText(d.hazard) : "");
 }
