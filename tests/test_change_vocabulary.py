@@ -157,6 +157,8 @@ def test_the_executive_asks_for_a_replan_of_the_kinds_trigger(op):
         safety=SimpleNamespace(sam_known=lambda sam, label: asked.append("sam"), lost=print),
         rounds=SimpleNamespace(trigger=lambda kind, label: asked.append(kind)),
         _sam_cleared=lambda sam, label: asked.append("sam_cleared"),
+        policy=Policy(),
+        leak_reserve={},
     )
     # The loop's reaction is private to it; this test checks its dispatch alone, on a stub.
     loop._react_edit = lambda e: Executive._react_edit(loop, e)  # noqa: SLF001

@@ -188,7 +188,8 @@ def capture_scene(
     known_targets, known_sams = list(known.targets), list(known.sams)
     truth_sams = list(truth.sams)
     configs = executive.scenario.drone_configs
-    reserve = executive.reserve_km
+    # each drone's reserve now: the fleet's and, after a leak, its own share (on the tick)
+    reserves = {d: executive.reserve_for(d) for d in configs}
 
     def render() -> dict[str, Any]:
         known_ids = {k.id for k in known_sams}
@@ -208,7 +209,9 @@ def capture_scene(
                 for s in truth_sams
             ],
             "drones": {
-                d.id: _drone(d, configs[d.id], plan, airports, target_ids, collected, reserve)
+                d.id: _drone(
+                    d, configs[d.id], plan, airports, target_ids, collected, reserves[d.id]
+                )
                 for d in drones
             },
             **tail,

@@ -29,6 +29,7 @@ from playwright.sync_api import sync_playwright
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
+from executive.loop import Policy
 from mission.config import RunConfig
 from mission.session import run_mission
 from planner.geo import GeoOrigin, local_frame
@@ -38,7 +39,11 @@ from tests.dashboard.test_browser import BROWSER_ARGS, SCREEN
 from tests.dashboard.test_replay_browser import SETTLED, serving
 
 TIMEOUT_MS = 60_000
-RESERVE_KM = 1.0  # Policy().fuel_reserve, the CLI's default
+# The CLI's default reserve, robust: 1 km and the way round one more SAM as large as the
+# largest known (Policy.reserve_km); the demo's SAMs are all known from the start
+RESERVE_KM = Policy().reserve_km(
+    s["range"] for s in json.loads((SCENARIOS / "demo.json").read_text())["environment"]["sams"]
+)
 GEO = {"lat0": 47.2692, "lon0": 11.4041}  # the demo's origin somewhere in the Alps
 
 # In the page: the screen rectangles of every drone and airport label, by name.
