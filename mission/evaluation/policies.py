@@ -71,7 +71,7 @@ class EvalTask:
 
 
 def reference_policy() -> Policy:
-    """How a reference plan (clairvoyant, full knowledge at t0) is flown: as planned, on the
+    """How a clairvoyant plan is flown: as planned, on the
     whole fuel (it was planned knowing what comes, with no reserve for surprises), the
     safety layer still keeping it out of every known SAM and turning a drone home whose fuel
     no longer covers its way."""
@@ -84,12 +84,14 @@ def config_for(task: EvalTask) -> RunConfig:
     """The run configuration of ``task``'s policy, labelled with the task."""
     if task.policy not in POLICIES:
         raise ValueError(f"unknown policy {task.policy!r}; choose from {', '.join(POLICIES)}")
+    # the clairvoyant knows every event and its time: its plan flies as planned; the
+    # full-knowledge-at-t0 plan does not know when things happen, and flies as policies do
     policy = (
         reference_policy()
-        if task.policy in REFERENCES
+        if task.policy == "clairvoyant"
         else Policy(
             batch_iterations=ITERATIONS,
-            replan=task.policy != "no-replan",
+            replan=task.policy not in ("no-replan", *REFERENCES),
             commit="review" if task.policy.startswith("review") else "auto",
             reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
             spare_drones=1 if task.policy == "auto-spare" else 0,

@@ -143,17 +143,26 @@ def clairvoyant_reference(
     began = time.perf_counter()
     known = known or {}
     flights: dict[str, float] = {}
-    for name, policy in ((FIRST_PLAN, "no-replan"), (FULL_KNOWLEDGE, "full-knowledge-t0")):
-        flown = known.get(policy) or fly(scenario, policy, path=path)
+    kept: dict[str, float] = {}  # the flights that kept the promises: the reference's choice
+
+    def account(name: str, flown: Flown) -> None:
         flights[name] = flown.points
+        if flown.fuel_outs == 0 and flown.lost_known == 0:
+            kept[name] = flown.points
+
+    for name, policy in ((FIRST_PLAN, "no-replan"), (FULL_KNOWLEDGE, "full-knowledge-t0")):
+        account(name, known.get(policy) or fly(scenario, policy, path=path))
     candidates = clairvoyant_candidates(scenario, seeds=seeds, iterations=iterations)
     planned = candidates[0].value if candidates else 0.0
     for c in candidates[:fly_best]:
         name = f"clairvoyant ({c.origin}, seed {c.seed}" + (", lost-open)" if c.lost_open else ")")
-        flights[name] = fly(scenario, "no-replan", path=path, plan=(c.solution, c.mission)).points
-    source = max(flights, key=lambda k: flights[k])
+        account(name, fly(scenario, "no-replan", path=path, plan=(c.solution, c.mission)))
+    # a flight that ran a drone dry or lost one to a known SAM scored by breaking a promise
+    # no policy may break: it is shown, never the reference (unless no flight kept them)
+    pool = kept or flights
+    source = max(pool, key=lambda k: pool[k])
     return Reference(
-        flown=flights[source],
+        flown=pool[source],
         source=source,
         planned=planned,
         bound=upper_bound(scenario),

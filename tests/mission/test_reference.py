@@ -145,9 +145,29 @@ def test_references_fly_their_plans_on_the_whole_fuel_and_policies_keep_the_rese
 
     # a reference plan knows what comes: cut by a reserve held for surprises it would score
     # below the policies it is the reference of
-    for name in ("clairvoyant", "full-knowledge-t0"):
-        assert policy(name).reserve_km([5.0]) == 0.0 and policy(name).leak_share == 0.0
-        assert not policy(name).replan
+    assert policy("clairvoyant").reserve_km([5.0]) == 0.0
+    assert policy("clairvoyant").leak_share == 0.0 and not policy("clairvoyant").replan
+    # the full-knowledge plan does not know when things happen: it flies as policies do
+    assert (
+        policy("full-knowledge-t0").reserve == "robust" and not policy("full-knowledge-t0").replan
+    )
     assert policy("auto").reserve == policy("no-replan").reserve == "robust"
     assert policy("auto-fixed-reserve").reserve_km([5.0]) == 1.0
     assert policy("auto-spare").spare_drones == 1 and policy("auto").spare_drones == 0
+
+
+def test_a_flight_that_broke_a_promise_is_never_the_reference():
+    from mission.evaluation.reference import Flown
+
+    scenario = parse_scenario(generate_mission(SPEC, 0).scenario)
+    dry = Flown(points=10_000.0, fuel_outs=1, lost_known=0, lost=1, seconds=0.0)
+    fine = Flown(points=1.0, fuel_outs=0, lost_known=0, lost=0, seconds=0.0)
+    ref = clairvoyant_reference(
+        scenario,
+        seeds=(0,),
+        iterations=300,
+        fly_best=1,
+        known={"no-replan": dry, "full-knowledge-t0": fine},
+    )
+    assert ref.flights[FIRST_PLAN] == 10_000.0  # shown...
+    assert ref.source != FIRST_PLAN and ref.flown < 10_000.0  # ...never the reference
