@@ -29,7 +29,8 @@ def _why(executive: Executive, draft: dict[str, Any]) -> dict[str, Any]:
     change that started its round; and the drones it changes (their targets, or a hazard
     routed around): the only routes drawn. ``hazards`` are the known SAMs ahead (the
     safety layer's warnings: a view words them, counting down to their ticks), ``why`` the
-    rest in words (fuel that no longer covers a plan, then the trigger)."""
+    rest in words (fuel that no longer covers a plan, then the trigger). ``urgent``: the plan
+    in force is unsafe or short of fuel, so the draft is a fix waiting, not an improvement."""
     safety = executive.safety
     drones = executive.scenario.drone_configs
     hazards = [h for d in sorted(drones) if (h := _hazard(safety, d)) is not None]
@@ -41,7 +42,8 @@ def _why(executive: Executive, draft: dict[str, Any]) -> dict[str, Any]:
     changed = sorted(
         set(draft["diff"].get("routes") or {}) | set(short) | {h["drone"] for h in hazards}
     )
-    return {"hazards": hazards, "why": why, "changed": changed}
+    urgent = bool(hazards or short)
+    return {"hazards": hazards, "why": why, "changed": changed, "urgent": urgent}
 
 
 def _hazard(safety: Safety, drone_id: str) -> dict[str, Any] | None:

@@ -349,6 +349,9 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             why = page.inner_text("#draft-why")
             assert why.startswith("plan in force enters S9 on D2 in "), why
             assert "safety layer acts on D2 in " in why and "divert around S9" in why, why
+            # a fix for an unsafe plan in force, flagged so, not read as an improvement
+            assert page.is_visible("#draft-urgent")
+            assert "urgent" in page.get_attribute("#draft", "class")
             # a live countdown: the seconds left fall as the mission advances, both moments
             enters, acts = _countdown(why, "enters S9 on D2"), _countdown(why, "acts on D2")
             assert 0 < acts < enters, why

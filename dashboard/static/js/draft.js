@@ -48,6 +48,8 @@ export function renderDraftPanel(scene) {
   panel.hidden = !draft;
   counting = [];
   if (!draft) return;
+  panel.classList.toggle("urgent", !!draft.urgent);  // a fix waiting, not an improvement
+  $("#draft-urgent").hidden = !draft.urgent;
   const why = $("#draft-why");
   why.replaceChildren();
   for (const h of draft.hazards || []) {  // the SAMs ahead first, counting down

@@ -60,6 +60,7 @@ def test_the_draft_and_the_drone_carry_the_ticks_a_view_counts_down_to():
     assert not any("S1" in w and "enters" in w for w in first["draft"]["why"])
     assert first["draft"]["why"][-1].startswith("asked for by")
     assert "1" in first["draft"]["changed"]
+    assert first["draft"]["urgent"] is True  # a fix for an unsafe plan, not an improvement
     # the fleet row's copy is the same data
     assert first["drones"]["1"]["hazard"] == hazard
     assert first["drones"]["1"]["warning"] is None  # its fuel covers its plan
@@ -84,3 +85,25 @@ def test_the_draft_and_the_drone_carry_the_ticks_a_view_counts_down_to():
     assert abs(acted[0].tick - hazard["acts_tick"]) <= 2 * Policy().safety_every
     # once it acted, no scene said the hazard any more
     assert all(s["tick"] <= acted[0].tick for s in seen)
+
+
+def test_a_draft_that_only_improves_a_safe_plan_is_not_urgent():
+    # a target appears: the draft adds it, the plan in force is safe and fits its fuel
+    new = {"t": 30, "op": "add_target", "id": "N1", "x": 30, "y": 5, "priority": 9, "type": "A"}
+    sink = ListSink()
+    executive = Executive(
+        line_mission(timeline=[new]),
+        planner=_planner(sink),
+        sink=sink,
+        options=LoopOptions(policy=Policy(commit="review", batch_iterations=300)),
+    )
+    seen: list[dict[str, Any]] = []
+
+    def look(result) -> None:
+        if result.tick % 10 == 0 and executive.review() and not seen:
+            seen.append(scene(executive))
+
+    executive.watch(on_tick=look)
+    asyncio.run(executive.run(None))
+    assert seen and seen[0]["draft"]["urgent"] is False
+    assert seen[0]["draft"]["hazards"] == []
