@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -38,6 +38,7 @@ __all__ = [
     "ToolCallStart",
     "deltas",
     "sse_frame",
+    "stage_line",
 ]
 
 
@@ -135,3 +136,25 @@ def sse_frame(stage: Stage, seq: int) -> str:
     on one line)."""
     data = json.dumps(stage.model_dump(mode="json", exclude={"event"}), separators=(",", ":"))
     return f"id: {seq}\nevent: {stage.event}\ndata: {data}\n\n"
+
+
+def stage_line(stage: Stage) -> str | None:
+    """One line of words for a stage as a terminal shows it (None: a ``message`` delta, which
+    is printed as it comes, and ``done``, whose answer is printed whole)."""
+    match stage:
+        case PlanStage():
+            said = "; ".join(stage.errors or stage.orders)
+            return f"plan: {stage.intent}" + (f" ({said})" if said else "")
+        case Thinking():
+            return f"thinking: {stage.text}"
+        case ToolCallStart():
+            return f"{stage.tool}..."
+        case ToolCallEnd():
+            how = "done" if stage.ok else (stage.error or "failed")
+            return f"{stage.tool}: {how} ({stage.duration_ms:.0f} ms)"
+        case ErrorStage():
+            return f"error: {stage.reason}"
+        case MessageDelta() | Done():
+            return None
+        case _:
+            assert_never(stage)
