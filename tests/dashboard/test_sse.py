@@ -92,7 +92,7 @@ async def test_ask_stream_carries_the_live_answers_stages_over_the_bus():
             names = [e for e, _ in events]
             _in_flow_order(names)
             assert names[-1] == "done"
-            assert ["tool_call_start", "tool_call_end"] == [n for n in names if "tool" in n]
+            assert [n for n in names if "tool" in n] == ["tool_call_start", "tool_call_end"]
             done = events[-1][1]["answer"]
             assert done["question"] == question and done["run_id"] == mission.executive.run_id
             assert done["intent"] == events[0][1]["intent"] == "question"
