@@ -335,7 +335,12 @@ class _Mqtt:
         try:
             async with asyncio.timeout(timeout):
                 async for message in self._answers:
-                    if message.topic == "answers" and message.payload.get("id") == ask_id:
+                    payload = message.payload
+                    if (
+                        message.topic == "answers"
+                        and payload.get("id") == ask_id
+                        and payload.get("stage") is None  # a stage: progress, not the reply
+                    ):
                         return {"id": ask_id, **message.payload}
         except TimeoutError:
             pass

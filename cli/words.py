@@ -20,13 +20,16 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agents.engines.spec import LIVE_ENGINES, choices_text
 from cli.common import check_number, fail, shown, trace_url
 from cli.engines import EngineUrlOption, check_engine_url
+
+if TYPE_CHECKING:
+    from agents.words.stages import Stage, StageReport
 
 __all__ = ["ask", "memory_app"]
 
@@ -81,6 +84,14 @@ def ask(
         str | None, typer.Option(help="ask the live run through its MQTT broker (cli.live)")
     ] = None,
     token: Annotated[str | None, typer.Option(help="the live run's control token")] = None,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream",
+            help="print each stage of the answer as it happens (the decision, the steps, the"
+            " answer as it grows); with --json, each stage as one JSON line first",
+        ),
+    ] = False,
 ) -> None:
     """Answer a question about a stored run, citing the numbers; with --url or --mqtt, the
     live run's coordinator answers."""
@@ -89,6 +100,8 @@ def ask(
     if url is not None or mqtt is not None:  # a live run (cli.live)
         from cli.live import ask_live
 
+        if stream:  # the dashboard's POST /api/ask/stream streams a live run's
+            raise fail("--stream answers about a stored run; a live run's streams at its dashboard")
         if not question.strip() or len(question) > MAX_QUESTION:
             raise fail(f"the question must be 1 to {MAX_QUESTION} characters long")
         ask_live(
@@ -105,19 +118,35 @@ def ask(
     check_number(timeout, "--timeout", 0.1, MAX_TIMEOUT_S)
     check_engine_url(engine_url, engine)
     url = _url(db, must_exist=True)
+    on_stage: StageReport | None = None
+    printer = None
+    if stream:
+        on_stage = _json_stage if as_json else (printer := _StagePrinter())
     try:
         result, rows = asyncio.run(
-            _ask(url, run_id, question, engine, model, timeout, base_url=engine_url)
+            _ask(
+                url,
+                run_id,
+                question,
+                engine,
+                model,
+                timeout,
+                base_url=engine_url,
+                on_stage=on_stage,
+            )
         )
     except ExecutiveError as exc:
         raise fail(str(exc)) from None
+    if printer is not None and printer.answering:
+        typer.echo("")  # the streamed answer's line ends
     if as_json:
         payload = dict(result)
         if trace:
             payload["trace"] = rows
         sys.stdout.write(json.dumps(payload, default=str) + "\n")
     elif not result["errors"]:
-        _echo(result["answer"])
+        if on_stage is None:  # streamed: the answer is printed already, as it came
+            _echo(result["answer"])
         if result.get("follow_ups"):
             typer.echo("")
             typer.echo("You could ask next:")
@@ -141,6 +170,7 @@ async def _ask(
     timeout: float,
     *,
     base_url: str | None = None,
+    on_stage: StageReport | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from agents.engines import make_engine
     from agents.words.ask import answer
@@ -164,6 +194,7 @@ async def _ask(
                 memories=memories,
                 world=world,
                 timeout_s=timeout,
+                on_stage=on_stage,
             )
         finally:
             await asyncio.to_thread(writer.close)
@@ -178,6 +209,37 @@ async def _ask(
     order = {rid: i for i, rid in enumerate(result["agent_runs"])}
     rows.sort(key=lambda r: order.get(r["run_id"], len(order)))
     return result, rows
+
+
+def _json_stage(stage: Stage) -> None:
+    """``--stream --json``: one JSON line per stage, as it happens."""
+    sys.stdout.write(json.dumps(stage.model_dump(mode="json")) + "\n")
+    sys.stdout.flush()
+
+
+class _StagePrinter:
+    """``--stream``: each stage on a line of its own as it happens (dim), the answer's pieces
+    on one line as they come."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False, soft_wrap=True)
+        self.answering = False
+
+    def __call__(self, stage: Stage) -> None:
+        from rich.markup import escape
+
+        from agents.words.stages import MessageDelta, stage_line
+
+        if isinstance(stage, MessageDelta):
+            piece = "\n".join(shown(part) for part in stage.delta.split("\n"))
+            self.console.out(piece, end="")  # no newline: the answer grows
+            self.answering = True
+            return
+        line = stage_line(stage)
+        if line is not None:
+            self.console.print(f"[dim]> {escape(shown(line))}[/dim]")
 
 
 def tree_lines(rows: list[dict[str, Any]]) -> list[str]:

@@ -44,6 +44,7 @@ from typing import Any
 from agents.engines.base import Engine, canonical_json
 from agents.words.pipeline import run_words
 from agents.words.posted import PostedPlanError, PostedVenue
+from agents.words.stages import StageReport
 from dashboard.errors import ApiError
 from dashboard.planning_api import (
     Limits,
@@ -68,8 +69,11 @@ def _record(record: AgentRunRecord) -> dict[str, Any]:
     return data
 
 
-async def agent_solve(body: SolveRequest, limits: Limits, engine: Engine) -> dict[str, Any]:
-    """Answer the posted request (see the module docstring)."""
+async def agent_solve(
+    body: SolveRequest, limits: Limits, engine: Engine, on_stage: StageReport | None = None
+) -> dict[str, Any]:
+    """Answer the posted request (see the module docstring); ``on_stage`` hears the
+    pipeline's stages as they happen."""
     prefs = body.preferences
     if prefs.seconds > limits.max_seconds:
         raise ApiError(
@@ -99,7 +103,7 @@ async def agent_solve(body: SolveRequest, limits: Limits, engine: Engine) -> dic
         warnings.append(f"solver_mode {prefs.solver_mode!r} ignored")
     venue = PostedVenue(scenario, mission, fleet, existing, prefs.model_dump(), engine)
     try:
-        reply = await run_words(text, venue)
+        reply = await run_words(text, venue, on_stage)
     except PostedPlanError as exc:
         raise ApiError(exc.status, str(exc)) from None
     records = venue.sink.of(AgentRunRecord)

@@ -7,7 +7,8 @@ Options
 Consumes (bus topics)
     ``telemetry`` and ``scene`` (latest value kept), ``events`` (a bounded history, each
     numbered with a ``seq`` for ``/api/events?since=``), ``agents`` (bounded, by ``run_id``),
-    ``plan`` and ``status`` (latest), ``answers`` (resolve the pending ``ask`` with that id).
+    ``plan`` and ``status`` (latest), ``answers`` (resolve the pending ``ask`` with that id;
+    one with a ``stage`` is handed to that ask's ``on_stage``).
 Produces
     Plain data for the REST API and the websocket hello: ``state()``, ``events_since()``,
     ``agent_runs()`` / ``agent_tree()``; ``ask(text)`` publishes a question on ``cmd`` and
@@ -33,6 +34,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import Any
 
 from executive.bus import CMD, Bus, Message, Subscription
@@ -78,6 +80,7 @@ class LiveView:
         self.last_message_at: float | None = None  # time.monotonic()
         self._seq = 0
         self._asks: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._stages: dict[str, Callable[[dict[str, Any]], None]] = {}  # by ask id, streamed
         self._sub: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -102,6 +105,7 @@ class LiveView:
             if not future.done():
                 future.cancel()
         self._asks.clear()
+        self._stages.clear()
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -154,7 +158,13 @@ class LiveView:
             while len(self.agents) > self.max_agents:
                 self.agents.popitem(last=False)
         elif topic == "answers":
-            future = self._asks.pop(str(payload.get("id") or ""), None)
+            ask_id = str(payload.get("id") or "")
+            if payload.get("stage") is not None:  # a stage of the answer, not the reply
+                hear = self._stages.get(ask_id)
+                if hear is not None:
+                    hear(payload["stage"])
+                return
+            future = self._asks.pop(ask_id, None)
             if future is not None and not future.done():
                 future.set_result(payload)
 
@@ -165,19 +175,25 @@ class LiveView:
 
     # ----- asking ------------------------------------------------------------------------
 
-    def ask(self, text: str) -> tuple[str, asyncio.Future[dict[str, Any]]]:
-        """Publish a question; the future resolves with the ``answers`` payload. The caller
-        bounds the wait and calls ``forget(id)`` when it gives up."""
+    def ask(
+        self, text: str, on_stage: Callable[[dict[str, Any]], None] | None = None
+    ) -> tuple[str, asyncio.Future[dict[str, Any]]]:
+        """Publish a question; the future resolves with the ``answers`` payload, and
+        ``on_stage`` (which must not block) hears each stage of the answer as it arrives.
+        The caller bounds the wait and calls ``forget(id)`` when it gives up."""
         if len(self._asks) >= self.max_asks:
             raise AskRejected(f"{len(self._asks)} questions are already waiting for an answer")
         ask_id = uuid.uuid4().hex[:16]
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._asks[ask_id] = future
+        if on_stage is not None:
+            self._stages[ask_id] = on_stage
         self.bus.publish(CMD, AskMessage(id=ask_id, text=text).wire())
         return ask_id, future
 
     def forget(self, ask_id: str) -> None:
         """Stop waiting for the answer to ``ask_id`` (cancels its future if still pending)."""
+        self._stages.pop(ask_id, None)
         future = self._asks.pop(ask_id, None)
         if future is not None and not future.done():
             future.cancel()

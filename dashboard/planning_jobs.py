@@ -16,6 +16,7 @@ from agents.engines.base import Engine
 from agents.engines.per_role import aclose_engine, role_engines
 from agents.engines.rules import RulesEngine
 from agents.engines.spec import AGENT_ROLES, EngineSpec
+from agents.words.stages import StageReport
 from dashboard.agent_solve import agent_solve
 from dashboard.errors import ApiError
 from dashboard.planning_api import Limits, OptimizeRequest, PostOptTool, SolveRequest, optimize
@@ -83,10 +84,12 @@ class PlanningJobs:
         async with self._gate:
             return await asyncio.to_thread(fn, *args)
 
-    async def solve(self, body: SolveRequest) -> dict[str, Any]:
-        """``agent_solve`` of ``body`` when the worker is free."""
+    async def solve(
+        self, body: SolveRequest, on_stage: StageReport | None = None
+    ) -> dict[str, Any]:
+        """``agent_solve`` of ``body`` when the worker is free (``on_stage``: its stages)."""
         async with self._gate:
-            return await agent_solve(body, self.limits, self.engine)
+            return await agent_solve(body, self.limits, self.engine, on_stage)
 
     async def optimize(self, tool: PostOptTool, body: OptimizeRequest) -> dict[str, Any]:
         """``optimize(tool, body)`` when the worker is free."""

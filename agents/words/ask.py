@@ -57,6 +57,7 @@ from agents.words.pipeline import (
     order_lines,
     run_words,
 )
+from agents.words.stages import StageReport
 from agents.words.state import MissionState, from_executive
 from executive.contracts import HumanCommand, TraceSink
 from executive.errors import ExecutiveError
@@ -68,7 +69,8 @@ DEFAULT_ITERATIONS = 2000  # agents.words.whatif's, without importing the planne
 
 log = logging.getLogger(__name__)
 
-Asker = Callable[[str, Any], Awaitable[dict[str, Any]]]
+# (text, host, report): ``report`` hears each stage as its JSON (``agents.words.stages``)
+Asker = Callable[[str, Any, Callable[[dict[str, Any]], None] | None], Awaitable[dict[str, Any]]]
 
 
 def _memory_parts(memories) -> tuple[Callable[[], Iterable[MemoryLike]], Any]:
@@ -223,17 +225,19 @@ async def answer(
     timeout_s: float = 20.0,
     iterations: int = DEFAULT_ITERATIONS,
     seed: int = 0,
+    on_stage: StageReport | None = None,
 ) -> dict[str, Any]:
     """Answer the operator's ``text`` about ``state`` (see the module docstring).
 
     ``live`` is the running executive (commands apply to it; what-ifs plan from its world);
-    for a stored state, ``world`` is the re-executed world it was read from.
+    for a stored state, ``world`` is the re-executed world it was read from. ``on_stage``
+    hears the pipeline's stages as they happen (``run_words``).
     """
     read_memories, store = _memory_parts(memories)
     venue = StateVenue(
         state, engine, sink, read_memories, store, live, world, timeout_s, iterations, seed
     )
-    reply = await run_words(text, venue)
+    reply = await run_words(text, venue, on_stage)
     decision, intent = reply.decision, reply.intent
     out: dict[str, Any] = {
         "intent": str(intent),
@@ -279,11 +283,15 @@ def make_asker(
     iterations: int = DEFAULT_ITERATIONS,
     seed: int = 0,
 ) -> Asker:
-    """The ``ask(text, host)`` callable ``MissionHost(ask=...)`` takes: answers about the
-    host's live executive (traces to ``sink``, else to the executive's own sink)."""
+    """The ``ask(text, host, report)`` callable ``MissionHost(ask=...)`` takes: answers about
+    the host's live executive (traces to ``sink``, else to the executive's own sink);
+    ``report`` (if any) hears each stage as its JSON."""
 
-    async def ask(text: str, host) -> dict[str, Any]:
+    async def ask(
+        text: str, host, report: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
         """Answer ``text`` about the host's executive, read as it is now (between ticks)."""
+        on_stage = None if report is None else lambda s: report(s.model_dump(mode="json"))
         executive = host.executive
         state = from_executive(executive)
         return await answer(
@@ -296,6 +304,7 @@ def make_asker(
             timeout_s=timeout_s,
             iterations=iterations,
             seed=seed,
+            on_stage=on_stage,
         )
 
     return ask

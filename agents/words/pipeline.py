@@ -13,6 +13,9 @@ Produces
     warnings and errors, what was applied, a what-if's difference, the plan a posted request
     is about, and the agent runs (the coordinator's root record first) through the venue's
     sink.
+    With ``on_stage``, the stages as they happen (``agents.words.stages``): the decision
+    (``plan``), what comes next (``thinking``), each step that takes time
+    (``tool_call_start`` / ``tool_call_end``), then the answer in ``message`` deltas.
 Behaviour, by the decision's intent (dispatched here, once)
     Any error in the words (an unknown id, a refused command): nothing is done, the answer
     says why. question / explain / debug / unknown -> the responder answers about the
@@ -27,7 +30,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,6 +41,15 @@ from agents.coordinator.schema import CoordinatorDecision, planner_constraints
 from agents.engines.base import Engine, canonical_json
 from agents.engines.base import input_hash as hash_parts
 from agents.responder import respond
+from agents.words.stages import (
+    PlanStage,
+    Stage,
+    StageReport,
+    Thinking,
+    ToolCallEnd,
+    ToolCallStart,
+    deltas,
+)
 from agents.words.state import MissionState
 from executive.contracts import AgentRunRecord, TraceSink, new_id
 from planner.constraints import describe_constraints
@@ -167,9 +180,29 @@ class Venue(Protocol):
 Responder = Callable[..., Any]  # async (state, whatif=None) -> None
 
 
-async def run_words(text: str, venue: Venue) -> Reply:
-    """Answer ``text`` at ``venue`` (see the module docstring)."""
+async def run_words(text: str, venue: Venue, on_stage: StageReport | None = None) -> Reply:
+    """Answer ``text`` at ``venue`` (see the module docstring); ``on_stage`` hears each stage
+    as it happens."""
     started = time.perf_counter()
+
+    def report(stage: Stage) -> None:
+        if on_stage is not None:
+            on_stage(stage)
+
+    @asynccontextmanager
+    async def step(tool: str) -> AsyncIterator[None]:
+        """``tool_call_start``, the step, ``tool_call_end`` (failed: with its error)."""
+        report(ToolCallStart(tool=tool))
+        t0 = time.perf_counter()
+        before = len(reply.errors)
+        try:
+            yield
+        except Exception as exc:
+            report(ToolCallEnd(tool=tool, ok=False, duration_ms=_ms(t0), error=str(exc)))
+            raise
+        error = "; ".join(reply.errors[before:]) or None
+        report(ToolCallEnd(tool=tool, ok=error is None, duration_ms=_ms(t0), error=error))
+
     decision = venue.decide(text)  # an impossible command is refused here
     reply = Reply(
         text=text,
@@ -178,20 +211,30 @@ async def run_words(text: str, venue: Venue) -> Reply:
         errors=list(decision.errors),
         warnings=list(decision.warnings),
     )
+    report(
+        PlanStage(
+            intent=str(decision.intent),
+            orders=order_lines(decision),
+            errors=reply.errors,
+            warnings=reply.warnings,
+        )
+    )
 
     async def responder(state: MissionState, whatif: WhatIfResult | None = None) -> None:
         """Ask the responder about ``state`` (with the what-if result, if any)."""
         reply.state = state
-        done = await respond(
-            text,
-            state,
-            engine=venue.engine,
-            sink=venue.sink,
-            memories=venue.memories,
-            parent_run_id=reply.root,
-            timeout_s=venue.timeout_s,
-            whatif=whatif,
-        )
+        report(Thinking(text=f"answering from the mission state at tick {state.tick}"))
+        async with step("responder"):
+            done = await respond(
+                text,
+                state,
+                engine=venue.engine,
+                sink=venue.sink,
+                memories=venue.memories,
+                parent_run_id=reply.root,
+                timeout_s=venue.timeout_s,
+                whatif=whatif,
+            )
         reply.children.append(done.record.run_id)
         reply.answer = done.output.answer
         reply.numbers = [n.model_dump() for n in done.output.numbers]
@@ -225,16 +268,29 @@ async def run_words(text: str, venue: Venue) -> Reply:
     elif intent in ANSWERED:
         await responder(await venue.about(reply))
     elif intent == Intent.WHAT_IF:
-        await _what_if(reply, venue, responder)
+        report(Thinking(text="planning the what-if on a copy; the plan in force is not touched"))
+        async with step("what_if_planner"):
+            await _what_if(reply, venue, responder)
     elif intent in PLAN_INTENTS:
-        await venue.command(reply, responder)
+        report(
+            Thinking(text=f"carrying out the {intent} under {len(order_lines(decision))} order(s)")
+        )
+        async with step("command"):
+            await venue.command(reply, responder)
     elif intent == Intent.MEMORY:
-        venue.remember(reply)
+        async with step("memory"):
+            venue.remember(reply)
     if intent in PLAN_INTENTS:
         reply.report = constraint_report(reply)
     venue.finish(reply)
     venue.sink.emit(_root_record(reply, venue, started))
+    for piece in deltas(reply.answer):  # the answer as it is final (after the venue's words)
+        report(piece)
     return reply
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 1)
 
 
 def order_lines(decision: CoordinatorDecision) -> list[str]:

@@ -1,5 +1,7 @@
 """Acting on the live run, behind the control token: commands, edits, speed and questions.
 
+``/api/ask/stream`` answers the same question as Server-Sent Events (``dashboard.sse``).
+
 Each sends one ``cmd`` message on the bus (``{"type": "command" | "edit" | "speed" |
 "ask" | "stop", ...}``) and nothing else: the executive decides, stamps and applies. No
 live run (a dashboard of stored runs, a mission not started yet) answers 409
@@ -16,11 +18,15 @@ taken or a state already reached, naming the field.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.words.stages import STAGE, StageReport
 from dashboard.deps import ContextDep, SettingsDep, ViewDep, require_token
 from dashboard.edit_door import EditDoor, normal_edit
 from dashboard.errors import (
@@ -34,6 +40,7 @@ from dashboard.errors import (
     validation_problems,
 )
 from dashboard.live_view import LiveView
+from dashboard.sse import sse_response
 from executive.bus import CMD, Bus
 from executive.bus.messages import (
     CmdMessage,
@@ -63,6 +70,8 @@ __all__ = [
     "get_live_run",
     "router",
 ]
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api", tags=["command"], dependencies=[Depends(require_token)])
 
@@ -332,12 +341,49 @@ async def ask(
 ) -> dict[str, Any]:
     """Publish the question and wait (this request only) for the coordinator's answer."""
     run.ensure_live()
-    ask_id, future = view.ask(body.question)  # too many waiting: AskRejected, a 429
+    return await _answer(body.question, view, settings.ask_timeout_s)
+
+
+@router.post(
+    "/ask/stream",
+    summary="As /api/ask, answered as Server-Sent Events: the answer's stages as they happen",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def ask_stream(
+    body: AskBody, run: LiveRunDep, view: ViewDep, settings: SettingsDep
+) -> StreamingResponse:
+    """``text/event-stream`` (``dashboard.sse``): the coordinator's ``plan``, ``thinking``,
+    ``tool_call_start`` / ``tool_call_end``, ``message`` deltas of the answer, then ``done``
+    with what ``POST /api/ask`` answers, or ``error`` with a reason (no answer in time). No
+    live run, a bad body or no token: the same statuses as ``/api/ask``, before any event."""
+    run.ensure_live()
+
+    async def work(report: StageReport) -> dict[str, Any]:
+        def hear(stage: dict[str, Any]) -> None:
+            try:
+                report(STAGE.validate_python(stage))
+            except ValidationError:  # a stage this dashboard does not know: not shown
+                log.debug("unknown stage %r", stage)
+
+        return await _answer(body.question, view, settings.ask_timeout_s, hear)
+
+    return sse_response(work)
+
+
+async def _answer(
+    question: str,
+    view: LiveView,
+    timeout_s: float,
+    on_stage: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Publish ``question`` and wait (this request only) for its answer."""
+    ask_id, future = view.ask(question, on_stage)  # too many waiting: AskRejected, a 429
     try:
         # Only this request waits (on a future the mirror resolves); nothing blocks.
-        answer = await asyncio.wait_for(future, timeout=settings.ask_timeout_s)
+        answer = await asyncio.wait_for(future, timeout=timeout_s)
     except TimeoutError:
-        raise NoAnswer(settings.ask_timeout_s) from None
+        raise NoAnswer(timeout_s) from None
     except asyncio.CancelledError:
         if future.cancelled():  # the dashboard is shutting down
             raise ShuttingDown() from None

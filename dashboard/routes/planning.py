@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
 
 from dashboard.deps import PlanningDep
 from dashboard.planning_api import OptimizeRequest, SolveRequest
+from dashboard.sse import sse_response
 from planner.postopt import crossing_removal, insert_missed, trajectory_swap
 
 __all__ = ["router"]
@@ -26,6 +28,21 @@ async def agent_solve(body: SolveRequest, planning: PlanningDep) -> dict[str, An
     without replanning, plan a what-if on a copy; the responder's text, the plan's Solution
     JSON, the agent runs and the coordinator's decision (``dashboard.agent_solve``)."""
     return await planning.solve(body)
+
+
+@router.post(
+    "/agent_solve/stream",
+    summary="As /api/agent_solve, answered as Server-Sent Events: the stages as they happen",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def agent_solve_stream(body: SolveRequest, planning: PlanningDep) -> StreamingResponse:
+    """``text/event-stream`` (``dashboard.sse``): the coordinator's ``plan``, ``thinking``,
+    ``tool_call_start`` / ``tool_call_end`` (the agent chain's planning, the responder),
+    ``message`` deltas of the response, then ``done`` with what ``POST /api/agent_solve``
+    answers, or ``error`` with the reason and the status it would have answered. A bad body
+    is a 422 before any event."""
+    return sse_response(lambda report: planning.solve(body, report))
 
 
 @router.post("/insert_missed_optimize", summary="Insert unvisited targets where they fit")

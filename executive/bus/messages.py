@@ -121,12 +121,16 @@ class SceneMessage(_Out):
 
 
 class AnswerMessage(_Out):
-    """``answers``: the reply to an ``ask``, by the ask's ``id``."""
+    """``answers``: the reply to an ``ask``, by the ask's ``id``; before it, each stage of
+    the answer as it happens (``stage`` set: a progress report, not the reply)."""
 
     id: str
     question: str
     intent: str | None = None
     answer: Any = None
+    stage: dict[str, Any] | None = Field(
+        None, description="a stage of the answer (agents.words.stages): plan, thinking, ..."
+    )
 
 
 class StatusMessage(_Out):

@@ -28,7 +28,8 @@ topic           QoS   retained  payload
                                 SAMs (known / hidden), each drone's flown, frozen and
                                 planned path, the draft under review; on every change
 ``answers``     1     no        ``{"run_id", "id", "question", "intent", "answer",
-                                "numbers", ...}``: replies to ``ask`` messages
+                                "numbers", ...}``: replies to ``ask`` messages,
+                                each after its stages (``{"id", "stage": {...}}``)
 ``status``      1     yes       ``{"run_id", "state": "starting" | "running" | "ended" | "failed" |
                                 "crashed", ...}``; ``crashed`` is the MQTT last will
 ``cmd`` (in)    1     no        ``{"type": "command", "command": "PAUSE", "text": ...}``,

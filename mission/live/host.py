@@ -11,7 +11,7 @@ Consumes (bus topic ``cmd``)
     ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``; a lat/lon
     position converted to km around the mission's geo origin, ``planner.geo.localize_edit``),
     stamped for the next tick as an operator edit; ``{"type": "speed", "speed": K | null}``;
-    ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers``; ``{"type": "stop", "reason":
+    ``{"type": "ask", "id": ..., "text": ...}`` -> ``answers`` (each stage first, with ``stage``, then the reply); ``{"type": "stop", "reason":
     ...}`` -> ``Executive.stop`` (the mission ends after this tick). ``command`` may name a
     ``drone`` (RETURN, HOLD, RESUME of one drone). A malformed message becomes a
     ``CMD_REJECTED`` event naming what is wrong; it never stops the run. A message with an
@@ -82,7 +82,10 @@ def _echo(message: Any) -> Any:
     return text[:_ECHO_CHARS] + ("..." if len(text) > _ECHO_CHARS else "")
 
 
-Asker = Callable[[str, "MissionHost"], Awaitable[dict[str, Any]]]
+# (text, host, report): ``report`` publishes each stage of the answer (its JSON) on ``answers``
+Asker = Callable[
+    [str, "MissionHost", Callable[[dict[str, Any]], None] | None], Awaitable[dict[str, Any]]
+]
 
 
 class BusSink:
@@ -342,11 +345,15 @@ class MissionHost:
         return reason
 
     async def _answer(self, ask_id: str, text: str) -> None:
+        def report(stage: dict[str, Any]) -> None:
+            # a progress report of this ask (``stage``), not its reply: waiters skip it
+            self._publish("answers", {"id": ask_id, "question": text, "stage": stage})
+
         if self._ask is None:
             reply = {"intent": "unavailable", "answer": "no coordinator is configured"}
         else:
             try:
-                reply = await self._ask(text, self)
+                reply = await self._ask(text, self, report)
             except Exception as exc:
                 log.warning("answering %r failed: %s", text, exc)
                 reply = {"intent": "error", "answer": f"could not answer: {exc}", "error": str(exc)}

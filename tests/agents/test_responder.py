@@ -294,10 +294,13 @@ def test_the_live_host_answers_an_ask_message_through_make_asker():
         await executive.start()
         await executive.run(None, until=300)
         assert host.handle({"type": "ask", "id": "q1", "text": QUESTION_MARGIN}) is None
-        message = await asyncio.wait_for(answers.get(), timeout=30)
-        return message.payload, from_executive(executive)
+        stages = []
+        while (message := await asyncio.wait_for(answers.get(), timeout=30)).payload.get("stage"):
+            stages.append(message.payload["stage"]["event"])  # the answer's stages come first
+        return message.payload, from_executive(executive), stages
 
-    payload, state = asyncio.run(go())
+    payload, state, stages = asyncio.run(go())
+    assert stages[:2] == ["plan", "thinking"] and stages[-1] == "message", stages
     assert payload["id"] == "q1" and payload["intent"] == "question"
     assert payload["answer"] == responder_rules(QUESTION_MARGIN, state)["answer"]
     assert payload["numbers"] and payload["agent_runs"]

@@ -253,3 +253,27 @@ def test_a_what_if_that_grounds_a_drone_exits_0_in_the_missions_words(stored):
     assert done.stdout.startswith("What if D2 had 5 km of fuel:")
     for internal in ("vehicle", "no feasible route", "Traceback"):
         assert internal not in done.output
+
+
+def test_ask_stream_prints_each_stage_then_the_same_answer(stored):
+    """``--stream``: the decision, the responder's step and the answer, in that order, and
+    the answer is the one ``isr ask`` prints without it; ``--json`` gives one line per
+    stage before the answer's object."""
+    url, run_id = stored
+    plain = ask(url, run_id, QUESTION)
+    streamed = ask(url, run_id, QUESTION, "--stream")
+    assert streamed.exit_code == 0, streamed.output
+    lines = streamed.stdout.splitlines()
+    assert lines[0] == "> plan: question", lines
+    assert lines[1].startswith("> thinking: answering from the mission state at tick ")
+    assert lines[2] == "> responder..."
+    assert lines[3].startswith("> responder: done (")
+    assert "\n".join(lines[4:]) == plain.stdout.rstrip("\n")  # the answer and follow-ups
+    rows = [
+        json.loads(line)
+        for line in ask(url, run_id, QUESTION, "--stream", "--json").stdout.splitlines()
+    ]
+    events = [r.get("event") for r in rows[:-1]]
+    assert events[:4] == ["plan", "thinking", "tool_call_start", "tool_call_end"]
+    assert set(events[4:]) == {"message"}
+    assert "".join(r["delta"] for r in rows[4:-1]) == rows[-1]["answer"]

@@ -49,7 +49,7 @@ def make_asker(sink):
         from agents.words.ask import make_asker as words_asker
     except ImportError:  # pragma: no cover - before the coordinator existed
 
-        async def ask(text, host):
+        async def ask(text, host, report=None):
             tick = host.executive.sim.tick
             return {"intent": "question", "answer": f"at tick {tick}", "numbers": {"tick": tick}}
 

@@ -2,7 +2,8 @@
 dashboard in a subprocess, headless Chromium (Playwright, the harness of test_browser.py)
 asks a question; the answer's two or three suggested next questions appear as buttons, and
 clicking one asks it: a POST /api/ask carries that very text and its answer replaces the
-first, with follow-ups of its own."""
+first, with follow-ups of its own. The answer's stages (``POST /api/ask/stream``) are on
+screen before the answer: a what-if's decision and planning step show while it plans."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 60_000
 FIRST = "Which drone has the most fuel margin?"
+WHAT_IF = "what if D1 had 300 fuel?"
 
 
 @pytest.mark.browser
@@ -44,7 +46,9 @@ def test_follow_ups_are_buttons_that_ask(chromium):
             page.on("pageerror", lambda exc: errors.append(str(exc)))
 
             def on_request(request) -> None:
-                if request.method == "POST" and request.url.split("?")[0].endswith("/api/ask"):
+                if request.method == "POST" and request.url.split("?")[0].endswith(
+                    "/api/ask/stream"
+                ):
                     asked.append(json.loads(request.post_data or "{}").get("question", ""))
 
             page.on("request", on_request)
@@ -76,6 +80,28 @@ def test_follow_ups_are_buttons_that_ask(chromium):
             assert page.input_value("#ask-text") == choice
             second = page.locator("#ask-answer .follow-up").all_inner_texts()
             assert 2 <= len(second) <= 3 and choice not in second
+
+            # the stages show live, before the answer: a what-if plans on a copy for a
+            # while, and the box shows the decision and the planning step meanwhile
+            page.evaluate(
+                """() => { const box = document.querySelector('#ask-answer');
+                window.__seen = [];
+                new MutationObserver(() => window.__seen.push({
+                  stages: [...box.querySelectorAll('li.stage')].map((li) => li.textContent),
+                  answered: !!box.querySelector('.follow-up, .numbers'),
+                })).observe(box, { childList: true, subtree: true, characterData: true }); }"""
+            )
+            page.fill("#ask-text", WHAT_IF)
+            page.click("#ask-send")
+            page.wait_for_function("() => window.__seen.some((s) => s.answered)")
+            seen = page.evaluate("window.__seen")
+            before = [s["stages"] for s in seen if not s["answered"] and s["stages"]]
+            assert before, seen  # some stage was on screen while no answer was
+            assert before[0][0].startswith("plan: what_if"), before
+            assert any("what_if_planner" in line for line in before[-1]), before
+            final = page.locator("#ask-answer li.stage").all_text_contents()
+            assert final[0].startswith("plan: what_if") and any("responder:" in x for x in final)
+            assert asked == [FIRST, choice, WHAT_IF]
             assert not errors, errors
         finally:
             browser.close()
