@@ -91,7 +91,9 @@ class Truth:
         self.priority = {t["id"]: float(t["priority"]) for t in env["targets"]}
         self.pos = {t["id"]: (float(t["x"]), float(t["y"])) for t in env["targets"]}
         # the SAMs known at the end: those not hidden, and the hidden ones detected
-        seen = {str(e["payload"]["sam"]) for e in reader.events(run_id) if e["kind"] == "sam_detected"}
+        seen = {
+            str(e["payload"]["sam"]) for e in reader.events(run_id) if e["kind"] == "sam_detected"
+        }
         self.sams = [
             (str(s["id"]), float(s["pos"][0]), float(s["pos"][1]), float(s["range"]))
             for s in env.get("sams", [])
@@ -101,7 +103,9 @@ class Truth:
         # the plan the run started with, as stored (tick 0): its route lengths and targets
         first = min(reader.plan_versions(run_id), key=lambda v: int(v["tick"]))
         routes = first["solution"]["routes"]
-        self.first_km = {d: float(routes[d]["distance"]) if d in routes else 0.0 for d in self.drones}
+        self.first_km = {
+            d: float(routes[d]["distance"]) if d in routes else 0.0 for d in self.drones
+        }
         self.first_targets = {
             d: list(routes[d]["visited_targets"]) if d in routes else [] for d in self.drones
         }
@@ -250,7 +254,8 @@ def ended_questions(t: Truth) -> list[tuple[str, Check]]:
                 (
                     f"Where was {_label(d)} lost and what did it have?",
                     lambda out, d=d, x=x, y=y: (
-                        f"at ({x:.1f}, {y:.1f}) with {t.fuel[d]:.1f} km of fuel left" in out["answer"]
+                        f"at ({x:.1f}, {y:.1f}) with {t.fuel[d]:.1f} km of fuel left"
+                        in out["answer"]
                         and f"collected {t.points[d]:g} points" in out["answer"]
                     ),
                 )
@@ -312,7 +317,8 @@ def ended_questions(t: Truth) -> list[tuple[str, Check]]:
         able = [
             d
             for d in t.drones
-            if t.status[d] != "lost" and (t.sensors[d] in (None, "ALL") or t.type[x] in t.sensors[d])
+            if t.status[d] != "lost"
+            and (t.sensors[d] in (None, "ALL") or t.type[x] in t.sensors[d])
         ]
         if inside:
             want = f"inside {inside[0][0]}"
@@ -363,9 +369,12 @@ def start_questions(t: Truth) -> list[tuple[str, Check]]:
 
 def no_plan_questions(t: Truth) -> list[tuple[str, Check]]:
     """A posted mission with no plan: the answer says so first and gives no route figure."""
-    said: Callable[[str], Check] = lambda s: lambda out: (  # noqa: E731
-        out["answer"].startswith("No plan yet — plan first?") and s in out["answer"]
-    )
+
+    def said(s: str) -> Check:
+        return lambda out: (
+            out["answer"].startswith("No plan yet — plan first?") and s in out["answer"]
+        )
+
     d = t.drones[0]
     return [
         ("Which drone has the most fuel margin?", said("no margin")),

@@ -24,7 +24,7 @@ from agents.responder.fleet import (
     fuel_left,
     fuel_used,
     home,
-    remaining,
+    still_to_fly,
     totals,
     visited,
 )
@@ -117,7 +117,7 @@ def responder_rules(
         case FuelLeft(which=which, drones=drones):
             fuel_left(a, state, which, drones)
         case Remaining(drones=drones):
-            remaining(a, state, drones)
+            still_to_fly(a, state, drones)
         case Home(negated=negated):
             home(a, state, negated)
     return a.done()
@@ -240,6 +240,8 @@ def _reason(state: MissionState, t: str) -> str:
     forbidden = [d for d, ts in (state.constraints.get("forbidden") or {}).items() if t in ts]
     if forbidden and set(state.sensors_for(t)) <= {str(d) for d in forbidden}:
         return "forbidden by the operator for every drone that can sense it"
+    if state.plan is None:
+        return "not planned: no plan exists yet"  # no route, so no fuel reason either
     return "not in the plan: no drone's fuel covered it on its route"
 
 

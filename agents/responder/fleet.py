@@ -12,7 +12,16 @@ from __future__ import annotations
 from agents.responder.written import Answer
 from agents.words.state import DroneState, MissionState
 
-__all__ = ["budgets", "compare", "fuel_left", "fuel_used", "home", "remaining", "totals", "visited"]
+__all__ = [
+    "budgets",
+    "compare",
+    "fuel_left",
+    "fuel_used",
+    "home",
+    "still_to_fly",
+    "totals",
+    "visited",
+]
 
 
 EPS_KM = 0.05  # below this a remaining path is shown as 0.0: treat it as none
@@ -257,7 +266,9 @@ def fuel_left(a: Answer, state: MissionState, which: str, drones: tuple[str, ...
     alive = [d for d in pool if d.status != "lost"]
     lost = [d for d in pool if d.status == "lost"]
     if not alive:
-        a.lines.append("No drone asked about is still flying: " + "; ".join(map(_lost_line, lost)) + ".")
+        a.lines.append(
+            "No drone asked about is still flying: " + "; ".join(map(_lost_line, lost)) + "."
+        )
         return
     least = which == "least"
     ranked = sorted(alive, key=lambda d: (d.fuel, d.id), reverse=not least)
@@ -275,10 +286,12 @@ def fuel_left(a: Answer, state: MissionState, which: str, drones: tuple[str, ...
         )
     if lost:
         a.lines.append("Not ranked: " + "; ".join(map(_lost_line, lost)) + ".")
-    a.lines.append("Fuel left is what is in the tanks now; the margin is that minus the path still to fly.")
+    a.lines.append(
+        "Fuel left is what is in the tanks now; the margin is that minus the path still to fly."
+    )
 
 
-def remaining(a: Answer, state: MissionState, drones: tuple[str, ...]) -> None:
+def still_to_fly(a: Answer, state: MissionState, drones: tuple[str, ...]) -> None:
     """The path each drone still has to fly under the plan in force, with its fuel."""
     chosen = [state.drones[d] for d in drones] if drones else list(state.drones.values())
     parts = []
