@@ -18,7 +18,16 @@ from typing import Any
 
 from agents.responder.context import number_or_dash
 from agents.responder.debug import debug
-from agents.responder.fleet import budgets, compare, fuel_used, totals, visited
+from agents.responder.fleet import (
+    budgets,
+    compare,
+    fuel_left,
+    fuel_used,
+    home,
+    still_to_fly,
+    totals,
+    visited,
+)
 from agents.responder.order import allocation, order
 from agents.responder.questions import (
     Allocation,
@@ -26,11 +35,14 @@ from agents.responder.questions import (
     Compare,
     Debug,
     Drones,
+    FuelLeft,
     FuelUsed,
+    Home,
     Margins,
     OpenTargets,
     Order,
     Points,
+    Remaining,
     Sams,
     Status,
     Totals,
@@ -42,7 +54,10 @@ from agents.responder.written import Answer
 from agents.words.state import MissionState
 from planner.model import Target, drone_label
 
-__all__ = ["Answer", "responder_rules"]
+__all__ = ["NO_PLAN", "Answer", "responder_rules"]
+
+# the project's words when no plan exists (the posted venue's answer starts with them too)
+NO_PLAN = "No plan yet — plan first?"
 
 
 def responder_rules(
@@ -57,9 +72,13 @@ def responder_rules(
     if whatif is not None:
         _what_if(a, whatif)
         return a.done()
+    topic = topic_of(question, state)
     if state.plan is None and not state.collected:
-        a.lines.append("No mission plan exists yet: plan the mission first (isr plan or isr run).")
-    match topic_of(question, state):
+        a.lines.append(f"{NO_PLAN} No mission plan exists yet (isr plan, isr run, or ask to plan).")
+        if isinstance(topic, (Margins, Order, Allocation, Remaining, Home, Points, Visited)):
+            _no_plan(a, state)  # a route's figures without a route would be made up
+            return a.done()
+    match topic:
         case Order(first=first, second=second, drone=drone):
             order(a, state, first, second, drone)
         case FuelUsed(which=which, drones=drones):
@@ -82,6 +101,9 @@ def responder_rules(
         case Drones(drones=drones):
             for drone_id in drones:
                 _drone(a, state, drone_id)
+        case Points(rank=rank, drones=drones) if drones:
+            for drone_id in drones:
+                _drone_points(a, state, drone_id)
         case Points(rank=rank):
             _points(a, state, rank)
         case Sams():
@@ -92,7 +114,27 @@ def responder_rules(
             _status(a, state)
         case Debug():
             debug(a, state)
+        case FuelLeft(which=which, drones=drones):
+            fuel_left(a, state, which, drones)
+        case Remaining(drones=drones):
+            still_to_fly(a, state, drones)
+        case Home(negated=negated):
+            home(a, state, negated)
     return a.done()
+
+
+def _no_plan(a: Answer, state: MissionState) -> None:
+    """What is known without a plan: each drone's fuel and budget, no route's figures."""
+    a.lines.append(
+        "Without a plan there is no route: no margin, order, targets planned or points planned"
+        " to give. Fuel now: "
+        + "; ".join(f"{d.label} {d.fuel:.1f} of {d.budget:.1f} km" for d in state.drones.values())
+        + "."
+    )
+    for d in state.drones.values():
+        a.name(d.label)
+        a.num(f"{d.label} fuel left", d.fuel, "km")
+        a.num(f"{d.label} fuel budget", d.budget, "km")
 
 
 def _target(state: MissionState, t: str) -> Target:
@@ -168,6 +210,24 @@ def _points(a: Answer, state: MissionState, rank: str | None = None) -> None:
     a.name(*[d.label for d in state.drones.values()], *to_collect)
 
 
+def _drone_points(a: Answer, state: MissionState, drone_id: str) -> None:
+    """One drone's points: collected so far (and from which targets), still planned, both."""
+    d = state.drones[drone_id]
+    got = state.collected_by(d.id)
+    todo = [t for t in d.planned_targets if t not in state.collected]
+    planned = sum(state.priority(t) for t in todo)
+    a.lines.append(
+        f"{d.label} collected {d.points:g} points ({', '.join(got) or 'no target'});"
+        f" {planned:g} points still planned ({', '.join(todo) or 'no target'});"
+        f" {d.points + planned:g} points in all once its plan is flown"
+        + (f" ({d.label} is lost)." if d.status == "lost" else ".")
+    )
+    a.name(d.label, *got, *todo)
+    a.num(f"{d.label} points", d.points)
+    a.num(f"{d.label} points still planned", planned)
+    a.num(f"{d.label} points once flown", d.points + planned)
+
+
 def _reason(state: MissionState, t: str) -> str:
     planned = state.planned_by
     if t in planned:
@@ -180,6 +240,8 @@ def _reason(state: MissionState, t: str) -> str:
     forbidden = [d for d, ts in (state.constraints.get("forbidden") or {}).items() if t in ts]
     if forbidden and set(state.sensors_for(t)) <= {str(d) for d in forbidden}:
         return "forbidden by the operator for every drone that can sense it"
+    if state.plan is None:
+        return "not planned: no plan exists yet"  # no route, so no fuel reason either
     return "not in the plan: no drone's fuel covered it on its route"
 
 
@@ -259,11 +321,15 @@ def _drone(a: Answer, state: MissionState, drone_id: str) -> None:
     a.num(f"{d.label} fuel budget", d.budget, "km")
     a.num(f"{d.label} points", d.points)
     if d.status == "lost":
+        # its last state: where it was lost, the fuel it had then, what it collected
         a.lines.append(
             f"{d.label} is lost ({d.lost_reason or 'unknown reason'}) at ({d.x:.1f},"
-            f" {d.y:.1f}); it collected {d.points:g} points"
-            f" ({', '.join(state.collected_by(d.id)) or 'no target'})."
+            f" {d.y:.1f}) with {d.fuel:.1f} km of fuel left of its {d.budget:.1f} km budget"
+            f" ({max(0.0, d.budget - d.fuel):.1f} km flown); it collected {d.points:g} points"
+            f" from {', '.join(state.collected_by(d.id)) or 'no target'}"
+            + (" (in that order)." if len(state.collected_by(d.id)) > 1 else ".")
         )
+        a.num(f"{d.label} fuel used", max(0.0, d.budget - d.fuel), "km")
         return
     heading = math.degrees(d.heading) % 360
     line = (

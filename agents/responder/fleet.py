@@ -1,4 +1,5 @@
 """Rules answers about the fleet's fuel and totals: fuel used (most, least, total, each),
+fuel left (most, least, each: never the margin), the path still to fly, who makes it home,
 budgets, drones side by side, the mission's totals, the targets visited.
 
 Fuel used is the fuel budget minus the fuel left (km flown so far). While a mission is under
@@ -11,7 +12,16 @@ from __future__ import annotations
 from agents.responder.written import Answer
 from agents.words.state import DroneState, MissionState
 
-__all__ = ["budgets", "compare", "fuel_used", "totals", "visited"]
+__all__ = [
+    "budgets",
+    "compare",
+    "fuel_left",
+    "fuel_used",
+    "home",
+    "still_to_fly",
+    "totals",
+    "visited",
+]
 
 
 EPS_KM = 0.05  # below this a remaining path is shown as 0.0: treat it as none
@@ -219,3 +229,117 @@ def visited(a: Answer, state: MissionState, rank: str | None = None) -> None:
     a.num("targets visited", len(state.collected))
     a.num("targets known", n)
     a.num("points collected", state.collected_points)
+
+
+def _lost_line(d: DroneState) -> str:
+    return (
+        f"{d.label} is lost ({d.lost_reason or 'unknown reason'}): it had {d.fuel:.1f} km of"
+        f" fuel left when lost at ({d.x:.1f}, {d.y:.1f})"
+    )
+
+
+def fuel_left(a: Answer, state: MissionState, which: str, drones: tuple[str, ...]) -> None:
+    """Fuel LEFT in the tanks (never the margin): the drone with the most / least among
+    those still flying (a lost drone's fuel is what it had when lost, said apart), or each
+    named drone's."""
+    pool = [state.drones[d] for d in drones] if drones else list(state.drones.values())
+    for d in pool:
+        a.name(d.label)
+        a.num(f"{d.label} fuel left", d.fuel, "km")
+        a.num(f"{d.label} fuel budget", d.budget, "km")
+    if which == "each" and drones:
+        for d in pool:
+            if d.status == "lost":
+                a.lines.append(_lost_line(d) + f" (budget {d.budget:.1f} km).")
+                continue
+            margin = (
+                f"; after its remaining path of {d.remaining_km:.1f} km its margin is"
+                f" {d.margin_km:.1f} km"
+                if d.remaining_km is not None and d.margin_km is not None
+                else ""
+            )
+            a.lines.append(
+                f"{d.label} has {d.fuel:.1f} km of fuel left of its {d.budget:.1f} km budget"
+                f" ({d.status}){margin}."
+            )
+        return
+    alive = [d for d in pool if d.status != "lost"]
+    lost = [d for d in pool if d.status == "lost"]
+    if not alive:
+        a.lines.append(
+            "No drone asked about is still flying: " + "; ".join(map(_lost_line, lost)) + "."
+        )
+        return
+    least = which == "least"
+    ranked = sorted(alive, key=lambda d: (d.fuel, d.id), reverse=not least)
+    top = ranked[0]
+    word = "least" if least else "most"
+    a.lines.append(
+        f"{top.label} has the {word} fuel left: {top.fuel:.1f} km of its {top.budget:.1f} km"
+        f" budget."
+    )
+    if ranked[1:]:
+        a.lines.append(
+            "Others: "
+            + "; ".join(f"{d.label}: {d.fuel:.1f} km left of {d.budget:.1f}" for d in ranked[1:])
+            + "."
+        )
+    if lost:
+        a.lines.append("Not ranked: " + "; ".join(map(_lost_line, lost)) + ".")
+    a.lines.append(
+        "Fuel left is what is in the tanks now; the margin is that minus the path still to fly."
+    )
+
+
+def still_to_fly(a: Answer, state: MissionState, drones: tuple[str, ...]) -> None:
+    """The path each drone still has to fly under the plan in force, with its fuel."""
+    chosen = [state.drones[d] for d in drones] if drones else list(state.drones.values())
+    parts = []
+    for d in chosen:
+        a.name(d.label)
+        if d.status == "lost":
+            parts.append(f"{d.label}: none, it is lost (flew {_used(d):.1f} km before)")
+            a.num(f"{d.label} fuel used", _used(d), "km")
+            continue
+        if d.remaining_km is None:
+            parts.append(f"{d.label}: unknown while it is {d.status} (fuel {d.fuel:.1f} km)")
+            a.num(f"{d.label} fuel left", d.fuel, "km")
+            continue
+        parts.append(
+            f"{d.label}: {_left(d):.1f} km still to fly ({d.status}; flown {_used(d):.1f} km,"
+            f" fuel {d.fuel:.1f} km)"
+        )
+        a.num(f"{d.label} remaining path", _left(d), "km")
+        a.num(f"{d.label} fuel used", _used(d), "km")
+        a.num(f"{d.label} fuel left", d.fuel, "km")
+    a.lines.append("Still to fly: " + "; ".join(parts) + ".")
+
+
+def home(a: Answer, state: MissionState, negated: bool) -> None:
+    """Which drones make it home (fuel margin >= 0, or landed) and which do not (lost, or a
+    negative margin); a holding drone's is unknown."""
+    ok, not_ok, unknown = [], [], []
+    for d in state.drones.values():
+        a.name(d.label)
+        if d.status == "lost":
+            not_ok.append(f"{d.label} (lost, {d.lost_reason or 'unknown reason'})")
+        elif d.status == "landed":
+            ok.append(f"{d.label} has {d.fuel:.1f} km left (landed)")
+            a.num(f"{d.label} fuel left", d.fuel, "km")
+        elif d.margin_km is None:
+            unknown.append(f"{d.label} has {d.fuel:.1f} km left ({d.status})")
+            a.num(f"{d.label} fuel left", d.fuel, "km")
+        elif d.margin_km < 0:
+            not_ok.append(f"{d.label} margin {d.margin_km:.1f} km (short of fuel)")
+            a.num(f"{d.label} fuel margin", d.margin_km, "km")
+        else:
+            ok.append(f"{d.label} margin {d.margin_km:.1f} km")
+            a.num(f"{d.label} fuel margin", d.margin_km, "km")
+    first, second = (not_ok, ok) if negated else (ok, not_ok)
+    lead = "Not making it home" if negated else "Making it home"
+    other = "Making it home" if negated else "Not making it home"
+    a.lines.append(f"{lead}: {', '.join(first) or 'none'}.")
+    if second:
+        a.lines.append(f"{other}: {', '.join(second)}.")
+    if unknown:
+        a.lines.append(f"Unknown (no path to judge): {', '.join(unknown)}.")

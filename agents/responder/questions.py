@@ -26,11 +26,14 @@ __all__ = [
     "Compare",
     "Debug",
     "Drones",
+    "FuelLeft",
     "FuelUsed",
+    "Home",
     "Margins",
     "OpenTargets",
     "Order",
     "Points",
+    "Remaining",
     "Sams",
     "Status",
     "Topic",
@@ -67,9 +70,10 @@ class Drones:
 @dataclass(frozen=True)
 class Points:
     """Points collected, planned and possible (``rank``: "most" / "least" for "which drone
-    has the most points", first)."""
+    has the most points", first; ``drones``: the named drones' collected and planned)."""
 
     rank: str | None = None
+    drones: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,29 @@ class FuelUsed:
 
     which: str = "each"  # most | least | total | each
     drones: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FuelLeft:
+    """Fuel LEFT in the tanks (not the margin): which drone has the ``most`` / ``least``
+    (among ``drones`` when two or more are named), or ``each`` named drone's."""
+
+    which: str = "each"  # most | least | each
+    drones: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """The path each of ``drones`` (all when none is named) still has to fly."""
+
+    drones: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Home:
+    """Which drones make it home (``negated``: which do NOT), with each one's margin."""
+
+    negated: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,6 +193,9 @@ Topic = (
     | Totals
     | Visited
     | Debug
+    | FuelLeft
+    | Remaining
+    | Home
 )
 
 _TARGET_ID = re.compile(r"\b(?:target\s*#?\s*)?(T\d+)\b", re.I)
@@ -205,6 +235,20 @@ _ALLOC = re.compile(
 )
 _TOTALS = re.compile(r"\btotals?\b|\bsummary\b|\bsummari[sz]e\b|\boverview\b")
 _VISITED = re.compile(r"\b(?:visited|collected|covered|done|completed|captured)\b")
+# fuel in the tanks now ("fuel left", "fuel remaining", "how much fuel does D1 have")
+_FUEL_LEFT = re.compile(
+    r"\bfuel\b.*\b(?:left|remaining|remains)\b|\b(?:left|remaining)\s+fuel\b|"
+    r"\bhow\s+much\s+fuel\s+(?:does|do|did|has|have|is)\b|\bfuel\s+(?:level|state)\b"
+)
+# path still to fly ("how far does D2 still have to fly", "distance remaining")
+_STILL_TO_FLY = re.compile(
+    r"\bstill\b.*\bfly\b|\bleft\s+to\s+fly\b|\bremaining\s+(?:path|distance|route|km)\b|"
+    r"\b(?:distance|km|path)\s+(?:left|remaining|to\s+go)\b|\bhow\s+far\s+to\s+go\b"
+)
+_HOME = re.compile(
+    r"\b(?:make|makes|making|get|gets|getting|come|comes|coming|fly|flies)\s+(?:it\s+)?"
+    r"(?:home|back)\b|\breturn\s+(?:home|to\s+base)|\breach\s+(?:home|base|its\s+base)\b"
+)
 _NEGATED = re.compile(r"\bnot\b|\bun\w+|\bn't\b|\bmissed\b|\bleft\b|\bremaining\b")
 
 
@@ -252,6 +296,19 @@ def topic_of(question: str, state: MissionState) -> Topic:
     targets = targets_in(text, state)
     if len(targets) >= 2 and _ORDER.search(q):
         return Order(targets[0], targets[1], drones[0] if drones else None)
+    if _HOME.search(q) and not targets:
+        return Home(negated=_negated(q))
+    if _STILL_TO_FLY.search(q) and "margin" not in q:
+        return Remaining(tuple(drones))
+    # fuel LEFT is not the margin (fuel left minus the path still to fly): asked apart
+    if _FUEL_LEFT.search(q) and "margin" not in q and not _USED.search(q):
+        if _TOTAL.search(q) and not drones:
+            return FuelUsed("total")  # the fleet's fuel left is in the total's answer
+        if _LEAST.search(q):
+            return FuelLeft("least", tuple(drones))
+        if _MOST.search(q) or (len(drones) >= 2 and (" or " in q or "which" in q)):
+            return FuelLeft("most", tuple(drones))
+        return FuelLeft("each", tuple(drones))
     if _FUEL.search(q) and _USED.search(q) and "margin" not in q:
         if _LEAST.search(q):
             which = "least"
@@ -282,6 +339,8 @@ def topic_of(question: str, state: MissionState) -> Topic:
         return Why(tuple(targets))
     if "why" in q and drones:
         return Allocation(None, drones[0])
+    if drones and _POINTS.search(q) and not targets:
+        return Points(None, tuple(drones))
     if drones:
         return Drones(tuple(drones))
     if _POINTS.search(q):

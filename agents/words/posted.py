@@ -384,7 +384,12 @@ class PostedVenue:
         reply.errors.append("memories cannot be stored here")
 
     def finish(self, reply: Reply) -> None:
-        if reply.intent in ANSWERED and reply.plan is None and not reply.errors:
+        if (
+            reply.intent in ANSWERED
+            and reply.plan is None
+            and not reply.errors
+            and not reply.answer.startswith("No plan yet")  # the responder said it already
+        ):
             reply.answer = (
                 "No plan yet — plan first? (post an existing_solution, or ask to plan the mission)\n"
                 + reply.answer

@@ -178,7 +178,7 @@ def test_a_hidden_sam_is_never_in_an_answer():
 def test_no_plan_is_said_plainly(state):
     empty = state.model_copy(update={"plan": None, "collected": {}})
     out = responder_rules("how many points?", empty)
-    assert out["answer"].startswith("No mission plan exists yet")
+    assert out["answer"].startswith("No plan yet — plan first?")
 
 
 # ----------------------------------------------------------------------------- through engines
