@@ -55,6 +55,9 @@ _AT = 1e-6  # km: a point this close to an airport is at it
 _TURN_KM = 0.5  # km of slack on top of the holding circle's diameter
 
 
+_NOWHERE = "fuel: no airport within its fuel"  # a drone the fuel check can send nowhere
+
+
 class SafetyHost(Protocol):
     """What the safety layer needs from the executive it guards."""
 
@@ -340,9 +343,13 @@ class Safety:
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
         reason = f"{where} meets {sam_id}"
-        done = (divert and self._divert(drone_id, sam_id, reason)) or self._hold(
-            drone_id, sam_id, reason
-        )
+        done = (divert and self._divert(drone_id, sam_id, reason)) or ""
+        if not done and drone_id in self.returning:
+            # on its way home already (no plan will re-task it): a new way home, round the
+            # SAM and spending the reserve if it must; a hold would last until it ran dry
+            done = self._home(drone_id, self.returning[drone_id], quiet_failure=True)
+        if not done:
+            done = self._hold(drone_id, sam_id, reason)
         if not done:
             done = self._home(drone_id, reason, quiet_failure=True)
         if not done:
@@ -545,11 +552,12 @@ class Safety:
         host = self.host
         world = host.sim.world
         for drone_id in self._airborne():
-            if drone_id in self.returning:
-                continue
+            flight = world.flight(drone_id)
+            going = self.returning.get(drone_id)
+            if going is not None and (going == _NOWHERE or flight is None or not flight.holding):
+                continue  # on its validated way home (a held one is checked: it must go on)
             reserve = host.reserve_for(drone_id)
             fuel = world.fuel(drone_id)
-            flight = world.flight(drone_id)
             if (
                 flight is not None
                 and not flight.holding
@@ -578,7 +586,7 @@ class Safety:
             self.actions += 1  # the fuel check acts as much as the SAM check does
             if route is None:
                 # Nowhere to go: say it once; no plan will re-task a drone this short.
-                self.returning[drone_id] = "fuel: no airport within its fuel"
+                self.returning[drone_id] = _NOWHERE
                 host.recorder.event(
                     tick,
                     "NO_SAFE_OPTION",

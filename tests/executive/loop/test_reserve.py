@@ -100,3 +100,20 @@ def test_a_fuel_safety_return_counts_as_a_safety_action():
     )
     assert _events(sink, "RETURN_TO_BASE")
     assert executive.safety.actions == len(_events(sink, "RETURN_TO_BASE")) >= 1
+
+
+def test_a_drone_on_its_way_home_that_meets_a_new_sam_goes_round_it_not_holding_till_dry():
+    # The leak sends D1 home to A1 (no replans); on its way a SAM is announced across it.
+    # It used to hold at the SAM (it was "returning", so the fuel check skipped it) until
+    # dry; it must take a new way home round the SAM.
+    drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
+    leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
+    sam = {"t": 100, "op": "add_sam", "id": "S1", "pos": [3.0, 0.0], "range": 1.0}
+    _, sink, report = _fly(
+        line_mission(drones=drones, timeline=[leak, sam]),
+        policy=Policy(batch_iterations=300, replan=False),
+    )
+    assert _events(sink, "RETURN_TO_BASE")
+    assert report.outcome.lost == [], report.outcome.lost
+    assert report.outcome.drones["1"].status == "landed"
+    assert len(_events(sink, "SAFETY_RETURN")) >= 2  # home, then home again round S1
