@@ -91,17 +91,24 @@ def test_follow_ups_are_buttons_that_ask(chromium):
                   answered: !!box.querySelector('.follow-up, .numbers'),
                 })).observe(box, { childList: true, subtree: true, characterData: true }); }"""
             )
-            page.fill("#ask-text", WHAT_IF)
-            page.click("#ask-send")
-            page.wait_for_function("() => window.__seen.some((s) => s.answered)")
-            seen = page.evaluate("window.__seen")
-            before = [s["stages"] for s in seen if not s["answered"] and s["stages"]]
+            # When the suite's other workers starve the page (2 cores), the whole stream can
+            # reach it in one read and be drawn in one pass: ask again, at most three times
+            # (the order of the stages on the wire is asserted in test_sse.py either way).
+            for _ in range(3):
+                page.evaluate("() => { window.__seen = []; }")
+                page.fill("#ask-text", WHAT_IF)
+                page.click("#ask-send")
+                page.wait_for_function("() => window.__seen.some((s) => s.answered)")
+                seen = page.evaluate("window.__seen")
+                before = [s["stages"] for s in seen if not s["answered"] and s["stages"]]
+                if before:
+                    break
             assert before, seen  # some stage was on screen while no answer was
             assert before[0][0].startswith("plan: what_if"), before
             assert any("what_if_planner" in line for line in before[-1]), before
             final = page.locator("#ask-answer li.stage").all_text_contents()
             assert final[0].startswith("plan: what_if") and any("responder:" in x for x in final)
-            assert asked == [FIRST, choice, WHAT_IF]
+            assert asked[:3] == [FIRST, choice, WHAT_IF] and set(asked[3:]) <= {WHAT_IF}
             assert not errors, errors
         finally:
             browser.close()
