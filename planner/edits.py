@@ -106,16 +106,7 @@ DisruptionClass = Literal[
     "leak_twice",
     "corridor_closes",
 ]
-DISRUPTION_CLASSES: tuple[DisruptionClass, ...] = (
-    "popup_sam",
-    "lost_drone",
-    "new_target",
-    "moved_target",
-    "fuel_leak",
-    "sam_moves",
-    "leak_twice",
-    "corridor_closes",
-)
+DISRUPTION_CLASSES: tuple[DisruptionClass, ...] = get_args(DisruptionClass)
 
 
 @dataclass(frozen=True)

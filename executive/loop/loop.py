@@ -215,6 +215,7 @@ class Executive:
         self._sim: Sim | None = None
         # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share)
         self.leak_reserve: dict[str, float] = {}
+        self._reserve: tuple[int, float] | None = None  # (known-world version, reserve_km)
         self._done_at: int | None = None  # the tick the sim was first done at (_over)
         self.constraints = OperatorConstraints()  # from the operator's words, for every replan
         # The planning chain's agents switched off now, each with why (AGENT_OFF / AGENT_ON)
@@ -444,9 +445,16 @@ class Executive:
     @property
     def reserve_km(self) -> float:
         """Km of fuel every plan keeps above its way home now: the policy's, with the SAMs
-        known now (before the first tick: the mission's)."""
-        env = self.scenario.environment if self._sim is None else self._sim.world.known_environment
-        return self.policy.reserve_km(s.range for s in env.sams)
+        known now (before the first tick: the mission's). Once per known-world version: the
+        safety check reads it for every airborne drone (1,000 x 500 SAMs at the door's size)."""
+        if self._sim is None:
+            return self.policy.reserve_km(s.range for s in self.scenario.environment.sams)
+        world = self._sim.world
+        version = world.environment_version
+        if self._reserve is None or self._reserve[0] != version:
+            ranges = (s.range for s in world.known_environment.sams)
+            self._reserve = (version, self.policy.reserve_km(ranges))
+        return self._reserve[1]
 
     def adopt(self, sim: Sim, fork: ForkPoint) -> None:
         """Fly on in ``sim``, rebuilt to the end of the fork tick; paused if the parent was."""

@@ -56,6 +56,8 @@ MARKER_KINDS: dict[str, str] = {
     "ACCEPT": "review",
     "REJECT": "review",
     "PLAN_REJECTED": "review",
+    "PLAN_INFEASIBLE": "safety",  # the plan in force no longer fits a drone's fuel
+    "PLAN_UNSAFE": "safety",  # the plan in force meets a known SAM ahead
     "SAFETY_HOLD": "safety",
     "SAFETY_DIVERT": "safety",
     "SAFETY_RETURN": "safety",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from executive.contracts import EventRecord
 from executive.loop import Executive, RunReport
+from executive.traces.analysis import MARKER_KINDS
 from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.sinks import ListSink
 from mission.evaluation.policies import EvalTask, accept_after, config_for, reference_policy
@@ -26,18 +27,9 @@ from planner.model import Scenario, Solution
 
 __all__ = ["Flown", "Reference", "clairvoyant_reference", "fly"]
 
-# The events that say a plan in force could not fly on as planned (executive.loop.safety)
-FORCED = frozenset(
-    {
-        "PLAN_INFEASIBLE",
-        "PLAN_UNSAFE",
-        "SAFETY_DIVERT",
-        "SAFETY_HOLD",
-        "SAFETY_RETURN",
-        "RETURN_TO_BASE",
-        "NO_SAFE_OPTION",
-    }
-)
+# The events that say a plan in force could not fly on as planned: the safety layer's
+# warnings and actions, as the replay's markers class them
+FORCED = frozenset(kind for kind, cls in MARKER_KINDS.items() if cls == "safety")
 FIRST_PLAN = "first plan"
 FULL_KNOWLEDGE = "full knowledge at t0"
 
