@@ -26,6 +26,7 @@ import re
 
 import httpx
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
 
 from tests.dashboard.harness import AUTH, TOKEN, CliProcess
@@ -166,6 +167,21 @@ def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
 
 
 @pytest.mark.browser
+def _click_label(page: Page, selector: str) -> None:
+    """Click a map label the way a user does. Labels are laid out again on every frame and one
+    with no clear place left is hidden for that frame (a drone flying past), so wait until it
+    is shown, and click again (at most five times) if it was hidden between the wait and the
+    click."""
+    for attempt in range(5):
+        page.wait_for_selector(f"{selector}:not(.lbl-off)", state="visible")
+        try:
+            page.click(selector, force=True, timeout=2_000)
+            return
+        except PlaywrightError:
+            if attempt == 4:
+                raise
+
+
 def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(chromium):
     errors: list[str] = []
     with (
@@ -227,7 +243,7 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             assert re.fullmatch(r"[\d.]+ km", page.evaluate(FACT, "range"))
             assert page.locator('#l-select[data-kind="sam"] circle.zone').count() == 1
             # its label: the square is under D1, parked there (labels sit clear of markers)
-            page.click('#l-airports g[data-airport-id="A1"] text', force=True)
+            _click_label(page, '#l-airports g[data-airport-id="A1"] text')
             page.wait_for_selector('#inspector[data-kind="airport"][data-id="A1"]')
             assert "D1 (parked)" in page.evaluate(FACT, "drones here")
             page.keyboard.press("Escape")
