@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 from anthropic.types import MessageParam, ToolChoiceParam, ToolChoiceToolParam, ToolParam
@@ -137,7 +137,8 @@ class AnthropicEngine(PooledSdkEngine):
                     tokens=tokens,
                     meta={"id": getattr(message, "id", None), "turns": turn + 1},
                 )
-            messages.append({"role": "assistant", "content": blocks})  # type: ignore[typeddict-item]
+            # the blocks as they came, so the model sees its own calls
+            messages.append(cast(MessageParam, {"role": "assistant", "content": blocks}))
             results = []
             for use in uses:
                 result = await tools.run(str(use.get("name")), use.get("input"))
@@ -149,7 +150,7 @@ class AnthropicEngine(PooledSdkEngine):
                         "is_error": not result.get("ok"),
                     }
                 )
-            messages.append({"role": "user", "content": results})  # type: ignore[typeddict-item]
+            messages.append(cast(MessageParam, {"role": "user", "content": results}))
         raise EngineError("malformed", f"{call.agent}: no final answer in {MAX_TURNS} turns")
 
     def _reply(self, call: AgentCall, message: Any) -> EngineReply:

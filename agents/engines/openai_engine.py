@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.types.chat import (
@@ -162,7 +162,11 @@ class OpenAIEngine(PooledSdkEngine):
                 arguments = use["input"] if "input" in use else use.get("input_text")
                 result = await tools.run(str(use.get("name")), arguments)
                 messages.append(
-                    {"role": "tool", "tool_call_id": str(use.get("id")), "content": json.dumps(result)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": str(use.get("id")),
+                        "content": json.dumps(result),
+                    }
                 )
         raise EngineError("malformed", f"{call.agent}: no final answer in {MAX_TURNS} turns")
 
@@ -228,11 +232,8 @@ def _assistant(message: Any) -> ChatCompletionMessageParam:
         }
         for c in getattr(message, "tool_calls", None) or ()
     ]
-    return {  # type: ignore[return-value,typeddict-item]
-        "role": "assistant",
-        "content": getattr(message, "content", None),
-        "tool_calls": calls,
-    }
+    sent = {"role": "assistant", "content": getattr(message, "content", None), "tool_calls": calls}
+    return cast(ChatCompletionMessageParam, sent)
 
 
 async def _guarded(what: str, request: Any, timeout_s: float) -> Any:

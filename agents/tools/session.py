@@ -153,5 +153,3 @@ async def _invoke(tool: Tool, context: ToolContext, args: Any) -> Any:
 
 def _listed(names: frozenset[str]) -> str:
     return ", ".join(sorted(names)) or "no tool"
-
-

@@ -111,7 +111,9 @@ def test_read_tools_errors_are_results_not_exceptions(context):
         "ok": False,
         "error": "unknown drone 'D9': the drones are D1, D2, D3",
     }
-    assert "inside a known SAM" in _run(s, "distance", {"origin": "A1", "destination": "T7"})["error"]
+    assert (
+        "inside a known SAM" in _run(s, "distance", {"origin": "A1", "destination": "T7"})["error"]
+    )
     assert "unknown place" in _run(s, "distance", {"origin": "A1", "destination": "X9"})["error"]
     assert _run(s, "plan_metrics", {})["error"].startswith("no plan yet")
     bad = _run(s, "drone_state", {"drone": "D1", "fuel": 3})
