@@ -112,6 +112,7 @@ class AllocateArgs(ToolArgs):
 
 def allocate(ctx: ToolContext, args: AllocateArgs) -> dict[str, Any]:
     """Which open targets each drone would take (a proposal: nothing is committed)."""
+    ctx.plannable()
     mission = constrain_mission(ctx.mission, _constraints(ctx, None))
     found = allocate_targets(mission, args.strategy, args.max_per_drone)
     return {
@@ -135,6 +136,7 @@ class SolveArgs(ToolArgs):
 
 def solve(ctx: ToolContext, args: SolveArgs) -> dict[str, Any]:
     """The algorithmic planner on a copy: routes, points, km (a proposal)."""
+    ctx.plannable()
     constraints = _constraints(ctx, args.constraints)
     try:
         solution, left_out, rerouted = plan_narrowed(
@@ -164,6 +166,7 @@ class RoutesArgs(ToolArgs):
 
 def validate(ctx: ToolContext, args: RoutesArgs) -> dict[str, Any]:
     """The hard-constraint validator and the operator's constraints on the given routes."""
+    ctx.plannable()
     routes = _routes(ctx, args.routes)
     try:
         solution = build_solution(ctx.mission, routes)
@@ -185,6 +188,7 @@ def validate(ctx: ToolContext, args: RoutesArgs) -> dict[str, Any]:
 
 def optimise(ctx: ToolContext, args: RoutesArgs) -> dict[str, Any]:
     """Post-optimise the given routes (uncross, swap, insert missed targets): a proposal."""
+    ctx.plannable()
     routes = _routes(ctx, args.routes)
     mission = constrain_mission(ctx.mission, _constraints(ctx, None))
     try:

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.engines.base import ToolSpec
 from agents.words.state import MissionState
 from executive.errors import ExecutiveError
-from planner.model import Scenario
+from planner.model import Environment, Point, Scenario
 
 if TYPE_CHECKING:
     from planner.mission import Mission
@@ -79,6 +79,8 @@ class ToolContext:
     not_planned: Mapping[str, str] = field(default_factory=dict)
     iterations: int = 200  # the planner's budget for solve / what-if (fixed: reproducible)
     seed: int = 0
+    # why the acting tools cannot plan here (a mission under way read without its world)
+    unplannable: str | None = None
     _mission: Mission | None = None
 
     @classmethod
@@ -93,7 +95,9 @@ class ToolContext:
     ) -> ToolContext:
         """The context of ``state``: with a world and a mission under way, the problem is the
         remainder cut now (``executive.loop.cut.build_replan``, as a replan and a what-if cut
-        it); otherwise the mission as loaded with the environment known at ``state.tick``."""
+        it); otherwise the mission as loaded with the environment known at ``state.tick``, and
+        each drone in the air as a start where it is now (``D1_START``: what ``distance``
+        measures from)."""
         if world is not None and not state.over:
             from executive.loop.cut import build_replan
 
@@ -104,7 +108,8 @@ class ToolContext:
                 not_planned=dict(not_planned or {}),
             ).scenario
         else:
-            problem = state.scenario.model_copy(update={"environment": state.environment})
+            problem = state.scenario.model_copy(update={"environment": _where_now(state)})
+        under_way = any(d.airborne for d in state.drones.values()) or bool(state.collected)
         return cls(
             state=state,
             problem=problem,
@@ -112,7 +117,16 @@ class ToolContext:
             not_planned=dict(not_planned or {}),
             iterations=iterations,
             seed=seed,
+            unplannable="the mission is under way and its world was not given: the remainder"
+            " cannot be cut"
+            if world is None and under_way and not state.over
+            else None,
         )
+
+    def plannable(self) -> None:
+        """``ToolError`` when the acting tools cannot plan here (``unplannable``)."""
+        if self.unplannable is not None:
+            raise ToolError(self.unplannable)
 
     @property
     def mission(self) -> Mission:
@@ -130,6 +144,16 @@ class ToolContext:
             known = ", ".join(d.label for d in self.state.drones.values())
             raise ToolError(f"unknown drone {written!r}: the drones are {known}")
         return drone.id
+
+
+def _where_now(state: MissionState) -> Environment:
+    """The known environment, with a synthetic start at each airborne drone's position."""
+    env = state.environment
+    starts = dict(env.synthetic_starts)
+    for d in state.drones.values():
+        if d.airborne:
+            starts[f"{d.label}_START"] = Point(x=d.x, y=d.y)
+    return env.model_copy(update={"synthetic_starts": starts})
 
 
 def succeeded(data: Any) -> dict[str, Any]:

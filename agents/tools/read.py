@@ -102,14 +102,17 @@ def distance(ctx: ToolContext, args: DistanceArgs) -> dict[str, Any]:
 
 
 def _node(ctx: ToolContext, written: str) -> str:
-    """The problem's node for ``written``: a drone stands for its start there (its
-    checkpoint in a remainder)."""
+    """The problem's node for ``written``: a drone stands for where it plans from (its
+    checkpoint in a remainder, where it is now in the air, else its start airport)."""
     mission = ctx.mission
     text = written.strip().upper()
     if text in mission.index:
         return text
     if ctx.state.drone(text) is not None:
         drone_id = ctx.drone_id(text)
+        here = f"{drone_label(drone_id)}_START"  # where it is now, or its checkpoint
+        if here in mission.index:
+            return here
         spec = next((s for s in mission.drones if s.id == drone_id), None)
         if spec is None:
             raise ToolError(f"{drone_label(drone_id)} is not planned (lost or sent home)")

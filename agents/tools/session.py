@@ -25,6 +25,7 @@ from agents.engines.base import ToolSpec, canonical_json, validation_summary
 from agents.engines.base import input_hash as hash_parts
 from agents.tools.contract import Tool, ToolContext, ToolError, failed, succeeded
 from agents.tools.registry import ROLE_TOOLS, TOOLS, specs_for
+from agents.words.stages import StageReport, ToolCallEnd, ToolCallStart
 from executive.contracts import AgentRunRecord, TraceSink, new_id
 
 __all__ = ["DEFAULT_MAX_CALLS", "DEFAULT_TIMEOUT_S", "ToolCall", "ToolSession"]
@@ -58,6 +59,7 @@ class ToolSession:
     parent_run_id: str | None = None  # the agent run the calls belong to
     max_calls: int = DEFAULT_MAX_CALLS
     timeout_s: float = DEFAULT_TIMEOUT_S
+    on_stage: StageReport | None = None  # hears tool_call_start / tool_call_end per call
     calls: list[ToolCall] = field(default_factory=list)
 
     @property
@@ -73,10 +75,21 @@ class ToolSession:
     async def run(self, name: str, arguments: Any) -> dict[str, Any]:
         """Call ``name`` with ``arguments``; the ``{ok, data | error}`` result, never raises."""
         started = time.perf_counter()
+        if self.on_stage is not None:
+            self.on_stage(ToolCallStart(tool=name))
         result = await self._answer(name, arguments)
         call = ToolCall(new_id(), name, arguments, result, (time.perf_counter() - started) * 1000)
         self.calls.append(call)
         self._trace(call)
+        if self.on_stage is not None:
+            self.on_stage(
+                ToolCallEnd(
+                    tool=name,
+                    ok=call.ok,
+                    duration_ms=round(call.duration_ms, 1),
+                    error=result.get("error"),
+                )
+            )
         return result
 
     async def _answer(self, name: str, arguments: Any) -> dict[str, Any]:
