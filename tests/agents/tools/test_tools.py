@@ -308,3 +308,19 @@ def test_on_a_live_run_the_tools_plan_the_remainder_and_change_nothing(live):
     for d in flying:
         assert plan["routes"][d.label][0] == f"{d.label}_START"
     assert fingerprint() == before  # nothing a tool did reached the run
+
+
+def test_without_its_world_a_mission_under_way_is_read_but_not_planned(live):
+    state = from_executive(live)
+    context = ToolContext.for_state(state)  # no world: the remainder cannot be cut
+    s = ToolSession("allocator", context, ListSink())
+    refused = _run(s, "solve", {})
+    assert refused["ok"] is False and refused["error"].startswith("the mission is under way")
+    flying = next(d for d in state.drones.values() if d.status == "flying")
+    # a drone in the air is measured from where it is now
+    here = _run(s, "distance", {"origin": flying.label, "destination": "A1"})["data"]
+    assert here["origin"] == f"{flying.label}_START"
+    airport = state.environment.airport("A1")
+    assert here["straight_km"] == pytest.approx(
+        math.hypot(flying.x - airport.x, flying.y - airport.y), abs=1e-3
+    )
