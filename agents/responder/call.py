@@ -143,7 +143,8 @@ async def respond(
     if output is not None:
         error = _check_ids(output, _known_ids(state))
         if error is None:
-            facts = supported(state, rules, whatif, question)
+            answered = [c.result["data"] for c in session.calls if c.ok] if session else []
+            facts = supported(state, rules, whatif, question, answered)
             problems = number_problems(output, facts, state, hypothetical=whatif is not None)
             if problems:
                 error = f"{NUMBERS_ERROR}: {'; '.join(problems)}"

@@ -100,3 +100,38 @@ def test_a_model_reads_a_drone_with_a_tool_then_answers(state):
     [tool_row] = [r for r in sink.of(AgentRunRecord) if r.agent.startswith("tool:")]
     assert tool_row.parent_run_id == done.record.run_id
     assert done.tool_calls == [tool_row.run_id]
+
+
+def test_a_number_a_tool_answered_may_be_cited_one_it_did_not_may_not(state):
+    def ask(distance_cited: float):
+        final = {
+            "answer": f"D2 is {distance_cited} km from T4 on a path around the SAMs.",
+            "numbers": [{"label": "D2 to T4", "value": distance_cited, "unit": "km"}],
+            "ids": ["D2", "T4"],
+        }
+        with MessagesAPIServer() as api:
+            api.script(
+                ToolUse({"origin": "D2", "destination": "T4"}, name="distance"),
+                ToolUse(final, name="answer"),
+            )
+
+            async def go():
+                async with AnthropicEngine(api_key="test", base_url=api.url) as engine:
+                    return await respond(
+                        "How far is D2 from T4?",
+                        state,
+                        engine=engine,
+                        sink=ListSink(),
+                        timeout_s=10,
+                        tools=ToolContext.for_state(state),
+                    )
+
+            done = asyncio.run(go())
+            result = json.loads(api.requests[1]["messages"][-1]["content"][0]["content"])
+        return done, result["data"]["path_km"]
+
+    done, path = ask(987.6)  # a figure nothing supports (and the tool's figure, learnt)
+    assert done.applied is False and done.error.startswith("invalid: numbers")
+    cited, again = ask(round(path, 1))
+    assert again == path
+    assert cited.applied is True and cited.error is None
