@@ -84,6 +84,14 @@ def ask(
         str | None, typer.Option(help="ask the live run through its MQTT broker (cli.live)")
     ] = None,
     token: Annotated[str | None, typer.Option(help="the live run's control token")] = None,
+    tools: Annotated[
+        bool,
+        typer.Option(
+            "--tools",
+            help="the responder may call its read-only tools (mission overview, drone state,"
+            " distance, plan metrics) before answering; each call is traced under it",
+        ),
+    ] = False,
     stream: Annotated[
         bool,
         typer.Option(
@@ -102,6 +110,8 @@ def ask(
 
         if stream:  # the dashboard's POST /api/ask/stream streams a live run's
             raise fail("--stream answers about a stored run; a live run's streams at its dashboard")
+        if tools:
+            raise fail("--tools answers about a stored run; a live run's responder has no tools")
         if not question.strip() or len(question) > MAX_QUESTION:
             raise fail(f"the question must be 1 to {MAX_QUESTION} characters long")
         ask_live(
@@ -133,6 +143,7 @@ def ask(
                 timeout,
                 base_url=engine_url,
                 on_stage=on_stage,
+                tools=tools,
             )
         )
     except ExecutiveError as exc:
@@ -171,6 +182,7 @@ async def _ask(
     *,
     base_url: str | None = None,
     on_stage: StageReport | None = None,
+    tools: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from agents.engines import make_engine
     from agents.words.ask import answer
@@ -195,6 +207,7 @@ async def _ask(
                 world=world,
                 timeout_s=timeout,
                 on_stage=on_stage,
+                responder_tools=tools,
             )
         finally:
             await asyncio.to_thread(writer.close)

@@ -96,6 +96,9 @@ class Preferences(_Body):
         None, ge=1, le=1_000_000, description="iteration limit instead (reproducible)"
     )
     seed: int = 0
+    responder_tools: bool = Field(
+        False, description="the responder may call its read-only tools (agents.tools)"
+    )
 
     @field_validator("allocation_strategy")
     @classmethod

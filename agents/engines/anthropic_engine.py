@@ -5,7 +5,10 @@ Options: ``model`` (argument, else env ``ISR_ANTHROPIC_MODEL``, else ``DEFAULT_M
 construction), ``base_url`` (argument, else the SDK's default / ``ANTHROPIC_BASE_URL``).
 
 One call is one ``messages.create`` with the agent's tool forced through ``tool_choice``; the
-tool's input is the structured output. The request races ``timeout_s`` in
+tool's input is the structured output. With tools (``complete_with_tools``, the loop of
+``agents.engines.tool_loop``) the role's tools are offered beside it (``tool_choice``
+``any``): each ``tool_use`` is run and sent back as a ``tool_result`` (``is_error`` when the
+result is not ok) until the agent's own tool is called, which is forced once the box is spent. The request races ``timeout_s`` in
 ``asyncio.wait_for``, so a late answer is cancelled and its connection dropped. The SDK
 never retries (``max_retries=0``): the caller owns the fallback. SDK errors become
 ``EngineError`` kinds here, where they are caught:
@@ -20,18 +23,29 @@ never retries (``max_retries=0``): the caller owns the fallback. SDK errors beco
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
-from typing import Any
+from typing import Any, cast
 
 import anthropic
-from anthropic.types import MessageParam, ToolChoiceToolParam, ToolParam
+from anthropic.types import MessageParam, ToolChoiceParam, ToolChoiceToolParam, ToolParam
 
 from agents.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
+    ToolSpec,
 )
 from agents.engines.sdk_calls import PooledSdkEngine, guarded, tool_reply
+from agents.engines.tool_loop import (
+    MAX_TURNS,
+    ToolBox,
+    add_tokens,
+    final_reply,
+    forced,
+    remaining,
+)
 from executive.errors import ExecutiveError
 
 __all__ = ["DEFAULT_MODEL", "MODEL_ENV", "AnthropicEngine"]
@@ -67,32 +81,80 @@ class AnthropicEngine(PooledSdkEngine):
         """One ``messages.create`` with the call's tool forced, raced against ``timeout_s``."""
         tool = call.tool
         turn: MessageParam = {"role": "user", "content": call.prompt}
-        tool_param: ToolParam = {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": dict(tool.input_schema),
-        }
         choice: ToolChoiceToolParam = {"type": "tool", "name": tool.name}
         request = self._client.messages.create(
             model=self.model,
             max_tokens=call.max_tokens,
             system=call.system,
             messages=[turn],
-            tools=[tool_param],
+            tools=[_tool_param(tool)],
             tool_choice=choice,
             timeout=timeout_s,
         )
         message = await _guarded(call.agent, request, timeout_s)
         return self._reply(call, message)
 
-    def _reply(self, call: AgentCall, message: Any) -> EngineReply:
-        content = getattr(message, "content", None)
-        if not isinstance(content, list):
-            # the SDK hands back text (not a Message) when the body is not a JSON message
-            raise EngineError(
-                "malformed", f"{call.agent}: response is not a message: {str(message)[:120]!r}"
+    async def complete_with_tools(
+        self, call: AgentCall, tools: ToolBox, *, timeout_s: float
+    ) -> EngineReply:
+        """The tool-use loop (see the module docstring), all of it within ``timeout_s``."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        final = call.tool.name
+        params = [_tool_param(spec) for spec in (*tools.specs, call.tool)]
+        messages: list[MessageParam] = [{"role": "user", "content": call.prompt}]
+        transcript: list[dict[str, Any]] = []
+        tokens: tuple[int | None, int | None] = (None, None)
+        model: str | None = None
+        for turn in range(MAX_TURNS):
+            choice: ToolChoiceParam = (
+                {"type": "tool", "name": final} if forced(tools, turn) else {"type": "any"}
             )
-        blocks = [_block_dict(block) for block in content]
+            left = remaining(deadline, call.agent, timeout_s)
+            request = self._client.messages.create(
+                model=self.model,
+                max_tokens=call.max_tokens,
+                system=call.system,
+                messages=messages,
+                tools=params,
+                tool_choice=choice,
+                timeout=left,
+            )
+            message = await _guarded(call.agent, request, left)
+            blocks = _content(call, message)
+            transcript += blocks
+            usage = getattr(message, "usage", None)
+            tokens = (
+                add_tokens(tokens[0], getattr(usage, "input_tokens", None)),
+                add_tokens(tokens[1], getattr(usage, "output_tokens", None)),
+            )
+            model = getattr(message, "model", None) or model
+            uses = [b for b in blocks if b.get("type") == "tool_use"]
+            if not uses or any(b.get("name") == final for b in uses):
+                return final_reply(
+                    call,
+                    transcript,
+                    model=model or self.model,
+                    tokens=tokens,
+                    meta={"id": getattr(message, "id", None), "turns": turn + 1},
+                )
+            # the blocks as they came, so the model sees its own calls
+            messages.append(cast(MessageParam, {"role": "assistant", "content": blocks}))
+            results = []
+            for use in uses:
+                result = await tools.run(str(use.get("name")), use.get("input"))
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": use.get("id"),
+                        "content": json.dumps(result),
+                        "is_error": not result.get("ok"),
+                    }
+                )
+            messages.append(cast(MessageParam, {"role": "user", "content": results}))
+        raise EngineError("malformed", f"{call.agent}: no final answer in {MAX_TURNS} turns")
+
+    def _reply(self, call: AgentCall, message: Any) -> EngineReply:
+        blocks = _content(call, message)
         raw, tool_input = tool_reply(call, blocks)
         usage = getattr(message, "usage", None)
         return EngineReply(
@@ -106,6 +168,25 @@ class AnthropicEngine(PooledSdkEngine):
                 "stop_reason": getattr(message, "stop_reason", None),
             },
         )
+
+
+def _tool_param(tool: ToolSpec) -> ToolParam:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": dict(tool.input_schema),
+    }
+
+
+def _content(call: AgentCall, message: Any) -> list[dict[str, Any]]:
+    """The message's content blocks as dicts."""
+    content = getattr(message, "content", None)
+    if not isinstance(content, list):
+        # the SDK hands back text (not a Message) when the body is not a JSON message
+        raise EngineError(
+            "malformed", f"{call.agent}: response is not a message: {str(message)[:120]!r}"
+        )
+    return [_block_dict(block) for block in content]
 
 
 async def _guarded(what: str, request: Any, timeout_s: float) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -37,6 +37,7 @@ __all__ = [
     "call_validated",
     "canonical_json",
     "input_hash",
+    "settle",
     "tool_input_from_blocks",
     "tool_schema",
     "validation_summary",
@@ -131,6 +132,9 @@ class AgentCall:
     tool: ToolSpec
     deterministic: Mapping[str, Any]  # the rules policy's answer (also the fallback)
     max_tokens: int = 1024
+    # with tools (``agents.engines.tool_loop``): the calls the rules engine makes before it
+    # answers, (tool name, arguments) in order, so the offline path runs the same tools
+    tool_plan: tuple[tuple[str, Mapping[str, Any]], ...] = ()
 
     @property
     def input_hash(self) -> str:
@@ -268,12 +272,20 @@ async def call_validated(
     an output that does not validate becomes ``error`` (``"timeout: ..."``,
     ``"malformed: ..."``, ``"server_error: ..."``).
     """
+    return await settle(engine.complete(call, timeout_s=timeout_s), output_model, timeout_s)
+
+
+async def settle(
+    request: Coroutine[Any, Any, EngineReply], output_model: type[BaseModel], timeout_s: float
+) -> CallResult:
+    """``request`` (an engine's answer) raced against ``timeout_s``, its tool input parsed
+    with ``output_model``; what ``call_validated`` does with any engine's request."""
     reply: EngineReply | None = None
     output: BaseModel | None = None
     error: str | None = None
     raw: str | None = None
     try:
-        reply = await asyncio.wait_for(engine.complete(call, timeout_s=timeout_s), timeout_s)
+        reply = await asyncio.wait_for(request, timeout_s)
     except TimeoutError:
         error = f"timeout: no answer within {timeout_s:.2f} s"
     except EngineError as exc:

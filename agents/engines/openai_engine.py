@@ -9,7 +9,11 @@ else OpenAI's), ``api_key`` (argument, else env ``OPENAI_API_KEY``; a server giv
 ``base_url`` may need none, so a placeholder is sent; OpenAI itself needs one).
 
 One call is one ``chat.completions.create`` with the agent's tool as the only function and
-forced through ``tool_choice``; the function's arguments are the structured output. The
+forced through ``tool_choice``; the function's arguments are the structured output. With
+tools (``complete_with_tools``, the loop of ``agents.engines.tool_loop``) the role's tools are
+offered beside it (``tool_choice`` ``required``): each tool call is run and its result sent
+back as a ``tool`` message until the agent's own function is called, which is forced once
+the box is spent. The
 request races ``timeout_s`` in ``asyncio.wait_for``; the SDK never retries
 (``max_retries=0``): the caller owns the fallback. SDK errors become ``EngineError`` kinds
 exactly as in the anthropic engine (timeout, rate_limited, server_error, refused,
@@ -19,14 +23,16 @@ content blocks: ``text`` and ``tool_use``), so a trace written with it replays l
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 import openai
 from openai.types.chat import (
     ChatCompletionMessageParam,
     ChatCompletionNamedToolChoiceParam,
+    ChatCompletionToolChoiceOptionParam,
     ChatCompletionToolParam,
 )
 
@@ -34,8 +40,17 @@ from agents.engines.base import (
     AgentCall,
     EngineError,
     EngineReply,
+    ToolSpec,
 )
 from agents.engines.sdk_calls import PooledSdkEngine, guarded, tool_reply
+from agents.engines.tool_loop import (
+    MAX_TURNS,
+    ToolBox,
+    add_tokens,
+    final_reply,
+    forced,
+    remaining,
+)
 from executive.errors import ExecutiveError
 
 __all__ = ["BASE_URL_ENV", "KEY_ENV", "MODEL_ENV", "NO_KEY", "OpenAIEngine"]
@@ -81,43 +96,82 @@ class OpenAIEngine(PooledSdkEngine):
     async def complete(self, call: AgentCall, *, timeout_s: float) -> EngineReply:
         """One ``chat.completions.create`` with the call's tool forced, raced against
         ``timeout_s``."""
-        tool = call.tool
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": call.system},
             {"role": "user", "content": call.prompt},
         ]
-        function: ChatCompletionToolParam = {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": dict(tool.input_schema),
-            },
-        }
-        choice: ChatCompletionNamedToolChoiceParam = {
-            "type": "function",
-            "function": {"name": tool.name},
-        }
         request = self._client.chat.completions.create(
             model=self.model,
             messages=messages,
-            tools=[function],
-            tool_choice=choice,
+            tools=[_function(call.tool)],
+            tool_choice=_named(call.tool.name),
             max_tokens=call.max_tokens,
             timeout=timeout_s,
         )
         completion = await _guarded(call.agent, request, timeout_s)
         return self._reply(call, completion)
 
-    def _reply(self, call: AgentCall, completion: Any) -> EngineReply:
-        choices = getattr(completion, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            # the SDK hands back text (not a ChatCompletion) when the body is not JSON-typed
-            raise EngineError(
-                "malformed",
-                f"{call.agent}: response is not a chat completion: {str(completion)[:120]!r}",
+    async def complete_with_tools(
+        self, call: AgentCall, tools: ToolBox, *, timeout_s: float
+    ) -> EngineReply:
+        """The tool-use loop (see the module docstring), all of it within ``timeout_s``."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        final = call.tool.name
+        functions = [_function(spec) for spec in (*tools.specs, call.tool)]
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": call.system},
+            {"role": "user", "content": call.prompt},
+        ]
+        transcript: list[dict[str, Any]] = []
+        tokens: tuple[int | None, int | None] = (None, None)
+        model: str | None = None
+        for turn in range(MAX_TURNS):
+            choice: ChatCompletionToolChoiceOptionParam = (
+                _named(final) if forced(tools, turn) else "required"
             )
-        first = choices[0]
+            left = remaining(deadline, call.agent, timeout_s)
+            request = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                tools=functions,
+                tool_choice=choice,
+                max_tokens=call.max_tokens,
+                timeout=left,
+            )
+            completion = await _guarded(call.agent, request, left)
+            message = _first_message(call, completion)
+            blocks = _blocks(message)
+            transcript += blocks
+            usage = getattr(completion, "usage", None)
+            tokens = (
+                add_tokens(tokens[0], getattr(usage, "prompt_tokens", None)),
+                add_tokens(tokens[1], getattr(usage, "completion_tokens", None)),
+            )
+            model = getattr(completion, "model", None) or model
+            uses = [b for b in blocks if b.get("type") == "tool_use"]
+            if not uses or any(b.get("name") == final for b in uses):
+                return final_reply(
+                    call,
+                    transcript,
+                    model=model or self.model,
+                    tokens=tokens,
+                    meta={"id": getattr(completion, "id", None), "turns": turn + 1},
+                )
+            messages.append(_assistant(message))
+            for use in uses:
+                arguments = use["input"] if "input" in use else use.get("input_text")
+                result = await tools.run(str(use.get("name")), arguments)
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": str(use.get("id")),
+                        "content": json.dumps(result),
+                    }
+                )
+        raise EngineError("malformed", f"{call.agent}: no final answer in {MAX_TURNS} turns")
+
+    def _reply(self, call: AgentCall, completion: Any) -> EngineReply:
+        first = _first_choice(call, completion)
         blocks = _blocks(getattr(first, "message", None))
         raw, tool_input = tool_reply(call, blocks)
         usage = getattr(completion, "usage", None)
@@ -133,6 +187,53 @@ class OpenAIEngine(PooledSdkEngine):
                 "base_url": str(self._client.base_url),
             },
         )
+
+
+def _function(tool: ToolSpec) -> ChatCompletionToolParam:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": dict(tool.input_schema),
+        },
+    }
+
+
+def _named(name: str) -> ChatCompletionNamedToolChoiceParam:
+    return {"type": "function", "function": {"name": name}}
+
+
+def _first_choice(call: AgentCall, completion: Any) -> Any:
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        # the SDK hands back text (not a ChatCompletion) when the body is not JSON-typed
+        raise EngineError(
+            "malformed",
+            f"{call.agent}: response is not a chat completion: {str(completion)[:120]!r}",
+        )
+    return choices[0]
+
+
+def _first_message(call: AgentCall, completion: Any) -> Any:
+    return getattr(_first_choice(call, completion), "message", None)
+
+
+def _assistant(message: Any) -> ChatCompletionMessageParam:
+    """The model's message as it is sent back: its text and its tool calls as they came."""
+    calls = [
+        {
+            "id": getattr(c, "id", None),
+            "type": "function",
+            "function": {
+                "name": getattr(c.function, "name", None),
+                "arguments": getattr(c.function, "arguments", None),
+            },
+        }
+        for c in getattr(message, "tool_calls", None) or ()
+    ]
+    sent = {"role": "assistant", "content": getattr(message, "content", None), "tool_calls": calls}
+    return cast(ChatCompletionMessageParam, sent)
 
 
 async def _guarded(what: str, request: Any, timeout_s: float) -> Any:

@@ -5,9 +5,10 @@ supports, and a number it ties to a drone's quantity must be that drone's.
 its fuel left, budget, fuel used, remaining path, margin, points, position and counts; per
 target its priority and position; per SAM and airport its position (and range); the
 fleet's totals and counts; the tick and time; every number of the rules answer to the same
-question (distances, detours ..., cited or in its text); a what-if's figures; the numbers in the question itself;
-and the few figures derived from those (the difference of two drones' same quantity, a
-quantity as a percentage of a budget or of the points possible).
+question (distances, detours ..., cited or in its text); a what-if's figures; the numbers in
+the question itself; the numbers the responder's tools answered; and the few figures
+derived from those (the difference of two drones' same quantity, a quantity as a
+percentage of a budget or of the points possible).
 
 ``number_problems(output, facts, state)`` returns what is wrong, one phrase each: a number
 in the text or in ``numbers`` that no fact supports, or a drone quantity stated with
@@ -112,8 +113,10 @@ def supported(
     rules: Mapping[str, Any] | None = None,
     whatif: Any | None = None,
     question: str = "",
+    tool_data: Iterable[Any] = (),
 ) -> list[Fact]:
-    """The facts an answer about ``state`` may cite (see the module docstring)."""
+    """The facts an answer about ``state`` may cite (see the module docstring); with
+    ``tool_data``, every number the responder's tools answered (read from the same state)."""
     facts: list[Fact] = []
 
     def add(label: str, value: float | None) -> None:
@@ -191,6 +194,8 @@ def supported(
             add("what-if figure", value)
     for value in numbers_in(question):
         add("in the question", value)
+    for value in _walk(list(tool_data)):
+        add("a tool's answer", value)
     return facts
 
 

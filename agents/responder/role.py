@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.engines.base import ToolSpec
 
-__all__ = ["RESPONDER_PROMPT", "RESPONDER_TOOL", "CitedNumber", "ResponderOutput"]
+__all__ = ["RESPONDER_PROMPT", "RESPONDER_TOOL", "TOOLS_NOTE", "CitedNumber", "ResponderOutput"]
 
 RESPONDER_PROMPT = """\
 You are the ISR Mission Responder of a multi-drone ISR mission executive.
@@ -70,6 +70,14 @@ class ResponderOutput(_Output):
         default_factory=list, description="every target, drone and SAM id named in the answer"
     )
 
+
+# appended to the prompt when the responder may call tools (``agents.tools``)
+TOOLS_NOTE = """\
+TOOLS: you may call the read-only tools offered (mission_overview, drone_state, distance,
+plan_metrics) to read what the MISSION STATE does not spell out; each answers
+{"ok": true, "data": ...} or {"ok": false, "error": "..."}. Calls are limited: when you have
+the numbers, answer with the answer tool. You cannot plan or change the mission.
+"""
 
 RESPONDER_TOOL = ToolSpec.for_model(
     "answer", "Give the operator the answer, citing the numbers it rests on.", ResponderOutput

@@ -121,6 +121,7 @@ class StateVenue:
     timeout_s: float
     iterations: int
     seed: int
+    responder_tools: bool = False  # the responder may call its read-only tools
 
     @property
     def run_id(self) -> str:
@@ -226,16 +227,28 @@ async def answer(
     iterations: int = DEFAULT_ITERATIONS,
     seed: int = 0,
     on_stage: StageReport | None = None,
+    responder_tools: bool = False,
 ) -> dict[str, Any]:
     """Answer the operator's ``text`` about ``state`` (see the module docstring).
 
     ``live`` is the running executive (commands apply to it; what-ifs plan from its world);
     for a stored state, ``world`` is the re-executed world it was read from. ``on_stage``
-    hears the pipeline's stages as they happen (``run_words``).
+    hears the pipeline's stages as they happen (``run_words``). ``responder_tools``: the
+    responder may call its read-only tools (``agents.tools``), each call traced under it.
     """
     read_memories, store = _memory_parts(memories)
     venue = StateVenue(
-        state, engine, sink, read_memories, store, live, world, timeout_s, iterations, seed
+        state,
+        engine,
+        sink,
+        read_memories,
+        store,
+        live,
+        world,
+        timeout_s,
+        iterations,
+        seed,
+        responder_tools,
     )
     reply = await run_words(text, venue, on_stage)
     decision, intent = reply.decision, reply.intent

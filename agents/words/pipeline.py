@@ -41,6 +41,7 @@ from agents.coordinator.schema import CoordinatorDecision, planner_constraints
 from agents.engines.base import Engine, canonical_json
 from agents.engines.base import input_hash as hash_parts
 from agents.responder import respond
+from agents.tools import ToolContext
 from agents.words.stages import (
     PlanStage,
     Stage,
@@ -148,6 +149,10 @@ class Venue(Protocol):
         """Seconds the responder may take."""
 
     @property
+    def responder_tools(self) -> bool:
+        """Whether the responder may call its read-only tools (``agents.tools``)."""
+
+    @property
     def iterations(self) -> int:
         """A what-if planner's iteration budget (reproducible)."""
 
@@ -234,8 +239,10 @@ async def run_words(text: str, venue: Venue, on_stage: StageReport | None = None
                 parent_run_id=reply.root,
                 timeout_s=venue.timeout_s,
                 whatif=whatif,
+                tools=ToolContext.for_state(state) if venue.responder_tools else None,
+                on_stage=report,
             )
-        reply.children.append(done.record.run_id)
+        reply.children += [done.record.run_id, *done.tool_calls]
         reply.answer = done.output.answer
         reply.numbers = [n.model_dump() for n in done.output.numbers]
         reply.ids = list(done.output.ids)

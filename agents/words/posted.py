@@ -197,6 +197,11 @@ class PostedVenue:
         return engine_for(self.agents_engine, "responder")
 
     @property
+    def responder_tools(self) -> bool:
+        """The request's ``preferences`` say ``"responder_tools": true``."""
+        return bool(self.preferences.get("responder_tools"))
+
+    @property
     def iterations(self) -> int:
         return int(self.preferences.get("iterations") or 2000)
 

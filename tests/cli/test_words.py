@@ -107,6 +107,20 @@ def test_trace_prints_the_chain_and_it_is_stored_under_the_run(stored):
     assert rows[ids[0]]["validated_output"]["what_if"] == [{"kind": "lose_drone", "drone": "3"}]
 
 
+def test_ask_tools_traces_each_call_under_the_responder(stored):
+    url, run_id = stored
+    done = ask(url, run_id, "How much fuel does D2 have left?", "--tools", "--trace")
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    chain = lines[lines.index(next(x for x in lines if x.startswith("agent runs behind"))) + 1 :]
+    assert chain[0].startswith("coordinator  engine=rules")
+    assert chain[1].startswith("└─ responder  engine=rules")
+    # the rules engine's tool plan: the overview, then the drone the question names
+    assert chain[2].strip().startswith("├─ tool:mission_overview  engine=tools")
+    assert chain[3].strip().startswith("└─ tool:drone_state  engine=tools")
+    assert all("  applied" in line for line in chain[2:4])
+
+
 def test_ask_with_the_anthropic_engine_and_stored_memories(stored, messages_api, monkeypatch):
     url, run_id = stored
     done = runner.invoke(

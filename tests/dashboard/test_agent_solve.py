@@ -242,3 +242,50 @@ async def test_words_that_cannot_be_served_say_why_and_plan_nothing():
     assert memory["success"] is False and memory["response"].startswith("Not stored:")
     for body in (unknown, what_if, memory):
         assert body["routes"] == {} and body["trace"]["agents"] == ["coordinator"]
+
+
+@run_async
+async def test_with_responder_tools_a_model_calls_them_and_the_trace_shows_each_call():
+    """``preferences.responder_tools``: the responder is offered its read-only tools; the
+    scripted model reads D1's state with one, then answers; the call is an agent run under
+    the responder, and a tool it may not call is refused with an error result."""
+
+    def model(request: dict):
+        if request["tool_choice"].get("name"):  # a forced call: not the responder's loop
+            return _model(request)
+        answered = sum(m["role"] == "user" for m in request["messages"]) - 1
+        if answered == 0:
+            return ToolUse({"drone": "D1"}, name="drone_state")
+        if answered == 1:
+            return ToolUse({}, name="solve")
+        return ToolUse(
+            {
+                "answer": "D1 has 200.0 km of fuel left.",
+                "numbers": [{"label": "D1 fuel left", "value": 200.0, "unit": "km"}],
+                "ids": ["D1"],
+            },
+            name="answer",
+        )
+
+    body = _body("How much fuel does D1 have left?")
+    body["preferences"]["responder_tools"] = True
+    with MessagesAPIServer(model) as api:
+        async with (
+            dashboard() as (server, http),
+            AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as engine,
+        ):
+            server.app.state.context.planning.engine = engine
+            r = await http.post("/api/agent_solve", json=body)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    runs = out["trace"]["agent_runs"]
+    [responder] = [x for x in runs if x["agent"] == "responder"]
+    tools = [x for x in runs if x["agent"].startswith("tool:")]
+    assert [(x["agent"], x["applied"]) for x in tools] == [
+        ("tool:drone_state", True),
+        ("tool:solve", False),
+    ]
+    assert all(x["parent_run_id"] == responder["run_id"] for x in tools)
+    assert tools[1]["error"].startswith("access denied: the responder may not call solve")
+    assert responder["applied"] is True
+    assert out["response"].endswith("D1 has 200.0 km of fuel left.")  # after "No plan yet"
