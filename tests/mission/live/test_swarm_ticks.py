@@ -70,9 +70,9 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
         # a REPLAN every few seconds, but not over one still planning: on a starved machine
         # a round can take longer than the gap, and each new REPLAN would supersede it
         tick = payload.get("tick", 0) if topic == "telemetry" else 0
-        if tick >= hz and (tick - hz) % every == 0:  # from 1 s on, so one has time to commit
-            if not any(r.status == "planning" for r in executive.replans):
-                executive.command(HumanCommand("REPLAN"))
+        due = tick >= hz and (tick - hz) % every == 0  # from 1 s on: one has time to commit
+        if due and not any(r.status == "planning" for r in executive.replans):
+            executive.command(HumanCommand("REPLAN"))
 
     publish = executive.recorder.publish
     assert publish is not None
