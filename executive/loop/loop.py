@@ -117,6 +117,7 @@ from sim import (
     TickResult,
     WallClock,
 )
+from sim.flight import lay_out
 from sim.outcome import mission_outcome
 from sim.pacing import check_speed
 
@@ -364,8 +365,16 @@ class Executive:
 
     def ahead(self) -> Callable[[Iterable[Path]], None]:
         """For a worker thread: the first contacts of paths a plan will fly, worked out for
-        the safety layer's first check after the commit (``Safety.ahead``)."""
-        return self.safety.ahead()
+        the safety layer's first check after the commit (``Safety.ahead``), and their piece
+        tables for the sim's tick that starts them (``sim.flight.lay_out``)."""
+        contacts = self.safety.ahead()
+
+        def work(paths: Iterable[Path]) -> None:
+            paths = list(paths)
+            contacts(paths)
+            lay_out(paths)
+
+        return work
 
     @property
     def checkpoints(self) -> dict[str, Checkpoint]:
