@@ -289,7 +289,11 @@ class Rounds:
         self.ends = {d: r.route[-1] for d, r in solution.routes.items() if r.route}
         starts = {spec.id for spec in mission.drones}
         live = {t.id for t in host.sim.world.known_environment.targets}
-        for command in fly_commands(mission, solution, 0, starts, live):
+        commands = fly_commands(mission, solution, 0, starts, live)
+        # before tick 0, off the clock: what the first check and the first step would
+        # otherwise work out on their ticks (first contacts, piece tables)
+        host.ahead()(c.path for c in commands)
+        for command in commands:
             host.recorder.submit(command, "executive")
         host.recorder.plan_version(
             self.plan_id,
