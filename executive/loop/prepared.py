@@ -26,8 +26,11 @@ from sim import Command
 
 __all__ = ["input_json", "prepare_json", "solution_json"]
 
-_SOLUTIONS = 16  # plans kept: drafts, rebases and commits in flight at once
-_INPUTS = 16_384  # command rows kept: a few plans' worth at 1,000 drones
+# Plans kept (a draft's dump is read again at its commit); command rows are dropped when
+# read. Few: every list kept is one more for the cyclic collector's full passes (a plan's
+# dump at 1,000 drones is tens of thousands of lists).
+_SOLUTIONS = 4
+_INPUTS = 8_192
 
 _lock = threading.Lock()
 _solutions: OrderedDict[int, tuple[Solution, dict[str, Any]]] = OrderedDict()
@@ -62,9 +65,9 @@ def prepare_json(solution: Solution | None, commands: Iterable[Edit | Command] =
             _keep(_inputs, id(command), (command, input_to_json(command)), _INPUTS)
 
 
-def _lookup(cache: OrderedDict[int, Any], item: object) -> Any:
+def _lookup(cache: OrderedDict[int, Any], item: object, *, drop: bool = False) -> Any:
     with _lock:
-        entry = cache.get(id(item))
+        entry = cache.pop(id(item), None) if drop else cache.get(id(item))
     return entry[1] if entry is not None and entry[0] is item else None
 
 
@@ -80,7 +83,7 @@ def input_json(item: Edit | Command, stamped: Edit | Command) -> tuple[str, dict
     """The input row of ``stamped``, the copy of ``item`` the sim queued: ``item``'s prepared
     row when stamping changed nothing (the tick it already had), else made now."""
     if getattr(item, "tick", None) == getattr(stamped, "tick", None):
-        found = _lookup(_inputs, item)
+        found = _lookup(_inputs, item, drop=True)  # each command is submitted once
         if found is not None:
             return found  # type: ignore[no-any-return]
     return input_to_json(stamped)
