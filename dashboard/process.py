@@ -148,9 +148,7 @@ async def start_dashboard_process(
         await asyncio.to_thread(process.join, 5.0)
         await bridge.stop()
         if isinstance(exc, TimeoutError):
-            raise DashboardError(
-                f"the dashboard did not start in {start_timeout_s:g} s"
-            ) from None
+            raise DashboardError(f"the dashboard did not start in {start_timeout_s:g} s") from None
         raise
     log.info("dashboard serving on %s:%d (process %s)", host, bound, process.pid)
     return DashboardProcess(process, bridge, host, bound, family, token)

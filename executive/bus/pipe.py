@@ -131,6 +131,11 @@ class PipeBridge:
         if self.on_control is not None:
             self.on_control("!closed", b"")
 
+    @property
+    def subscription(self) -> Subscription | None:
+        """The bridge's own subscription (its drops counted there), once started."""
+        return self._sub
+
     def pending(self) -> int:
         """Messages not yet sent on: the subscription's plus those in the stream's buffer
         (counted as one while any byte waits)."""

@@ -68,19 +68,20 @@ async def test_the_run_streams_from_another_process_and_its_commands_come_back_o
 
 @run_async
 async def test_viewers_without_the_token_are_capped_in_the_viewers_process():
-    async with live_mission(serve=start_dashboard_process, max_anonymous_viewers=1) as mission:
-        async with Frames(mission.ws_url) as one:
-            assert (await one.next())["truth"] is False
-            async with Frames(mission.ws_url) as two:
-                with pytest.raises(websockets.ConnectionClosed) as closed:
-                    await asyncio.wait_for(two.next(), TIMEOUT)
-                assert closed.value.rcvd.code == WS_TRY_AGAIN_LATER
-            async with Frames(mission.ws_url, token=TOKEN) as operator:
-                assert (await operator.next())["truth"] is True
-            missing = await httpx.AsyncClient(base_url=mission.url).post(
-                "/api/commands", json={"command": "PAUSE"}
-            )
-            assert missing.status_code == 401
+    async with (
+        live_mission(serve=start_dashboard_process, max_anonymous_viewers=1) as mission,
+        Frames(mission.ws_url) as one,
+        httpx.AsyncClient(base_url=mission.url, timeout=TIMEOUT) as http,
+    ):
+        assert (await one.next())["truth"] is False
+        async with Frames(mission.ws_url) as two:
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(two.next(), TIMEOUT)
+            assert closed.value.rcvd.code == WS_TRY_AGAIN_LATER
+        async with Frames(mission.ws_url, token=TOKEN) as operator:
+            assert (await operator.next())["truth"] is True
+        missing = await http.post("/api/commands", json={"command": "PAUSE"})
+        assert missing.status_code == 401
 
 
 @run_async

@@ -37,7 +37,7 @@ def test_messages_cross_as_published_and_commands_come_back():
         sub = far.subscribe(["telemetry", "events", "status"])
         await bridge.start()
         await far.start()
-        payload = {"run_id": "r1", "tick": 3, "time": 0.1 + 0.2, "name": "é\n\"x\""}
+        payload = {"run_id": "r1", "tick": 3, "time": 0.1 + 0.2, "name": 'é\n"x"'}
         bus.publish("telemetry", payload)
         bus.publish("events", {"run_id": "r1", "tick": 3, "kind": "X"})
         got = {m.topic: m for m in [await asyncio.wait_for(sub.get(), 10) for _ in range(3)]}
@@ -72,7 +72,7 @@ def test_a_far_end_that_never_reads_does_not_slow_the_publisher():
             if tick % 100 == 0:
                 await asyncio.sleep(0)  # the bridge runs, fills the socket, then waits
         took = time.perf_counter() - started
-        sub = bridge._sub
+        sub = bridge.subscription
         assert sub is not None
         await _wait(lambda: sub.dropped.get("events", 0) > 0)
         assert sub.pending() <= 64 + 1  # bounded: the queue, one telemetry slot
