@@ -102,6 +102,9 @@ def _problem(exc: ValidationError, message: dict[str, Any]) -> str:
     if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
         return f"$.type: {message.get('type')!r} is not one of {', '.join(CMD_KINDS)}"
     where = "".join(f".{p}" for p in first["loc"][1:])  # [0] is the tag: not in the message
+    given = first.get("input")
+    if isinstance(given, (str, int, float)) and len(repr(given)) <= 80:  # what was sent
+        return f"${where}: {first['msg']} (got {given!r})"
     return f"${where}: {first['msg']}"
 
 

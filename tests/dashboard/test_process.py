@@ -2,15 +2,19 @@
 mission (real ``MissionHost`` on an ``InProcessBus``, real uvicorn in a spawned process):
 the run streams to the page, commands come back and are applied once, the doors (token,
 the cap on anonymous viewers) hold, a port in use is refused at once, and stopping it ends
-the process. What a client receives is what the mission published, encoded once."""
+the process (``isr run``'s, on Ctrl-C or when the run is killed). What a client receives is
+what the mission published, encoded once."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
 import socket
+import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -20,7 +24,16 @@ from dashboard.errors import WS_TRY_AGAIN_LATER
 from dashboard.process import DashboardProcess, start_dashboard_process
 from dashboard.server import DashboardError
 from executive.bus import InProcessBus
-from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN, Frames, event, live_mission, telemetry
+from tests.dashboard.harness import (
+    AUTH,
+    TIMEOUT,
+    TOKEN,
+    CliProcess,
+    Frames,
+    event,
+    live_mission,
+    telemetry,
+)
 
 
 def run_async(fn):
@@ -98,3 +111,43 @@ async def test_a_dashboard_that_cannot_start_says_why():
     with pytest.raises(DashboardError, match="did not start"):
         # create_app refuses an unknown option: raised over there, reported here
         await start_dashboard_process(InProcessBus("r1"), port=0, token=TOKEN, no_such=1)
+
+
+def _viewers_of(pid: int) -> list[int]:
+    """The children of ``pid`` that are multiprocessing's spawned processes."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"spawn_main" in cmdline:
+                    found.append(int(child))
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:  # a zombie (no reaper in a container) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("ending", ["ctrl-c", "kill -9"])
+def test_isr_run_serves_its_dashboard_from_a_process_that_ends_with_the_run(ending):
+    with CliProcess(
+        "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+        "--no-agents", "--speed", "4",
+    ) as cli:  # fmt: skip
+        url = cli.wait_for(r"dashboard: (http://\S+?)/\?token=")
+        assert cli.proc is not None
+        viewers = _viewers_of(cli.proc.pid)
+        assert len(viewers) == 1, viewers
+        state = httpx.get(f"{url}/api/state", timeout=TIMEOUT).json()
+        assert state["link"]["state"] == "local"
+        if ending == "kill -9":  # no goodbye: the viewers' process sees its link end
+            cli.proc.kill()
+            cli.proc.wait(TIMEOUT)
+    deadline = time.monotonic() + TIMEOUT
+    while not _gone(viewers[0]):
+        assert time.monotonic() < deadline, f"the viewers' process outlived the run ({ending})"
+        time.sleep(0.2)

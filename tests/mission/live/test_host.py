@@ -178,10 +178,11 @@ def test_a_command_is_read_as_its_typed_message_before_anything_is_applied():
         host.handle({"type": "ask", "text": "  "}),
         host.handle(["PAUSE"]),
     ]
-    assert refusals[0] == "$.extra: Extra inputs are not permitted"
+    assert refusals[0] == "$.extra: Extra inputs are not permitted (got 1)"
     assert refusals[1] == "$.type: 'teleport' is not one of command, edit, ask, speed, stop"
     assert refusals[2] == refusals[3] and refusals[2].startswith("$.speed: a number from")
     assert refusals[4].startswith("$.command: Input should be 'CUT', 'PAUSE'")
+    assert refusals[4].endswith("(got 'PAUS')")
     assert refusals[5] == "$.edit: Input should be a valid dictionary"
     assert refusals[6] == "$.text: the question must be a non-empty string"
     assert refusals[7] == "a command message must be a JSON object"
