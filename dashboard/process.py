@@ -169,11 +169,8 @@ def _child_main(
 ) -> None:
     """The viewers' process: serve until the mission's process says stop, or is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the run, which stops us
-    if nice:
-        with contextlib.suppress(OSError):
-            os.nice(nice)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    asyncio.run(_serve(listener, link, run_id, host, token, trace_url, app_options))
+    asyncio.run(_serve(listener, link, run_id, host, token, trace_url, nice, app_options))
 
 
 async def _serve(
@@ -183,6 +180,7 @@ async def _serve(
     host: str,
     token: str,
     trace_url: str | None,
+    nice: int,
     app_options: dict[str, Any],
 ) -> None:
     reader, writer = await asyncio.open_connection(sock=link)
@@ -205,6 +203,9 @@ async def _serve(
     await bus.start()  # after the mirror subscribed: it misses nothing sent meanwhile
     write_frame(writer, _READY)
     await writer.drain()
+    if nice:  # once started: the run waits for the start, never for the serving
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     gone = asyncio.create_task(bus.closed.wait())
     asked = asyncio.create_task(stop.wait())
     await asyncio.wait({gone, asked}, return_when=asyncio.FIRST_COMPLETED)
