@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.context import MemoryLike
-from agents.coordinator import CoordinatorDecision, coordinate_state
+from agents.coordinator import CoordinatorDecision, coordinate_state, only_drones
 from agents.engines.base import Engine
 from agents.responder.followups import follow_ups
 from agents.words.pipeline import (
@@ -169,10 +169,15 @@ class StateVenue:
         if self.live is not None:
             self.live.command(HumanCommand("REPLAN", reply.text, "operator"))
             reply.applied = True
-            reply.answer = (
-                f"Applying at the next tick: {what}. The remainder is replanned"
-                " from the checkpoints with these constraints."
+            # the loop reads the same words against the same plan at the next tick
+            named = only_drones(decision, state.allocation)
+            scope = (
+                f"Only {', '.join(drone_label(d) for d in named)} are re-planned from the"
+                " checkpoints; the other drones keep their routes."
+                if named
+                else "The remainder is replanned from the checkpoints with these constraints."
             )
+            reply.answer = f"Applying at the next tick: {what}. {scope}"
         elif state.source == "stored":
             reply.answer = (
                 f"Would apply: {what}. This is a stored run (tick {state.tick}):"

@@ -33,7 +33,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agents.context import MemoryLike
-from agents.coordinator import CoordinatorDecision, coordinate_scenario, planner_constraints
+from agents.coordinator import (
+    CoordinatorDecision,
+    coordinate_scenario,
+    only_drones,
+    planner_constraints,
+)
 from agents.engines.base import Engine
 from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
@@ -42,18 +47,17 @@ from agents.words.state import DroneState, MissionState
 from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
 from executive.errors import ExecutiveError
+from executive.loop.rebase import keep_unnamed
 from executive.traces.sinks import ListSink
 from planner.constraints import (
-    Move,
     OperatorConstraints,
     constraint_notes,
     constraint_violations,
+    keep_others,
 )
-from planner.errors import PlannerError
 from planner.feasibility import Plannable
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
-from planner.solution import build_solution
 from planner.validation import validate_solution
 from sim import World
 
@@ -137,38 +141,6 @@ def posted_state(
         excluded=excluded,
         planning=planning or PlanningLog(),
     )
-
-
-def moved_drones(decision: CoordinatorDecision, allocation: Mapping[str, list[str]]) -> set[str]:
-    """The drones a move names: each target's new drone and the drone that holds it now."""
-    holder = {t: d for d, ts in allocation.items() for t in ts}
-    named = set()
-    for m in decision.constraints.moves:
-        named.add(m.to_drone)
-        if m.target in holder:
-            named.add(holder[m.target])
-    return named
-
-
-def keep_others(
-    constraints: OperatorConstraints, allocation: Mapping[str, list[str]], named: set[str]
-) -> OperatorConstraints:
-    """``constraints`` plus what keeps every drone's targets where they are: a drone not in
-    ``named`` keeps exactly its targets, a named one its own but the moved ones plus those
-    moved to it."""
-    moved = {m.target: m.to_drone for m in constraints.moves}
-    everything = {t for ts in allocation.values() for t in ts} | set(moved)
-    moves = list(constraints.moves)
-    forbidden = {d: list(ts) for d, ts in constraints.forbidden.items()}
-    for drone, targets in allocation.items():
-        own = [t for t in targets if t not in moved]
-        if drone not in named:
-            moves += [Move(target=t, to_drone=drone) for t in own]
-        mine = set(own) | {t for t, d in moved.items() if d == drone}
-        extra = sorted(everything - mine)
-        if extra:
-            forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(extra))
-    return constraints.model_copy(update={"moves": moves, "forbidden": forbidden})
 
 
 def _routes_of(solution: Solution) -> dict[str, list[str]]:
@@ -308,18 +280,15 @@ class PostedVenue:
                 "a posted mission has no checkpoint yet: planned from the drones' starts"
             )
         asked = constraints = planner_constraints(decision)
-        named: set[str] | None = None
-        if decision.policy.use_existing_allocation and self.existing is not None:
-            named = moved_drones(decision, self.existing.allocation)
-            constraints = keep_others(asked, self.existing.allocation, named)
+        # a move on the posted plan re-plans only the drones it names (as on a live run)
+        existing = self.existing
+        named = set(only_drones(decision, existing.allocation if existing else None))
+        if named and existing is not None:
+            constraints = keep_others(asked, existing.allocation, named)
         plan, planned_on = await self._plan(reply, constraints)
-        if named is not None and self.existing is not None:
-            plan = self._only_named(plan, named)
-            reply.reasons.append(
-                "use_existing_allocation: only "
-                + ", ".join(drone_label(d) for d in sorted(named))
-                + " replanned; the other drones keep their routes"
-            )
+        if named and existing is not None:
+            plan, why = keep_unnamed(self.fleet.mission, plan, existing, named)
+            reply.reasons.append(f"use_existing_allocation: {why}")
         reply.plan = plan
         reply.applied = True
         reply.plan_changed = self.existing is None or _routes_of(plan) != _routes_of(self.existing)
@@ -362,23 +331,6 @@ class PostedVenue:
                 reply.answer,
             ]
         )
-
-    def _only_named(self, plan: Solution, named: set[str]) -> Solution:
-        """``plan`` with every drone not in ``named`` back on its existing route (a move
-        changes only the drones it names); ``plan`` itself if that would not validate."""
-        assert self.existing is not None
-        mission = self.fleet.mission
-        routes: dict[str, list[int]] = {}
-        for spec in mission.drones:
-            source = plan if spec.id in named else self.existing
-            route = source.routes.get(spec.id)
-            if route is not None:
-                routes[spec.id] = [mission.index[x] for x in route.route]
-        try:
-            kept = build_solution(mission, routes)
-        except (PlannerError, KeyError, IndexError):
-            return plan
-        return plan if validate_solution(mission, kept) else kept
 
     def remember(self, reply: Reply) -> None:
         memory = reply.decision.memory or {}

@@ -161,6 +161,11 @@ class MissionState(_Frozen):
         }
 
     @property
+    def allocation(self) -> dict[str, list[str]]:
+        """Drone -> its targets still to collect under the committed plan (lost: none)."""
+        return {d.id: list(d.planned_targets) for d in self.drones.values() if d.status != "lost"}
+
+    @property
     def points_to_collect(self) -> float:
         """Points of the targets the committed plan still collects."""
         return float(sum(self.priority(t) for t in self.planned_by))

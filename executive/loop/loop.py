@@ -57,6 +57,7 @@ from executive.contracts import (
     AGENT_COMMANDS,
     DRONE_COMMANDS,
     Coordinate,
+    CoordinatorVerdict,
     HumanCommand,
     MissionPlanner,
     PlanOutcome,
@@ -612,9 +613,13 @@ class Executive:
         if kind in AGENT_COMMANDS:
             return self._switch_agent(command)
         if kind in ("CUT", "REPLAN"):
-            if command.text and not self._apply_words(command.text, kind):
-                return  # refused: the words ask for what cannot be done, nothing is replanned
-            rounds.trigger("operator", f"operator:{kind}")
+            only: tuple[str, ...] = ()
+            if command.text:
+                verdict = self._apply_words(command.text, kind)
+                if verdict is None:
+                    return  # refused: the words ask for what cannot be done, nothing replanned
+                only = verdict.only_drones  # a move: the other drones keep their routes
+            rounds.trigger("operator", f"operator:{kind}", only)
         elif kind == "PAUSE":
             if self.paused:
                 return self._ignored(kind, "already paused")
@@ -725,11 +730,11 @@ class Executive:
         world = self.sim.world
         return {d for d in self._operator_holds if world.status(d) == "holding"}
 
-    def _apply_words(self, text: str, kind: str = "REPLAN") -> bool:
-        """The operator's words into the constraints in force; False (and the reasons on a
-        COMMAND_IGNORED event) when the coordinator refuses them: an unknown id, a drone
-        that cannot sense the target, a target inside a SAM, not enough fuel; or when this
-        run has no coordinator to read them."""
+    def _apply_words(self, text: str, kind: str = "REPLAN") -> CoordinatorVerdict | None:
+        """The operator's words into the constraints in force, and the verdict on them;
+        None (and the reasons on a COMMAND_IGNORED event) when the coordinator refuses them:
+        an unknown id, a drone that cannot sense the target, a target inside a SAM, not
+        enough fuel; or when this run has no coordinator to read them."""
         if self._coordinate is None:
             self.recorder.event(
                 self.sim.tick,
@@ -740,7 +745,7 @@ class Executive:
                     "text": text,
                 },
             )
-            return False
+            return None
         verdict = self._coordinate(text, self)
         if verdict.errors:
             errors = list(verdict.errors)
@@ -755,7 +760,7 @@ class Executive:
                     "refused": [r.model_dump(mode="json") for r in verdict.refused],
                 },
             )
-            return False
+            return None
         added = verdict.constraints
         # the last word wins (never both T5->2 and T5->1 in force): planner.constraints' merge
         self.constraints = merge_constraints(self.constraints, added)
@@ -771,10 +776,11 @@ class Executive:
                     "added": added.model_dump(mode="json"),
                     "constraints": self.constraints.model_dump(mode="json"),
                     "replaced": [r.model_dump(mode="json") for r in verdict.replaced],
+                    "only_drones": list(verdict.only_drones),
                 }
             ),
         )
-        return True
+        return verdict
 
     # ----- observe -------------------------------------------------------------------
 
