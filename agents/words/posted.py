@@ -42,6 +42,7 @@ from agents.coordinator import (
 from agents.engines.base import Engine
 from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
+from agents.tools import ToolContext
 from agents.words.pipeline import ANSWERED, Ground, Reply, Responder, kept_orders
 from agents.words.state import DroneState, MissionState
 from agents.words.troubles import PlanningLog, stored_log
@@ -167,6 +168,10 @@ class PostedVenue:
     def engine(self) -> Engine:
         """The responder's own engine, traced by name."""
         return engine_for(self.agents_engine, "responder")
+
+    def tool_context(self, state: MissionState) -> ToolContext:
+        """The posted mission before take-off: the tools read the state."""
+        return ToolContext.for_state(state)
 
     @property
     def responder_tools(self) -> bool:
