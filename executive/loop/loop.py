@@ -503,7 +503,7 @@ class Executive:
             gc.freeze()
         began = self._clock.now()
         pacer.start(sim.tick)
-        self.recorder.status("running")
+        self.recorder.status("running", agents=self.agent_switches())
         try:
             while not self._stop and not self._over() and (until is None or sim.tick < until):
                 if pacer.speed is None:
@@ -680,6 +680,15 @@ class Executive:
         self.recorder.event(
             tick, "AGENTS", {"agent": role, "on": kind == "AGENT_ON", "off": dict(self.agents_off)}
         )
+
+    def agent_switches(self) -> dict[str, Any]:
+        """The planning chain's agents, those off now (each with why) and their cadences
+        (mission seconds): what the dashboard's engines panel switches."""
+        return {
+            "roles": list(self.options.agent_roles),
+            "off": dict(self.agents_off),
+            "cadence_s": dict(self.options.agent_cadence_s),
+        }
 
     def _ignored(self, kind: str, why: str, drone: str | None = None) -> None:
         self.recorder.event(
