@@ -106,6 +106,7 @@ def build_planner(
         agent_timeout_s=config.agent_timeout_s,
         memories=memories,
         use_agents=config.agents,
+        agent_tools=config.agent_tools,
     )
 
 

@@ -27,7 +27,6 @@ Behaviour
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,7 +43,7 @@ from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
 from agents.tools import ToolContext
 from agents.words.pipeline import ANSWERED, Ground, Reply, Responder, kept_orders
-from agents.words.state import DroneState, MissionState
+from agents.words.state import MissionState, scenario_state
 from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
 from executive.errors import ExecutiveError
@@ -103,45 +102,8 @@ def posted_state(
 ) -> MissionState:
     """A posted mission before take-off, as the responder reads it: every drone parked at
     its start with its whole budget, the plan's route still to fly; ``planning``: the
-    request's own planning troubles (a debug request's)."""
-    airports = {a.id: (a.x, a.y) for a in scenario.environment.airports}
-    drones = {}
-    for drone_id, cfg in scenario.drone_configs.items():
-        route = solution.routes.get(drone_id) if solution is not None else None
-        x, y = airports.get(cfg.start or "", (0.0, 0.0))
-        drones[drone_id] = DroneState(
-            id=drone_id,
-            status="parked",
-            x=x,
-            y=y,
-            fuel=float(cfg.fuel_budget),
-            budget=float(cfg.fuel_budget),
-            sensors=cfg.accessible_targets,
-            home=cfg.home,
-            route=list(route.route) if route is not None else [],
-            planned_targets=list(route.visited_targets) if route is not None else [],
-            remaining_km=float(route.distance) if route is not None else 0.0,
-        )
-    env = scenario.environment
-    excluded = [
-        t.id
-        for t in env.targets
-        if any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in env.sams)
-    ]
-    return MissionState(
-        source="stored",
-        run_id=run_id,
-        tick=0,
-        time=0.0,
-        mode="PLANNED" if solution is not None else "NO PLAN",
-        scenario=scenario,
-        environment=env,
-        drones=drones,
-        plan_id="posted" if solution is not None else None,
-        plan=solution,
-        excluded=excluded,
-        planning=planning or PlanningLog(),
-    )
+    request's own planning troubles (a debug request's). (``scenario_state``.)"""
+    return scenario_state(scenario, solution, run_id, planning)
 
 
 def _routes_of(solution: Solution) -> dict[str, list[str]]:
