@@ -190,9 +190,19 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
+class EventSink(ListSink):
+    """Keeps the events only (what the figures read): a run's every telemetry frame and
+    plan kept in memory would make the collector's full passes, on the tick, far longer
+    than ``isr run``'s, which keeps none of them."""
+
+    def emit(self, record: Any) -> None:
+        if isinstance(record, EventRecord):
+            self.records.append(record)
+
+
 async def fly(scenario, args, console: Console, store: Path | None) -> dict[str, Any]:
     """Fly ``scenario`` at 1x for ``args.seconds`` with REPLANs; returns the figures."""
-    sink: Any = ListSink()
+    sink: Any = EventSink()
     writer = None
     if store is not None:
         from executive.traces import TraceWriter

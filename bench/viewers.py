@@ -7,9 +7,10 @@ For each count, ``isr run scenarios/demo.json --speed S`` starts in a process of
 with its dashboard (no agents, no store); this script opens that many ``/ws/live`` streams
 without the token (each reads every frame, as a browser tab would, without parsing it), lets
 the run settle for 3 s, then reads the mission clock from ``/api/state`` twice, ``--seconds``
-of wall time apart. The figure is the pace achieved over the commanded one (goal: at least
+of wall time apart (the mission time of its latest telemetry). The figure is the pace achieved over the commanded one (goal: at least
 0.95 at every count), beside the frames and bytes the clients received, the refusals (the
-cap is 500 by default), and the 1-minute load.
+cap is 500 by default), and the 1-minute load (before and after each count).
+``--root`` measures another checkout's ``isr run`` with this same script.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ async def _measure(base: str, clients: int, speed: float, seconds: float) -> dic
         await asyncio.sleep(3.0)
 
         async def clock() -> float:
+            # the latest telemetry's mission time (every tick), the scene's before the first
             state = (await http.get("/api/state")).json()
-            return float(state["scene"]["time"])
+            return float((state["telemetry"] or state["scene"])["time"])
 
         t0, w0 = await clock(), time.perf_counter()
         frames0 = counts[0]
@@ -79,12 +81,13 @@ async def _measure(base: str, clients: int, speed: float, seconds: float) -> dic
     }
 
 
-def run_once(clients: int, speed: float, seconds: float) -> dict[str, float]:
+def run_once(clients: int, speed: float, seconds: float, root: Path) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
     args = [sys.executable, "-m", "cli", "run", "scenarios/demo.json", "--port", "0"]
     args += ["--token", TOKEN, "--db", "none", "--no-agents", "--speed", str(speed)]
+    # ``-m`` puts the working directory first on the path: the run is ``root``'s code
     proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        args, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     try:
         assert proc.stderr is not None
@@ -110,6 +113,12 @@ def main() -> int:
     parser.add_argument("--clients", default="0,50,300")
     parser.add_argument("--speed", type=float, default=5.0)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the checkout whose `isr run` is measured (another commit, measured the same way)",
+    )
     args = parser.parse_args()
     console = Console(width=120)
     table = Table(
@@ -120,8 +129,8 @@ def main() -> int:
     for column in columns:
         table.add_column(column)
     for clients in [int(c) for c in args.clients.split(",")]:
-        console.print(f"{clients} clients ...")
-        r = run_once(clients, args.speed, args.seconds)
+        console.print(f"{clients} clients ... (load {os.getloadavg()[0]:.2f})")
+        r = run_once(clients, args.speed, args.seconds, args.root)
         table.add_row(
             str(clients),
             f"{r['pace']:.3f}",

@@ -53,7 +53,7 @@ from cli.common import (
 from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, engine_fields
 from cli.launch import SubprocessForks
 from cli.plan import warn_plannability
-from dashboard.server import start_dashboard
+from dashboard.process import start_dashboard_process
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from mission.config import DashboardConfig, RunConfig
@@ -328,13 +328,14 @@ def incomplete_text(out: dict[str, Any]) -> str:
 def live_view(config: RunConfig, **options: Any) -> ViewFactory:
     """The dashboard as the run's live view, checking the run's engines (``/api/engines``);
     with a trace store it can start forks of the store's runs (``cli.launch``). ``options``
-    go to ``start_dashboard`` (``idle_timeout_s``, ``back_url``)."""
+    go to ``start_dashboard`` (``idle_timeout_s``, ``back_url``). Served by a process of its
+    own (``dashboard.process``): the mission never waits on its viewers."""
     engines = config.engine_table()
     if config.trace_url is None or config.dashboard is None:
-        return functools.partial(start_dashboard, engines=engines, **options)
+        return functools.partial(start_dashboard_process, engines=engines, **options)
     token = config.dashboard.token.get_secret_value()
     forks = SubprocessForks(config.trace_url, token, config.dashboard.host)
-    return functools.partial(start_dashboard, forks=forks, engines=engines, **options)
+    return functools.partial(start_dashboard_process, forks=forks, engines=engines, **options)
 
 
 def print_outcome(name: str, out: dict) -> None:

@@ -39,7 +39,7 @@ from dashboard.app import create_app
 from executive.bus import Bus
 from executive.errors import ExecutiveError
 
-__all__ = ["DashboardError", "DashboardServer", "start_dashboard"]
+__all__ = ["DashboardError", "DashboardServer", "bind", "start_dashboard"]
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,9 @@ class _Server(uvicorn.Server):
             self.ready.set()
 
 
-def _bind(host: str, port: int, user_timeout_s: float | None = None) -> socket.socket:
+def bind(host: str, port: int, user_timeout_s: float | None = None) -> socket.socket:
+    """A listening socket on ``host:port`` (0: any free port) whose connections give up on
+    a peer that accepted nothing for ``user_timeout_s``; ``DashboardError`` naming why not."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
@@ -95,7 +97,8 @@ def _bind(host: str, port: int, user_timeout_s: float | None = None) -> socket.s
     return sock
 
 
-def _display_host(host: str, family: int) -> str:
+def display_host(host: str, family: int) -> str:
+    """How a page's address names ``host`` (a wildcard as the loopback address)."""
     if host in ("0.0.0.0", ""):
         return "127.0.0.1"
     if host == "::":
@@ -122,7 +125,7 @@ class DashboardServer:
         self._sock = sock
         self.host = host
         self.port = sock.getsockname()[1]
-        self.url = f"http://{_display_host(host, sock.family)}:{self.port}"
+        self.url = f"http://{display_host(host, sock.family)}:{self.port}"
 
     @property
     def page_url(self) -> str:
@@ -160,12 +163,16 @@ async def start_dashboard(
     port: int = 8000,
     token: str,
     trace_url: str | None = None,
+    sock: socket.socket | None = None,
     **app_options: Any,
 ) -> DashboardServer:
     """Serve ``create_app(bus, token=..., trace_url=..., **app_options)`` on ``host:port`` as
-    a task of the running loop; return once it is listening (see the module's contract)."""
+    a task of the running loop; return once it is listening (see the module's contract).
+    ``sock``: a socket already bound and listening (``bind``), served instead of
+    ``host:port``."""
     app = create_app(bus, token=token, trace_url=trace_url, **app_options)
-    sock = _bind(host, port, app.state.context.settings.stall_timeout_s)
+    if sock is None:
+        sock = bind(host, port, app.state.context.settings.stall_timeout_s)
     config = uvicorn.Config(
         app,
         host=host,

@@ -77,7 +77,14 @@ from dashboard.truth import (
 )
 from executive.bus import Bus, Message, Subscription
 
-__all__ = ["STREAM_TOPICS", "ClientStalled", "FrameCache", "LiveStreams", "frame_text"]
+__all__ = [
+    "STREAM_TOPICS",
+    "ClientStalled",
+    "FrameCache",
+    "LiveStreams",
+    "frame_text",
+    "message_text",
+]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +97,14 @@ CAPPED_TOPICS = frozenset({"telemetry", "scene"})
 def frame_text(kind: str, data: Any) -> str:
     """The compact JSON text of a ``{"type": kind, "data": data}`` frame."""
     return json.dumps({"type": kind, "data": data}, separators=(",", ":"), default=str)
+
+
+def message_text(message: Message) -> str:
+    """The frame text of a bus message as published: its payload's JSON reused when the bus
+    already has it (``Message.encoded``: the viewers' own process), else encoded now."""
+    if message.encoded is not None:
+        return f'{{"type":{json.dumps(message.topic)},"data":{message.encoded}}}'
+    return frame_text(message.topic, message.payload)
 
 
 class FrameCache:
@@ -120,7 +135,7 @@ class FrameCache:
         public = not truth and message.topic in TRUTH_TOPICS
         if not public:
             if entry[1] is None:
-                entry[1] = frame_text(message.topic, message.payload)
+                entry[1] = message_text(message)
                 self.encoded += 1
             else:
                 self.hits += 1

@@ -101,7 +101,7 @@ class Fleet:
 
     def active(self) -> bool:
         """Is any drone airborne?"""
-        return bool(np.any((self.status == K.FLYING) | (self.status == K.HOLDING)))
+        return K.any_airborne(self.status)  # asked every tick: one pass, no temporaries
 
     def checkpoint(self, i: int, ahead: int, dt: float) -> tuple[float, float, float, float]:
         """Where drone ``i`` will be ``ahead`` ticks from now (x, y, heading, s) if nothing

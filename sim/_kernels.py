@@ -176,6 +176,15 @@ def _near(
 
 
 @njit(cache=True, nogil=True)
+def any_airborne(status: StatusArray) -> bool:
+    """Is any drone flying or holding?"""
+    for st in status:  # noqa: SIM110 - numba compiles the loop, not a generator in any()
+        if st in (FLYING, HOLDING):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def tick_kernel(
     dt: float,
     F: FloatArray,

@@ -9,7 +9,10 @@ length (``slice_path``), and the holding circle.
 from __future__ import annotations
 
 import math
+import threading
 from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -20,7 +23,13 @@ from planner.geometry import Arc, Line, Path, SamField
 from planner.mission import Mission
 from planner.model import Environment
 
-__all__ = ["Flight", "hold_circle", "slice_path"]
+__all__ = ["Flight", "hold_circle", "lay_out", "piece_table", "slice_path"]
+
+# Piece tables made ahead of the tick (``lay_out``), by path: entries hold their path, so
+# an id is never reused while its entry lives.
+_TABLES_KEPT = 16_384
+_tables: OrderedDict[int, tuple[Path, np.ndarray]] = OrderedDict()
+_tables_lock = threading.Lock()
 
 # Rows of a flight's piece array (see ``Flight.pieces``).
 KIND, AX, AY, BX, BY, SGN, PLEN, PCUM, PHDG = range(9)
@@ -91,24 +100,8 @@ class Flight:
         Lines: (AX, AY) start, (BX, BY) the vector to the end, PHDG its heading.
         Arcs: (AX, AY) centre, BX radius, BY start angle, SGN +1 (CCW) or -1 (CW).
         PCUM is the path's own cumulative offset, so positions match ``Path.locate``."""
-        pieces = self.path.pieces
-        out = np.zeros((N_PIECE_ROWS, len(pieces)))
-        cum = self.path.offsets
-        for i, piece in enumerate(pieces):
-            out[PCUM, i] = cum[i]
-            out[PLEN, i] = piece.length
-            if isinstance(piece, Line):
-                (x0, y0), (x1, y1) = piece.start, piece.end
-                out[KIND, i] = LINE
-                out[AX, i], out[AY, i] = x0, y0
-                out[BX, i], out[BY, i] = x1 - x0, y1 - y0
-                out[PHDG, i] = math.atan2(y1 - y0, x1 - x0) if piece.length > 0.0 else 0.0
-            else:
-                out[KIND, i] = ARC
-                out[AX, i], out[AY, i] = piece.center
-                out[BX, i], out[BY, i] = piece.radius, piece.start_angle
-                out[SGN, i] = 1.0 if piece.sweep >= 0.0 else -1.0
-        return out
+        table = _laid_out(self.path)
+        return table if table is not None else piece_table(self.path)
 
     def remaining_waypoints(self, s: float) -> tuple[tuple[str, float], ...]:
         """The waypoints strictly beyond arc length ``s``."""
@@ -148,3 +141,43 @@ def hold_circle(x: float, y: float, heading: float, radius: float, left: bool) -
     sweep = 2.0 * math.pi if left else -2.0 * math.pi
     arc = Arc((cx, cy), radius, start, sweep)
     return Path((arc,), arc.length)
+
+
+def piece_table(path: Path) -> np.ndarray:
+    """``path``'s pieces as ``Flight.pieces`` lays them out (read-only: it may be shared)."""
+    pieces = path.pieces
+    out = np.zeros((N_PIECE_ROWS, len(pieces)))
+    cum = path.offsets
+    for i, piece in enumerate(pieces):
+        out[PCUM, i] = cum[i]
+        out[PLEN, i] = piece.length
+        if isinstance(piece, Line):
+            (x0, y0), (x1, y1) = piece.start, piece.end
+            out[KIND, i] = LINE
+            out[AX, i], out[AY, i] = x0, y0
+            out[BX, i], out[BY, i] = x1 - x0, y1 - y0
+            out[PHDG, i] = math.atan2(y1 - y0, x1 - x0) if piece.length > 0.0 else 0.0
+        else:
+            out[KIND, i] = ARC
+            out[AX, i], out[AY, i] = piece.center
+            out[BX, i], out[BY, i] = piece.radius, piece.start_angle
+            out[SGN, i] = 1.0 if piece.sweep >= 0.0 else -1.0
+    out.flags.writeable = False
+    return out
+
+
+def lay_out(paths: Iterable[Path]) -> None:
+    """Make the piece tables of paths about to fly now (a worker thread), so the tick that
+    starts their flights (1,000 at once when a swarm is re-tasked) only looks them up."""
+    for path in paths:
+        table = piece_table(path)
+        with _tables_lock:
+            _tables[id(path)] = (path, table)
+            while len(_tables) > _TABLES_KEPT:
+                _tables.popitem(last=False)
+
+
+def _laid_out(path: Path) -> np.ndarray | None:
+    with _tables_lock:
+        entry = _tables.get(id(path))
+    return entry[1] if entry is not None and entry[0] is path else None

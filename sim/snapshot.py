@@ -106,18 +106,23 @@ class FleetView:
     def telemetry(self) -> dict[str, DroneTelemetry]:
         """Drone id -> its position, heading, fuel, arc length, status and points, as plain
         floats and the status name, in fleet order: what a telemetry frame carries."""
+        # whole rows to Python floats at once (``tolist``): 1,000 drones a tick, every tick
         F = self.fleet
+        names = [STATUS_NAMES[k] for k in self.status.tolist()]
+        rows = zip(
+            self.ids,
+            F[X].tolist(),
+            F[Y].tolist(),
+            F[HDG].tolist(),
+            F[FUEL].tolist(),
+            F[S].tolist(),
+            names,
+            self.points.tolist(),
+            strict=True,
+        )
         return {
-            drone_id: {
-                "x": float(F[X, i]),
-                "y": float(F[Y, i]),
-                "heading": float(F[HDG, i]),
-                "fuel": float(F[FUEL, i]),
-                "s": float(F[S, i]),
-                "status": STATUS_NAMES[int(self.status[i])],
-                "points": float(self.points[i]),
-            }
-            for i, drone_id in enumerate(self.ids)
+            drone_id: {"x": x, "y": y, "heading": h, "fuel": f, "s": s, "status": st, "points": p}
+            for drone_id, x, y, h, f, s, st, p in rows
         }
 
     def snapshot(self) -> Snapshot:

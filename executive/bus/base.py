@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from executive.bus.topics import TOPICS
@@ -72,6 +72,9 @@ class Message:
     topic: str  # a bare topic name: telemetry, events, ..., cmd
     payload: dict[str, Any]  # as published (a ``cmd`` from MQTT may be text: see mqtt.py)
     retained: bool = False  # delivered from the retained store on subscribe
+    # The payload's compact JSON when the bus received it as text (``executive.bus.pipe``):
+    # whoever sends it on as JSON reuses it instead of encoding the payload again.
+    encoded: str | None = field(default=None, compare=False, repr=False)
 
 
 class Subscription:
@@ -240,15 +243,18 @@ class Fanout:
         self.subscriptions.append(sub)
         return sub
 
-    def deliver(self, topic: str, payload: Any, *, retained: bool = False) -> None:
+    def deliver(
+        self, topic: str, payload: Any, *, retained: bool = False, encoded: str | None = None
+    ) -> None:
         """Hand a message to every subscription that wants it; never blocks.
 
         ``retained`` marks the delivered copy (MQTT's retain flag on arrival); the copy kept
         for later subscriptions depends on the topic's spec alone. ``topic`` must be known.
+        ``encoded``: the payload's compact JSON, when the bus has it (``Message.encoded``).
         """
         if TOPICS[topic].retained:
-            self.retained[topic] = Message(topic, payload, retained=True)
-        message = Message(topic, payload, retained=retained)
+            self.retained[topic] = Message(topic, payload, retained=True, encoded=encoded)
+        message = Message(topic, payload, retained=retained, encoded=encoded)
         for sub in list(self.subscriptions):
             if sub.wants(topic):
                 sub.put(message)

@@ -41,7 +41,7 @@ _BAD_LOG_S = 60.0  # a message that could not be handled is logged at most this 
 # How long stop() waits for the broker to confirm the run's final status, behind what the
 # client had already written: a stopping run can spare it, and a status confirmed late
 # would otherwise be overwritten by the last will (crashed) on a loaded machine.
-_FINAL_STATUS_S = 10.0  # 3 s was not enough behind 20 MB on a starved 2-core machine
+_FINAL_STATUS_S = 30.0  # 3 s, then 10 s, were not enough behind 20 MB at load 8 on 2 cores
 
 
 def _json_default(value: Any) -> Any:

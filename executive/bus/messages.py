@@ -17,13 +17,14 @@ members left unset); readers call ``parse_cmd`` or ``OUT_MESSAGES[topic].model_v
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from executive.contracts import HumanCommandKind
 
 __all__ = [
+    "CMD_KINDS",
     "CMD_MESSAGE",
     "OUT_MESSAGES",
     "AgentRunMessage",
@@ -235,6 +236,10 @@ CmdMessage = Annotated[
     Field(discriminator="type"),
 ]
 CMD_MESSAGE: TypeAdapter[CmdMessage] = TypeAdapter(CmdMessage)
+# the ``type`` of each kind of command, as the union above names them
+CMD_KINDS: tuple[str, ...] = tuple(
+    model.model_fields["type"].default for model in get_args(get_args(CmdMessage)[0])
+)
 
 
 def bus_json_schemas() -> dict[str, dict[str, Any]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -17,6 +18,7 @@ from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.report import Replan
 from planner.constraints import OperatorConstraints
+from planner.geometry import Path
 from planner.intent import Intent
 from planner.mission import Mission
 from planner.model import Solution
@@ -89,6 +91,11 @@ class RoundHost(Protocol):
 
     def replan_failed(self, reason: str) -> None:
         """No new plan is coming: the safety layer takes over."""
+        ...
+
+    def ahead(self) -> Callable[[Iterable[Path]], None]:
+        """Called on the tick; what it returns, called in a worker thread with the paths a
+        plan will fly, works out their first contacts with the SAMs known at the call."""
         ...
 
 

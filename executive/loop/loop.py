@@ -50,7 +50,7 @@ import logging
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
 from executive.contracts import (
@@ -92,6 +92,7 @@ from planner.edits import (
     SetFuel,
     SetPriority,
 )
+from planner.geometry import Path
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
@@ -117,6 +118,7 @@ from sim import (
     TickResult,
     WallClock,
 )
+from sim.flight import lay_out
 from sim.outcome import mission_outcome
 from sim.pacing import check_speed
 
@@ -361,6 +363,19 @@ class Executive:
     def replan_failed(self, reason: str) -> None:
         """No new plan is coming: the safety layer takes over what is unsafe."""
         self.safety.after_failure(reason)
+
+    def ahead(self) -> Callable[[Iterable[Path]], None]:
+        """For a worker thread: the first contacts of paths a plan will fly, worked out for
+        the safety layer's first check after the commit (``Safety.ahead``), and their piece
+        tables for the sim's tick that starts them (``sim.flight.lay_out``)."""
+        contacts = self.safety.ahead()
+
+        def work(paths: Iterable[Path]) -> None:
+            paths = list(paths)
+            contacts(paths)
+            lay_out(paths)
+
+        return work
 
     @property
     def checkpoints(self) -> dict[str, Checkpoint]:

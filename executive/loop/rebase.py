@@ -12,6 +12,7 @@ from executive.loop.cut import ReplanProblem
 from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer, Rebase, Rebasing
 from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
+from executive.loop.prepared import prepare_json
 from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.intent import Intent, route_intent
@@ -134,6 +135,7 @@ def route_on(
     solution = build_solution(mission, routed.routes)
     violations = validate_solution(mission, solution)
     commands = fly_commands(mission, solution, problem.tick, airborne(problem))
+    prepare_json(solution, commands)  # the JSON its commit records, made here, not on the tick
     return Rebased(
         problem,
         mission,

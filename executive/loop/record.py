@@ -26,7 +26,7 @@ from executive.contracts import (
     TelemetryRecord,
     TraceSink,
 )
-from executive.traces.codec import input_to_json
+from executive.loop.prepared import input_json, solution_json
 from planner.edits import Edit
 from planner.model import Solution
 from sim import Command, Sim
@@ -56,7 +56,7 @@ class Recorder:
         need nothing else); returns the stamped copy."""
         assert self.sim is not None, "the run has not started"
         stamped = self.sim.submit(item)
-        kind, payload = input_to_json(stamped)
+        kind, payload = input_json(item, stamped)  # prepared off the tick, when it was
         src = getattr(stamped, "source", None) or source
         tick = stamped.tick if stamped.tick is not None else self.sim.tick
         self.sink.emit(InputRecord(self.run_id, int(tick), kind, payload, src))
@@ -99,7 +99,7 @@ class Recorder:
                 tick,
                 status,
                 trigger,
-                solution.model_dump(mode="json"),
+                solution_json(solution),  # prepared off the tick, when it was
                 latency_ms,
                 round_id,
                 provenance,

@@ -38,7 +38,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, assert_never
 
 from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
@@ -73,8 +73,10 @@ from executive.loop.drafts import (
     provenance,
 )
 from executive.loop.plan_commands import fly_commands
+from executive.loop.prepared import prepare_json, solution_json
 from executive.loop.report import Replan
 from planner.constraints import constraint_violations, keep_others
+from planner.geometry import Path
 from planner.intent import Intent, intent_of
 from planner.mission import Mission, compile_mission
 from planner.model import Solution, drone_label
@@ -306,7 +308,11 @@ class Rounds:
         self.ends = {d: r.route[-1] for d, r in solution.routes.items() if r.route}
         starts = {spec.id for spec in mission.drones}
         live = {t.id for t in host.sim.world.known_environment.targets}
-        for command in fly_commands(mission, solution, 0, starts, live):
+        commands = fly_commands(mission, solution, 0, starts, live)
+        # before tick 0, off the clock: what the first check and the first step would
+        # otherwise work out on their ticks (first contacts, piece tables)
+        host.ahead()(c.path for c in commands)
+        for command in commands:
             host.recorder.submit(command, "executive")
         host.recorder.plan_version(
             self.plan_id,
@@ -394,7 +400,7 @@ class Rounds:
         replan = Replan(round_id, trigger, sim.tick, cut)
         self.replans.append(replan)
         task = asyncio.get_running_loop().create_task(
-            self._plan(request, problem, in_force, only), name=f"round-{round_id}"
+            self._plan(request, problem, in_force, host.ahead(), only), name=f"round-{round_id}"
         )
         self.round = Round(
             replan,
@@ -445,6 +451,7 @@ class Rounds:
         request: PlanRequest,
         problem: ReplanProblem,
         in_force: InForce | None,
+        ahead: Callable[[Iterable[Path]], None],
         only: set[str] | None = None,
     ) -> Planned:
         """Plan, then (in a worker thread) validate on the mission the plan was made on and
@@ -476,9 +483,12 @@ class Rounds:
                 )
             violations = validate_solution(mission, outcome.solution)
             commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
+            prepare_json(outcome.solution, commands)  # the JSON its draft and commit record
+            ahead(c.path for c in commands)  # the first check after its commit reads these
             rival = None
             if auto and in_force is not None and kept is not None and not violations:
                 constraints = request.constraints
+                ahead(c.path for c in kept.commands)
                 rival = Rival(
                     in_force.plan_id,
                     kept,
@@ -655,7 +665,7 @@ class Rounds:
                 {
                     "plan_id": self.plan_id,
                     "tick": tick,
-                    "solution": self.plan.model_dump(mode="json"),
+                    "solution": solution_json(self.plan),
                     "provenance": provenance,
                 },
             )
@@ -845,9 +855,15 @@ class Rounds:
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})
         compare = (self.intent, self.ends) if purpose == "agents" else None
+        ahead = host.ahead()
+
+        def job() -> Rebased:
+            rebased = rebase.rebase_job(problem, draft.intent, draft.ends, gone, compare)
+            ahead(c.path for c in rebased.commands)  # for the first check after its commit
+            return rebased
+
         task = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(rebase.rebase_job, problem, draft.intent, draft.ends, gone, compare),
-            name=f"rebase-{purpose}-{draft.plan_id}",
+            asyncio.to_thread(job), name=f"rebase-{purpose}-{draft.plan_id}"
         )
         self.jobs.append(
             RebaseJob(

@@ -32,9 +32,12 @@ running or failed, agents slow.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
+from executive.loop.contacts import Contacts, Known
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
@@ -102,7 +105,13 @@ class Safety:
         self._cache: dict[str, tuple[Flight, int, _Contact | None]] = {}
         # every known SAM's contact disk, for one known-world version: built once a version,
         # not once per drone (500 SAMs x 1,000 drones after a commit otherwise)
-        self._all_disks: tuple[int, list[Disk], list[str]] | None = None
+        self._all_disks: tuple[int, tuple[Disk, ...], list[str]] | None = None
+        # first contacts of paths about to fly, worked out in the planning worker threads
+        self.contacts = Contacts()
+        # drone -> (its path, whether that path ends at an airport): read every check
+        self._ends: dict[str, tuple[Path, bool]] = {}
+        # (world, tick, the airborne drones then): statuses change only when the sim steps
+        self._up: tuple[object, int, list[str]] | None = None
 
     # ----- what the loop calls -----------------------------------------------------------
 
@@ -123,7 +132,7 @@ class Safety:
         if flight is None:
             return None
         if not flight.holding:
-            if not self._ends_at_airport(flight):
+            if not self._ends_at_airport(drone_id, flight):
                 return None
             return fuel - (flight.length - world.progress(drone_id))
         kept = world.kept_path(drone_id)
@@ -240,11 +249,16 @@ class Safety:
 
     def _airborne(self) -> list[str]:
         world = self.host.sim.world
-        return [
+        up = self._up
+        if up is not None and up[0] is world and up[1] == world.tick:
+            return list(up[2])  # the check asks three times a tick: 1,000 statuses each
+        drones = [
             d for d in self.host.scenario.drone_configs if world.status(d) in ("flying", "holding")
         ]
+        self._up = (world, world.tick, drones)
+        return list(drones)
 
-    def _disks(self, sam_only: str | None = None) -> tuple[list[Disk], list[str]]:
+    def _disks(self, sam_only: str | None = None) -> tuple[tuple[Disk, ...], list[str]]:
         world = self.host.sim.world
         if sam_only is None:
             version = world.environment_version
@@ -253,12 +267,21 @@ class Safety:
             return self._all_disks[1], self._all_disks[2]
         return self._some_disks(sam_only)
 
-    def _some_disks(self, sam_only: str | None) -> tuple[list[Disk], list[str]]:
+    def ahead(self) -> Callable[[Iterable[Path]], None]:
+        """What a worker thread calls with the paths a plan will fly: their first contacts
+        with the SAMs known now (taken here, on the tick), for the first check after the
+        commit to take (``executive.loop.contacts``)."""
+        disks, ids = self._disks()
+        known = Known(self.host.sim.world.environment_version, disks, tuple(ids))
+        return partial(self.contacts.work_out, known)
+
+    def _some_disks(self, sam_only: str | None) -> tuple[tuple[Disk, ...], list[str]]:
         known = self.host.sim.world.known_environment.sams
         chosen = [s for s in known if sam_only is None or s.id == sam_only]
         # a geographic mission's SAMs as the planner treats them: their geodesic covers
         covers = planning_disks(chosen, self.host.scenario.geo)
-        return [(x, y, r + CONTACT_MARGIN) for x, y, r in covers], [s.id for s in chosen]
+        # a tuple: first_contact keeps its boxes for the check's every drone
+        return tuple((x, y, r + CONTACT_MARGIN) for x, y, r in covers), [s.id for s in chosen]
 
     def _contact(self, drone_id: str, *, sam_only: str | None = None) -> _Contact | None:
         """The first contact of the drone's current flight, from where it is now."""
@@ -271,10 +294,15 @@ class Safety:
         if sam_only is None and cached is not None and cached[0] is flight and cached[1] == version:
             contact = cached[2]
         else:
-            disks, ids = self._disks(sam_only)
-            # A holding circle is flown again and again: all of it counts.
-            found = first_contact(flight.path, disks)
-            contact = None if found is None else _Contact(found[0], ids[found[1]])
+            # worked out off the tick for a path a plan put in the air (``contacts``)
+            ready, known = (False, None) if sam_only else self.contacts.take(flight.path, version)
+            if ready:
+                contact = None if known is None else _Contact(*known)
+            else:
+                disks, ids = self._disks(sam_only)
+                # A holding circle is flown again and again: all of it counts.
+                found = first_contact(flight.path, disks)
+                contact = None if found is None else _Contact(found[0], ids[found[1]])
             if sam_only is None:
                 self._cache[drone_id] = (flight, version, contact)
         if contact is None or flight.holding:
@@ -561,7 +589,7 @@ class Safety:
             if (
                 flight is not None
                 and not flight.holding
-                and self._ends_at_airport(flight)
+                and self._ends_at_airport(drone_id, flight)
                 and fuel >= flight.length - world.progress(drone_id) + reserve - 1e-9
                 and self._contact(drone_id) is None
             ):
@@ -606,8 +634,15 @@ class Safety:
             )
             self._home(drone_id, "fuel safety", route=route)
 
-    def _ends_at_airport(self, flight: Flight) -> bool:
-        return self._path_ends_at_airport(flight.path)
+    def _ends_at_airport(self, drone_id: str, flight: Flight) -> bool:
+        """Whether the flight's path ends at an airport: kept per drone until its path
+        changes (airports never do): 50 airports x 1,000 drones, twice a check, otherwise."""
+        kept = self._ends.get(drone_id)
+        if kept is not None and kept[0] is flight.path:
+            return kept[1]
+        ends = self._path_ends_at_airport(flight.path)
+        self._ends[drone_id] = (flight.path, ends)
+        return ends
 
     def _path_ends_at_airport(self, path: Path) -> bool:
         ex, ey = path.end

@@ -21,6 +21,7 @@ from sqlalchemy import ColumnElement, Select, Table, select
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
+from executive.traces.packing import unpack_frame
 
 __all__ = [
     "MIN_PREFIX",
@@ -218,7 +219,7 @@ class TraceReader:
 
     def last_telemetry(self, run_id: str) -> Row | None:
         """The latest telemetry row, or None when none was recorded."""
-        return self._latest(S.telemetry, (S.telemetry,), run_id, 2**62)
+        return _frame(self._latest(S.telemetry, (S.telemetry,), run_id, 2**62))
 
     def agent_runs(self, run_id: str) -> list[Row]:
         """The agent runs recorded under this mission run, in no guaranteed order."""
@@ -246,14 +247,15 @@ class TraceReader:
         """Telemetry rows with ``start <= tick <= end``, in tick order; with ``every`` > 1
         only the rows on ticks that are multiples of it (thinned in the database)."""
         t = S.telemetry
-        q = self._ranged(t, (t.c.tick, t.c.drones), run_id, start, end)
+        q = self._ranged(t, (t.c.tick, t.c.drones, t.c.packed), run_id, start, end)
         if every > 1:
             q = q.where(t.c.tick % every == 0)
-        return self._rows(q.order_by(t.c.tick))
+        return [_unpacked(row) for row in self._rows(q.order_by(t.c.tick))]
 
     def telemetry_at(self, run_id: str, tick: int) -> Row | None:
         """The last telemetry row (tick, drones) at or before ``tick``."""
-        return self._latest(S.telemetry, (S.telemetry.c.tick, S.telemetry.c.drones), run_id, tick)
+        t = S.telemetry
+        return _frame(self._latest(t, (t.c.tick, t.c.drones, t.c.packed), run_id, tick))
 
     def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """Events with ``start <= tick <= end``, in the order they were recorded."""
@@ -344,3 +346,15 @@ def _summary(row: Row) -> Row:
         "commit": policy.get("commit", "auto"),
         "fork": config.get("fork"),
     }
+
+
+def _frame(row: Row | None) -> Row | None:
+    return None if row is None else _unpacked(row)
+
+
+def _unpacked(row: Row) -> Row:
+    """A telemetry row as it was given: a packed frame unpacked into ``drones``."""
+    packed = row.pop("packed", None)
+    if packed is not None:
+        row["drones"] = unpack_frame(packed)
+    return row

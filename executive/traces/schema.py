@@ -14,6 +14,7 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -84,7 +85,13 @@ inputs = _per_tick(
     Column("seq", Integer),  # 1, 2, 3 ... per run as emitted: a gap is a lost input
 )
 
-telemetry = _per_tick("telemetry", Column("drones", JSON, nullable=False))
+# A frame of the sim's shape is packed (``packing``; ``drones`` then holds {}), any other
+# is JSON in ``drones``; the reader hands both back as ``drones``.
+telemetry = _per_tick(
+    "telemetry",
+    Column("drones", JSON, nullable=False),
+    Column("packed", LargeBinary),
+)
 
 events = _per_tick(
     "events", Column("kind", String(48), nullable=False), Column("payload", JSON, nullable=False)

@@ -50,6 +50,7 @@ from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 from executive.traces.loss import TraceLoss
+from executive.traces.packing import pack_frame
 
 __all__ = ["TraceWriter"]
 
@@ -365,6 +366,8 @@ class TraceWriter:
                     )
                 elif isinstance(record, C.PlanVersionRecord):
                     self._upsert_plan(conn, record)
+                elif isinstance(record, C.TelemetryRecord):
+                    rows[S.telemetry].append(_telemetry_row(record))
                 else:
                     row = dataclasses.asdict(record)
                     if isinstance(record, C.StateHashRecord):
@@ -407,6 +410,13 @@ def _reason(exc: BaseException) -> str:
     """The first line of what the database said."""
     text = str(getattr(exc, "orig", None) or exc)
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _telemetry_row(record: C.TelemetryRecord) -> dict[str, Any]:
+    """A telemetry row: the frame packed when it has the sim's shape, else as JSON."""
+    packed = pack_frame(record.drones)
+    drones = {} if packed is not None else record.drones
+    return {"run_id": record.run_id, "tick": record.tick, "drones": drones, "packed": packed}
 
 
 def _prove_writable(engine: Engine, url: str) -> None:

@@ -7,6 +7,8 @@ Options
     ``ask(text, host) -> dict`` is an async callable answering words (the coordinator and
     responder); without it, ``ask`` messages get an answer saying so.
 Consumes (bus topic ``cmd``)
+    Each message is read as ``executive.bus.messages.CmdMessage`` (``handle``; the typed
+    command is then applied by ``apply``), strictly: a member no command has is refused.
     ``{"type": "command", "command": "PAUSE", "text": ...}`` -> ``Executive.command``;
     ``{"type": "edit", "edit": {...}}`` -> parsed (``planner.edits.parse_edit``; a lat/lon
     position converted to km around the mission's geo origin, ``planner.geo.localize_edit``),
@@ -48,9 +50,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from executive.bus.base import Bus, Subscription
+from executive.bus.messages import (
+    CMD_KINDS,
+    CMD_MESSAGE,
+    CmdMessage,
+    CommandMessage,
+    EditMessage,
+    SpeedMessage,
+    StopMessage,
+)
 from executive.contracts import (
     DRONE_COMMANDS,
-    HUMAN_COMMANDS,
     AgentRunRecord,
     HumanCommand,
     TraceRecord,
@@ -68,8 +78,11 @@ log = logging.getLogger(__name__)
 _TRAIL_POINTS = 2000  # per drone: older trail points are thinned, never unbounded
 
 _IDS_KEPT = 100_000  # command ids remembered (a duplicate comes within seconds)
-_ID_CHARS = 64  # the longest command id (executive.bus.messages: a uuid4 hex is 32)
 _ECHO_CHARS = 2000  # of a rejected command shown in its CMD_REJECTED event, at most
+_SPEED_PROBLEM = (
+    f"$.speed: a number from {MIN_SPEED:g} to {MAX_SPEED:g} (times real time),"
+    " or null for as fast as possible"
+)
 
 
 def _echo(message: Any) -> Any:
@@ -80,6 +93,19 @@ def _echo(message: Any) -> Any:
         return message if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "..."
     text = message if isinstance(message, str) else repr(message)
     return text[:_ECHO_CHARS] + ("..." if len(text) > _ECHO_CHARS else "")
+
+
+def _problem(exc: ValidationError, message: dict[str, Any]) -> str:
+    """Why a ``cmd`` message is not a command, as ``$.path: what is wrong`` (its first
+    problem; the path inside the message, not the model's)."""
+    first = exc.errors()[0]
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return f"$.type: {message.get('type')!r} is not one of {', '.join(CMD_KINDS)}"
+    where = "".join(f".{p}" for p in first["loc"][1:])  # [0] is the tag: not in the message
+    given = first.get("input")
+    if isinstance(given, (str, int, float)) and len(repr(given)) <= 80:  # what was sent
+        return f"${where}: {first['msg']} (got {given!r})"
+    return f"${where}: {first['msg']}"
 
 
 # (text, host, report): ``report`` publishes each stage of the answer (its JSON) on ``answers``
@@ -244,90 +270,74 @@ class MissionHost:
 
     # ----- in --------------------------------------------------------------------------
 
-    def handle(self, message: dict[str, Any]) -> str | None:
-        """Apply one ``cmd`` message; returns why it was rejected, or None."""
+    def handle(self, message: Any) -> str | None:
+        """Apply one ``cmd`` message as it came off the bus; returns why it was rejected, or
+        None. It is read as ``executive.bus.messages.CmdMessage`` (the one definition of
+        every command the doors send) before anything is applied."""
         if not isinstance(message, dict):
             return self._reject(message, "a command message must be a JSON object")
-        command_id = message.get("id")
-        if isinstance(command_id, str) and len(command_id) > _ID_CHARS:
-            return self._reject(message, f"$.id: at most {_ID_CHARS} characters")
-        if isinstance(command_id, str) and command_id:
-            if command_id in self._seen_ids:  # sent again (a requeue, a retry): done already
+        if isinstance(message.get("speed"), bool):  # JSON true is no pace (pydantic: 1.0)
+            return self._reject(message, _SPEED_PROBLEM)
+        try:
+            command = CMD_MESSAGE.validate_python(message)
+        except ValidationError as exc:
+            return self._reject(message, _problem(exc, message))
+        if command.id:
+            if command.id in self._seen_ids:  # sent again (a requeue, a retry): done already
                 self.duplicates += 1
-                log.info("command %s received again: applied once, ignored now", command_id)
+                log.info("command %s received again: applied once, ignored now", command.id)
                 return None
-            self._seen_ids[command_id] = None
+            self._seen_ids[command.id] = None
             while len(self._seen_ids) > _IDS_KEPT:
                 self._seen_ids.popitem(last=False)
-        else:
-            command_id = None
-        kind = message.get("type")
+        why = self.apply(command)
+        return None if why is None else self._reject(message, why)
+
+    def apply(self, command: CmdMessage) -> str | None:
+        """Apply one command already read (``handle`` reads it and keeps each id once);
+        returns why the mission cannot take it (the caller rejects it), or None."""
         ex = self.executive
-        if kind == "command":
-            command = message.get("command")
-            if command not in HUMAN_COMMANDS:
-                return self._reject(
-                    message, f"$.command: {command!r} is not one of {', '.join(HUMAN_COMMANDS)}"
-                )
-            text = message.get("text")
-            if text is not None and not isinstance(text, str):
-                return self._reject(message, "$.text: must be a string")
-            drone = message.get("drone")
+        if isinstance(command, CommandMessage):
+            drone = command.drone
             if drone is not None and drone not in ex.scenario.drone_configs:
-                return self._reject(message, f"$.drone: no drone {drone!r} in this mission")
-            if drone is None and command in DRONE_COMMANDS:
-                return self._reject(message, f"$.drone: {command} needs the drone's id")
-            source = str(message.get("source") or "operator")
-            ex.command(HumanCommand(command, text, source, drone, command_id))
-        elif kind == "stop":
+                return f"$.drone: no drone {drone!r} in this mission"
+            if drone is None and command.command in DRONE_COMMANDS:
+                return f"$.drone: {command.command} needs the drone's id"
+            source = command.source or "operator"
+            ex.command(HumanCommand(command.command, command.text, source, drone, command.id))
+        elif isinstance(command, StopMessage):
             # the operator ends the mission now (a fork's Stop, a dashboard idle too long)
-            reason = str(message.get("reason") or "operator")
             tick = ex.sim.tick if ex.started else 0
-            ex.recorder.event(tick, "STOPPED", {"reason": reason})
+            ex.recorder.event(tick, "STOPPED", {"reason": command.reason or "operator"})
             ex.stop()
-        elif kind == "edit":
-            raw = message.get("edit")
-            if not isinstance(raw, dict):
-                return self._reject(message, "$.edit: must be an object with an 'op'")
+        elif isinstance(command, EditMessage):
             # lat/lon in km around the mission's origin, as the scenario loader converts
-            raw, at_places = localize_edit(raw, ex.scenario.geo, "$.edit")
+            raw, at_places = localize_edit(command.edit, ex.scenario.geo, "$.edit")
             if at_places:
-                return self._reject(message, "; ".join(at_places))
+                return "; ".join(at_places)
             try:
                 edit = parse_edit({**raw, "source": "operator"})
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                return self._reject(message, f"$.edit.{where}: {first['msg']}")
+                return f"$.edit.{where}: {first['msg']}"
             ex.edit(edit)
-        elif kind == "speed":
-            speed = message.get("speed")
+        elif isinstance(command, SpeedMessage):
+            speed = command.speed
             if speed is not None and (
-                not isinstance(speed, (int, float))
-                or isinstance(speed, bool)
-                or not math.isfinite(speed)
-                or not MIN_SPEED <= speed <= MAX_SPEED
+                not math.isfinite(speed) or not MIN_SPEED <= speed <= MAX_SPEED
             ):
-                return self._reject(
-                    message,
-                    f"$.speed: a number from {MIN_SPEED:g} to {MAX_SPEED:g} (times real time),"
-                    " or null for as fast as possible",
-                )
-            ex.set_speed(None if speed is None else float(speed))
+                return _SPEED_PROBLEM
+            ex.set_speed(speed)
             self._dirty = True
-        elif kind == "ask":
-            text = message.get("text")
-            if not isinstance(text, str) or not text.strip():
-                return self._reject(message, "$.text: the question must be a non-empty string")
+        else:  # AskMessage
+            if not command.text.strip():
+                return "$.text: the question must be a non-empty string"
             task = asyncio.get_running_loop().create_task(
-                self._answer(str(message.get("id") or ""), text), name="ask"
+                self._answer(command.id or "", command.text), name="ask"
             )
             self._asks.add(task)
             task.add_done_callback(self._asks.discard)
-        else:
-            return self._reject(
-                message, f"$.type: {kind!r} is not one of command, edit, speed, ask, stop"
-            )
         return None
 
     def _reject(self, message: Any, reason: str) -> str:

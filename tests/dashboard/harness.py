@@ -26,6 +26,7 @@ from typing import Any
 import websockets
 
 from agents.words.command import coordinate_live
+from dashboard.process import DashboardProcess
 from dashboard.server import DashboardServer, start_dashboard
 from executive.bus import InProcessBus
 from executive.loop import Executive
@@ -59,7 +60,7 @@ def make_asker(sink):
 
 @dataclass
 class LiveMission:
-    server: DashboardServer
+    server: DashboardServer | DashboardProcess
     host: MissionHost
     executive: Executive
     bus: InProcessBus
@@ -84,6 +85,7 @@ async def live_mission(
     trace_url=None,
     ask: bool = True,
     planner=None,
+    serve=start_dashboard,
     **app_options,
 ):
     scenario = load_scenario(SCENARIOS / name)
@@ -100,7 +102,8 @@ async def live_mission(
         coordinate=coordinate_live,  # the console sends words, as session-built runs read them
     )
     host = MissionHost(executive, bus, ask=make_asker(sink) if ask else None)
-    server = await start_dashboard(
+    # ``serve``: dashboard.process.start_dashboard_process serves from a process of its own
+    server = await serve(
         bus, host="127.0.0.1", port=0, token=TOKEN, trace_url=trace_url, **app_options
     )
     task = loop.create_task(host.run(speed), name="mission")

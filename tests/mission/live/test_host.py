@@ -159,3 +159,31 @@ def test_a_command_id_is_applied_once_and_traced_in_its_human_command():
     humans = [e for e in executive.events_seen if e["kind"] == "HUMAN_COMMAND"]
     assert [(h["command"], h["id"]) for h in humans] == [("PAUSE", "c0ffee"), ("RESUME", "beef")]
     assert host.duplicates == 3 and host.rejected == 1
+
+
+def test_a_command_is_read_as_its_typed_message_before_anything_is_applied():
+    executive = Executive(
+        load_scenario(SCENARIOS / "demo.json"),
+        planner=AlgorithmicPlanner(iterations=300),
+        sink=NullSink(),
+    )
+    host = MissionHost(executive, InProcessBus())
+    refusals = [
+        host.handle({"type": "command", "command": "PAUSE", "extra": 1}),
+        host.handle({"type": "teleport"}),
+        host.handle({"type": "speed", "speed": True}),
+        host.handle({"type": "speed", "speed": 1e9}),
+        host.handle({"type": "command", "command": "PAUS"}),
+        host.handle({"type": "edit", "edit": [1]}),
+        host.handle({"type": "ask", "text": "  "}),
+        host.handle(["PAUSE"]),
+    ]
+    assert refusals[0] == "$.extra: Extra inputs are not permitted (got 1)"
+    assert refusals[1] == "$.type: 'teleport' is not one of command, edit, ask, speed, stop"
+    assert refusals[2] == refusals[3] and refusals[2].startswith("$.speed: a number from")
+    assert refusals[4].startswith("$.command: Input should be 'CUT', 'PAUSE'")
+    assert refusals[4].endswith("(got 'PAUS')")
+    assert refusals[5] == "$.edit: Input should be a valid dictionary"
+    assert refusals[6] == "$.text: the question must be a non-empty string"
+    assert refusals[7] == "a command message must be a JSON object"
+    assert host.rejected == 8 and host.duplicates == 0

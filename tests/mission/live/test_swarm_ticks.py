@@ -1,4 +1,5 @@
-"""A swarm mission flown at 1x on the real clock, as ``isr run --live`` flies it (the live
+"""A swarm mission flown at 1x on the real clock for 15 s and until a replan has committed,
+as ``isr run --live`` flies it (the live
 host drawing its scene, scene snapshots in a SQLite trace store, replans), and no tick late
 by more than a few periods: the scene and the snapshots are drawn off the tick.
 
@@ -29,7 +30,8 @@ from planner.scenario import parse_scenario
 from planner.scenario.template import starter_scenario
 
 DRONES, TARGETS, SAMS = 50, 500, 50
-SECONDS = 15.0
+SECONDS = 15.0  # at least; then until a replan has committed (at most LONGEST)
+LONGEST = 90.0  # a starved machine (load 8) took longer than 14 s for one round
 REPLAN_EVERY_S = 5.0
 LATE_PERIODS = 5  # the tick's own work, and the lateness's 99th percentile
 STALL_PERIODS = 20  # no tick later than this, ever
@@ -73,6 +75,10 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
         due = tick >= hz and (tick - hz) % every == 0  # from 1 s on: one has time to commit
         if due and not any(r.status == "planning" for r in executive.replans):
             executive.command(HumanCommand("REPLAN"))
+        if tick >= SECONDS * hz and any(
+            r.status == "committed" for r in executive.replans if r.trigger != "initial"
+        ):
+            executive.stop()  # the ticks around a commit were measured too
 
     publish = executive.recorder.publish
     assert publish is not None
@@ -93,12 +99,12 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
 
     executive.tick_once = timed_tick  # type: ignore[method-assign]
     started = time.perf_counter()
-    report = asyncio.run(host.run(1.0, until=int(SECONDS * hz)))
+    report = asyncio.run(host.run(1.0, until=int(LONGEST * hz)))
     wall = time.perf_counter() - started
     writer.close()
 
     period_ms = 1000.0 / hz
-    assert report.ticks == int(SECONDS * hz)
+    assert int(SECONDS * hz) <= report.ticks < int(LONGEST * hz)
     assert len(work) == report.ticks
     assert max(work) * 1000 < LATE_PERIODS * period_ms, (max(work), report.jitter_ms)
     assert report.jitter_ms["p99"] < LATE_PERIODS * period_ms, (report.jitter_ms, wall)
@@ -108,7 +114,7 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
     # the snapshots drawn off the tick were stored, each the picture of its own tick (the
     # record's tick is the one just stepped; the scene's, the sim's clock after it)
     snapshots = records.of(SnapshotRecord)
-    assert len(snapshots) >= SECONDS * hz / 40
+    assert len(snapshots) >= report.ticks / 40
     assert [s.scene["tick"] for s in snapshots] == [s.tick + 1 for s in snapshots]
     assert all(len(s.scene["drones"]) == DRONES for s in snapshots)
     reader = TraceReader(url)
@@ -119,5 +125,5 @@ def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_pe
     assert stored is not None and stored["tick"] == snapshots[-1].tick
     # and the live scene reached the bus (every 0.25 s when something changed, at least
     # every 40 ticks), in order, the last one the run's end
-    assert len(published) >= SECONDS * hz / 40
+    assert len(published) >= report.ticks / 40
     assert published == sorted(published) and published[-1] == report.ticks

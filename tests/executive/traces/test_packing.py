@@ -1,0 +1,86 @@
+"""Packed telemetry: the sim's frames stored packed and read back exactly; any other frame,
+and rows a store holds from before packing, read as JSON."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from executive.contracts import RunRecord, TelemetryRecord
+from executive.traces import TraceReader, TraceWriter
+from executive.traces.packing import pack_frame, unpack_frame
+from planner.scenario import load_scenario
+from sim import Sim
+from tests.conftest import SCENARIOS
+
+
+def _sim_frame() -> dict:
+    sim = Sim(load_scenario(SCENARIOS / "popup_sam.json"), None)
+    return sim.step().fleet.telemetry()
+
+
+def _swarm_frame(n: int) -> dict:
+    statuses = ("parked", "flying", "holding", "landed", "lost")
+    return {
+        str(i + 1): {
+            "x": 0.1 * i - 250.0,
+            "y": -0.0 if i == 0 else 1e-300 * i,
+            "heading": 3.141592653589793 / (i + 1),
+            "fuel": 1234.5678901234567 - i,
+            "s": float(i) / 7.0,
+            "status": statuses[i % 5],
+            "points": float(i % 11),
+        }
+        for i in range(n)
+    }
+
+
+def test_a_frame_comes_back_bit_for_bit_in_its_order():
+    for frame in (_sim_frame(), _swarm_frame(1000), {}):
+        packed = pack_frame(frame)
+        assert packed is not None
+        back = unpack_frame(packed)
+        assert back == frame
+        # the same JSON text: same keys in the same order, same floats (-0.0 included)
+        assert json.dumps(back) == json.dumps(frame)
+
+
+def test_a_swarm_frame_packs_several_times_smaller_than_its_json():
+    frame = _swarm_frame(1000)
+    packed = pack_frame(frame)
+    assert packed is not None
+    assert len(packed) * 2.5 < len(json.dumps(frame).encode())
+
+
+def test_a_frame_not_of_the_sims_shape_is_not_packed():
+    frame = _swarm_frame(3)
+    assert pack_frame({**frame, "9": {**frame["1"], "fuel": 5}}) is None  # an int
+    assert pack_frame({**frame, "9": {**frame["1"], "extra": 1.0}}) is None
+    assert pack_frame({"1": {"status": "flying", "x": 0.0}}) is None
+
+
+def test_the_store_keeps_packed_and_json_frames_and_reads_old_rows(tmp_path):
+    path = tmp_path / "t.db"
+    url = f"sqlite:///{path}"
+    sim_frame, odd = _sim_frame(), {"1": {"x": 1, "note": "not the sim's"}}
+    with TraceWriter(url) as writer:
+        writer.emit(RunRecord("run-pack", {"x": 1}, 0, {}))
+        writer.emit(TelemetryRecord("run-pack", 0, sim_frame))
+        writer.emit(TelemetryRecord("run-pack", 5, odd))
+    # a row as a store written before packing holds it: JSON, no packed column value
+    old = _swarm_frame(4)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO telemetry (run_id, tick, drones) VALUES (?, ?, ?)",
+            ("run-pack", 10, json.dumps(old)),
+        )
+        stored = conn.execute("SELECT tick, drones, packed IS NOT NULL FROM telemetry").fetchall()
+    assert stored[0] == (0, "{}", 1)  # the sim's frame: packed
+    assert stored[1][2] == 0 and stored[2][2] == 0  # the odd one and the old one: JSON
+    reader = TraceReader(url)
+    rows = reader.telemetry_range("run-pack")
+    assert [(r["tick"], r["drones"]) for r in rows] == [(0, sim_frame), (5, odd), (10, old)]
+    assert all(set(r) == {"tick", "drones"} for r in rows)
+    assert reader.telemetry_at("run-pack", 4) == {"tick": 0, "drones": sim_frame}
+    last = reader.last_telemetry("run-pack")
+    assert last is not None and last["drones"] == old and "packed" not in last
