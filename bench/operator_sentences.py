@@ -15,6 +15,9 @@ coordinator's decision):
 * refused with reason: the answer refused it, naming the expected reason;
 * silently dropped: the request succeeded, nothing was refused, and the plan breaks it;
 * misclassified: anything else (refused what should hold, or the wrong reason).
+
+Then sentences said to a live demo run (the ``/api/ask`` pipeline), among them moves whose
+other drones must keep their routes from the cut onward (checked on the two plans alone).
 """
 
 from __future__ import annotations
@@ -251,6 +254,27 @@ LIVE = [  # the demo, said to a live run at tick 100; checked on the plan in for
     ("make sure T1 is visited, then do not visit T1", [Expect("forbid", target="T1")]),
 ]
 LIVE_REFUSED = [("D2 keeps 300 km in reserve", "fuel"), ("move T5 to D1", "sensor")]
+# a move said live re-plans only the drones it names: (sentence, target, its new drone)
+LIVE_MOVES = [
+    ("move T2 to D1", "T2", "1"),
+    ("move T8 to D1", "T8", "1"),
+    ("give T5 to D3", "T5", "3"),
+]
+
+
+def _kept_others(before: dict, after: dict, target: str, to: str) -> list[str]:
+    """What a live move broke: the target not on its new drone, or a drone it does not name
+    (neither ``to`` nor the target's drone before) whose route from its start on changed.
+    Read from the two plans only (said at tick 100 of the demo: nothing is collected or
+    frozen before the cut, so each route after its start is compared whole)."""
+    was = {d: r["route"] for d, r in before["routes"].items()}
+    now = {d: r["route"] for d, r in after["routes"].items()}
+    out = [] if target in now.get(to, []) else [f"{target} is not on {to}"]
+    held = next((d for d, r in was.items() if target in r), None)
+    for d, route in now.items():
+        if d not in (to, held) and route[1:] != was.get(d, [None])[1:]:
+            out.append(f"{d} changed though the move does not name it: {was.get(d)} -> {route}")
+    return out
 
 
 async def live(iterations: int) -> Counter[str]:
@@ -270,6 +294,8 @@ async def live(iterations: int) -> Counter[str]:
     tally: Counter[str] = Counter()
     cases = [(s, e, None) for s, e in LIVE] + [(s, [], r) for s, r in LIVE_REFUSED]
     cases.append(("do not recompute routes", [Expect("keep_routes")], None))
+    cases += [(s, [], None) for s, _, _ in LIVE_MOVES]
+    moves = {s: (t, d) for s, t, d in LIVE_MOVES}
     for sentence, expects, refuse in cases:
         sink = ListSink()
         planner = AgentPlanner(make_engine("rules"), sink, iterations=iterations, use_agents=False)
@@ -305,6 +331,8 @@ async def live(iterations: int) -> Counter[str]:
             broken = [p for e in expects for p in check_plan(e, raw, plan, existing)]
             if sentence.startswith("keep 20"):
                 broken = [] if ex.constraints.fuel_reserve.get("1") == 20 else ["not in force"]
+            if sentence in moves:
+                broken = _kept_others(before, plan, *moves[sentence])
             verdict = "silently dropped" if broken else "honoured"
         tally[verdict] += 1
         mark = "" if verdict in ("honoured", "refused with reason") else "  <--"

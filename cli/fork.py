@@ -220,6 +220,8 @@ def fork(
             # the parent's agents off and cadences (its live AGENT_OFF / AGENT_ON not carried)
             agents_off=tuple(was.get("agents_off") or ()),
             agent_cadence_s=dict(was.get("agent_cadence_s") or {}),
+            responder_tools=bool(was.get("responder_tools", False)),
+            agent_tools=bool(was.get("agent_tools", False)),
             seed=was.get("seed", 0),
             iterations=was.get("iterations"),
             trace_url=url,

@@ -142,6 +142,22 @@ def run(
             " events (repeatable)",
         ),
     ] = None,
+    responder_tools: Annotated[
+        bool,
+        typer.Option(
+            "--responder-tools",
+            help="the live question box's responder may call its read-only tools (mission"
+            " overview, drone state, distances, plan metrics) on the run's world",
+        ),
+    ] = False,
+    agent_tools: Annotated[
+        bool,
+        typer.Option(
+            "--agent-tools",
+            help="the planning round's allocator and critic may call their tools (allocate,"
+            " solve, validate, optimise, what-if on a copy of the round's problem)",
+        ),
+    ] = False,
     db: Annotated[
         str | None,
         typer.Option(
@@ -198,6 +214,8 @@ def run(
             agents_off=_agents_off(agents_off),
             agent_cadence_s=dict(_cadence(text) for text in agent_cadence or ()),
             agent_timeout_s=agent_timeout,
+            responder_tools=responder_tools,
+            agent_tools=agent_tools,
             oracle=oracle,
             seed=seed,
             trace_url=trace_url(db),

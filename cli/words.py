@@ -110,8 +110,11 @@ def ask(
 
         if stream:  # the dashboard's POST /api/ask/stream streams a live run's
             raise fail("--stream answers about a stored run; a live run's streams at its dashboard")
-        if tools:
-            raise fail("--tools answers about a stored run; a live run's responder has no tools")
+        if tools:  # a live run's responder has its tools when the run says so
+            raise fail(
+                "--tools applies to a stored run; a live run's responder has its tools when"
+                " it was started with isr run --responder-tools"
+            )
         if not question.strip() or len(question) > MAX_QUESTION:
             raise fail(f"the question must be 1 to {MAX_QUESTION} characters long")
         ask_live(

@@ -74,6 +74,9 @@ class LiveView:
         self.telemetry: dict | None = None
         self.status: dict | None = None
         self.plan: dict | None = None
+        # the planning agents, those off (role -> why) and their cadences: from the running
+        # status, then each AGENTS event's ``off`` (kept apart: the history is bounded)
+        self.agent_switches: dict | None = None
         self.events: deque[dict] = deque(maxlen=max_events)
         self.agents: OrderedDict[str, dict] = OrderedDict()
         self.received = 0
@@ -146,11 +149,16 @@ class LiveView:
             self.scene = payload
         elif topic == "status":
             self.status = payload
+            if isinstance(payload.get("agents"), dict):
+                self.agent_switches = dict(payload["agents"])
         elif topic == "plan":
             self.plan = payload
         elif topic == "events":
             self._seq += 1
             self.events.append({"seq": self._seq, **payload})
+            if payload.get("kind") == "AGENTS" and self.agent_switches is not None:
+                off = payload.get("off")
+                self.agent_switches = {**self.agent_switches, "off": dict(off or {})}
         elif topic == "agents":
             key = str(payload.get("run_id") or f"anon-{self.received}")
             self.agents.pop(key, None)
@@ -170,6 +178,7 @@ class LiveView:
 
     def _new_run(self) -> None:
         self.scene = self.telemetry = self.plan = self.status = None
+        self.agent_switches = None
         self.events.clear()
         self.agents.clear()
 

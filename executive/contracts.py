@@ -202,12 +202,15 @@ class CoordinatorVerdict(_Words):
     and ``refused``; nothing is replanned) and ``constraints`` is empty: nothing is ever
     half-applied. Without, ``constraints`` are added to those in force (the last word wins
     over an earlier move of the same target) and ``replaced`` names the earlier orders the
-    words replace."""
+    words replace. ``only_drones``: a move or swap on the plan in force names these drones
+    (the moved targets' drones now and after): the round it asks re-plans only them and the
+    others keep their routes; empty: the whole remainder is replanned."""
 
     constraints: OperatorConstraints = Field(default_factory=OperatorConstraints)
     errors: tuple[str, ...] = ()
     refused: tuple[Refusal, ...] = ()
     replaced: tuple[Replacement, ...] = ()
+    only_drones: tuple[str, ...] = ()
 
 
 Run_contra = TypeVar("Run_contra", contravariant=True)

@@ -89,6 +89,13 @@ class RunConfig(BaseModel):
     lessons: tuple[str, ...] | None = None
     learn: bool = True  # store this run's lesson when it ends (needs trace_url)
     agent_timeout_s: float = Field(30.0, gt=0)  # one agent call's time limit (slow tier)
+    # The live question box's responder may call its read-only tools (agents.tools) on the
+    # run's world, each call traced under it; off: it answers from the state alone.
+    responder_tools: bool = False
+    # The planning round's allocator and critic may call their tools (agents.tools) on the
+    # round's problem, a copy (an acting tool proposes, never commits), each call traced
+    # under the agent's run; off: one forced answer each.
+    agent_tools: bool = False
     oracle: bool = False  # plan once knowing the whole timeline at t = 0 (a comparison)
     # Plan once knowing every event and its time (planner.clairvoyant): the reference.
     clairvoyant: bool = False

@@ -106,6 +106,7 @@ def build_planner(
         agent_timeout_s=config.agent_timeout_s,
         memories=memories,
         use_agents=config.agents,
+        agent_tools=config.agent_tools,
     )
 
 
@@ -272,9 +273,8 @@ async def _run_on_bus(
     published (``close_status``), for the trace store to say the same."""
     # The question box: coordinator + responder (a replayed run answers with the rules).
     engine = responder_engine(config.engine_table())
-    host = MissionHost(
-        executive, bus, ask=make_asker(engine, sink, memories), trace_url=config.trace_url
-    )
+    ask = make_asker(engine, sink, memories, responder_tools=config.responder_tools)
+    host = MissionHost(executive, bus, ask=ask, trace_url=config.trace_url)
     bus.run_id = executive.run_id
     await bus.start()
     shown = None

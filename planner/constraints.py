@@ -26,7 +26,7 @@ that would break one is not applied and :func:`constraint_notes` says why.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,9 @@ __all__ = [
     "constraint_notes",
     "constraint_violations",
     "describe_constraints",
+    "keep_others",
     "merge_constraints",
+    "moved_drones",
     "normalise_drone",
     "parse_constraints",
 ]
@@ -316,3 +318,38 @@ def merge_constraints(
         required_targets=list(dict.fromkeys([*current.required_targets, *added.required_targets])),
         fuel_reserve={**current.fuel_reserve, **added.fuel_reserve},
     )
+
+
+def moved_drones(moves: Iterable[Move], allocation: Mapping[str, Iterable[str]]) -> set[str]:
+    """The drones ``moves`` name on a plan whose ``allocation`` is drone -> targets: each
+    target's new drone and the drone that holds it now (a move re-plans only these)."""
+    holder = {t: d for d, ts in allocation.items() for t in ts}
+    named = set()
+    for m in moves:
+        named.add(normalise_drone(m.to_drone, list(allocation)))
+        if m.target in holder:
+            named.add(holder[m.target])
+    return named
+
+
+def keep_others(
+    constraints: OperatorConstraints, allocation: Mapping[str, Iterable[str]], named: set[str]
+) -> OperatorConstraints:
+    """``constraints`` plus what keeps every drone's targets where they are: a drone not in
+    ``named`` keeps exactly its targets, a named one its own but the moved ones plus those
+    moved to it (a move changes only the drones it names; the live loop and a posted plan
+    both use it)."""
+    ids = list(allocation)
+    moved = {m.target: normalise_drone(m.to_drone, ids) for m in constraints.moves}
+    everything = {t for ts in allocation.values() for t in ts} | set(moved)
+    moves = list(constraints.moves)
+    forbidden = {d: list(ts) for d, ts in constraints.forbidden.items()}
+    for drone, targets in allocation.items():
+        own = [t for t in targets if t not in moved]
+        if drone not in named:
+            moves += [Move(target=t, to_drone=drone) for t in own]
+        mine = set(own) | {t for t, d in moved.items() if d == drone}
+        extra = sorted(everything - mine)
+        if extra:
+            forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(extra))
+    return constraints.model_copy(update={"moves": moves, "forbidden": forbidden})

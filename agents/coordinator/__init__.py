@@ -79,6 +79,7 @@ from agents.coordinator.hook import (
     coordinate_environment,
     coordinate_scenario,
     coordinate_state,
+    only_drones,
     verdict_of,
 )
 from agents.coordinator.intent import Intent, classify
@@ -97,6 +98,7 @@ __all__ = [
     "coordinate_state",
     "fleet_from_scenario",
     "fleet_from_state",
+    "only_drones",
     "planner_constraints",
     "region_box",
     "region_targets",

@@ -208,6 +208,13 @@ _BASE_CONFIDENCE = {
     Intent.UNKNOWN: 0.3,
 }
 _STRATEGY_RE = re.compile(r"\b(efficient|greedy|balanced|geographic|exclusive)\b", re.I)
+# the operator asks for the whole plan again, not only the drones a move names
+_FULL_REPLAN_RE = re.compile(
+    r"\b(full|complete|whole|entire|global)\s+(re-?plan|re-?optimi[sz]ation|re-?allocation)"
+    r"|\bre-?(plan|optimi[sz]e|allocate|solve)\s+(everything|every\s+drone|all\b|the\s+whole)"
+    r"|\bfrom\s+scratch\b",
+    re.I,
+)
 
 
 def _confidence(intent: Intent, rules_hit: list[str], id_errors: bool) -> float:
@@ -238,6 +245,9 @@ def _policy(
         strategy = "efficient"
     solver = intent in (Intent.PLAN, Intent.REPLAN, Intent.REALLOCATE, Intent.WHAT_IF)
     explain = intent in (Intent.QUESTION, Intent.EXPLAIN, Intent.DEBUG, Intent.UNKNOWN)
+    full = intent == Intent.REALLOCATE and _FULL_REPLAN_RE.search(text) is not None
+    if full:
+        rules_hit.append("full_replan")
     return DecisionPolicy(
         allow_solver=solver and d.keep is None,
         allocation_strategy=strategy,
@@ -248,9 +258,11 @@ def _policy(
         ),
         solver_mode=prefs.get("solver_mode"),
         skip_allocation=not solver or d.keep is not None,
-        # a move or swap on a plan: the drones it does not name keep their routes
+        # a move or swap on a plan: the drones it does not name keep their routes, unless
+        # the operator asks for the whole plan again
         use_existing_allocation=(
             intent == Intent.REALLOCATE
+            and not full
             and bool(d.planned)
             and bool(d.moves)
             and not (d.forbidden and any(d.forbidden.values()))

@@ -20,13 +20,14 @@ from agents.coordinator.decide import coordinate
 from agents.coordinator.fleet import DroneFacts, fleet_from_scenario, fleet_from_state
 from agents.coordinator.schema import CoordinatorDecision, planner_constraints
 from executive.contracts import CoordinatorVerdict
-from planner.constraints import OperatorConstraints
+from planner.constraints import OperatorConstraints, moved_drones
 from planner.model import Environment, Scenario
 
 __all__ = [
     "coordinate_environment",
     "coordinate_scenario",
     "coordinate_state",
+    "only_drones",
     "verdict_of",
 ]
 
@@ -95,10 +96,14 @@ def coordinate_state(text: str, state: Any) -> CoordinatorDecision:
     )
 
 
-def verdict_of(decision: CoordinatorDecision) -> CoordinatorVerdict:
+def verdict_of(
+    decision: CoordinatorDecision, allocation: Mapping[str, Iterable[str]] | None = None
+) -> CoordinatorVerdict:
     """``decision`` as the executive's loop applies it: with errors, no constraints (nothing
     half-applied), the errors and the refusals; else the constraints the planner takes
-    (``planner_constraints``) and the earlier orders replaced."""
+    (``planner_constraints``) and the earlier orders replaced. With ``allocation`` (drone ->
+    targets still to visit in the plan in force), a move that keeps the existing allocation
+    names the only drones its round re-plans (``only_drones``)."""
     errors = tuple(decision.errors)
     constraints = OperatorConstraints() if errors else planner_constraints(decision)
     return CoordinatorVerdict(
@@ -106,4 +111,18 @@ def verdict_of(decision: CoordinatorDecision) -> CoordinatorVerdict:
         errors=errors,
         refused=tuple(decision.refused),
         replaced=tuple(decision.replaced),
+        only_drones=only_drones(decision, allocation) if not errors else (),
     )
+
+
+def only_drones(
+    decision: CoordinatorDecision, allocation: Mapping[str, Iterable[str]] | None
+) -> tuple[str, ...]:
+    """The drones a move on the plan ``allocation`` re-plans (the others keep their routes),
+    sorted; () for a full replan: no plan, words that are not only moves and swaps (a ban,
+    a requirement, a priority rule or a reserve can change any drone's route), or the
+    operator asking for one."""
+    c = decision.constraints
+    if not allocation or not decision.policy.use_existing_allocation or c.fuel_reserve:
+        return ()
+    return tuple(sorted(moved_drones(planner_constraints(decision).moves, allocation)))

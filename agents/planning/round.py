@@ -71,6 +71,7 @@ from agents.engines.base import (
 )
 from agents.engines.base import input_hash as hash_parts
 from agents.engines.per_role import engine_for
+from agents.engines.tool_loop import call_with_tools
 from agents.planning.proposals import ProposalResult, evaluate_proposal
 from agents.revision import concrete_suggestions, revise
 from agents.roles import (
@@ -87,6 +88,8 @@ from agents.roles import (
     critic_rules,
     strategist_rules,
 )
+from agents.tools import ToolContext, ToolSession
+from agents.words.state import scenario_state
 from executive.contracts import (
     AgentProposal,
     AgentRunRecord,
@@ -108,7 +111,7 @@ from planner.constraints import (
 from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.mission import Mission, compile_mission
-from planner.model import Solution
+from planner.model import Solution, drone_label
 from planner.planning import swarm_sized, team_problem
 from planner.postopt import post_optimise
 from planner.solution import build_solution
@@ -168,8 +171,12 @@ class AgentPlanner:
         use_agents: bool = True,
         strategy: str = "efficient",
         post_opt: Mapping[str, bool] | None = None,
+        agent_tools: bool = False,
     ) -> None:
         self.engine = engine
+        # the allocator and the critic may call their tools (agents.tools) on the round's
+        # problem, a copy: an acting tool answers with a proposal, never a commit
+        self.agent_tools = agent_tools
         self.sink = sink
         self.seed = seed
         self.iterations = iterations
@@ -459,14 +466,19 @@ class AgentPlanner:
                 f"REFERENCE ALLOCATION ({self.strategy}, deterministic rules): {reference}",
             ]
         )
+        tools = self._tools(request, mission, None)
         call = AgentCall(
             agent="allocator",
             system=system,
             prompt=prompt,
             tool=ALLOCATOR_TOOL,
             deterministic=rules,
+            # the rules engine's calls: the rule's allocation, then the plan on a copy
+            tool_plan=(("allocate", {"strategy": self.strategy}), ("solve", {}))
+            if tools is not None
+            else (),
         )
-        done = await self._call(request, call, AllocatorOutput, deadline)
+        done = await self._call(request, call, AllocatorOutput, deadline, tools)
         chain.record = done.record
         allocation = done.output
         if not isinstance(allocation, AllocatorOutput):
@@ -477,30 +489,71 @@ class AgentPlanner:
         )
         chain.record["clamp_actions"] = tuple(proposal.clamp_actions)
         chain.record["validated_output"] = {
-            **allocation.model_dump(),
+            **(chain.record["validated_output"] or allocation.model_dump()),
             "clamped_allocation": proposal.allocation,
         }
         chain.proposal = proposal
 
+    def _tools(
+        self, request: PlanRequest, mission: Mission, solution: Solution | None
+    ) -> ToolContext | None:
+        """What the role's tools read when the round offers them (``agent_tools``): the
+        round's problem (the remainder, already cut: a copy) and its compiled mission, the
+        drones at their checkpoints, the operator's constraints, ``solution`` the plan
+        under review (the critic's); None when tools are off."""
+        if not self.agent_tools:
+            return None
+        state = scenario_state(
+            request.scenario,
+            solution,
+            request.run_id,
+            tick=request.tick,
+            constraints=request.constraints.model_dump(mode="json"),
+            remainder=True,
+        )
+        return ToolContext(
+            state=state,
+            problem=request.scenario,
+            iterations=min(self.iterations or 200, 200),
+            seed=self.seed,
+            _mission=mission,
+        )
+
     async def _call(
-        self, request: PlanRequest, call: AgentCall, model: type[BaseModel], deadline: float
+        self,
+        request: PlanRequest,
+        call: AgentCall,
+        model: type[BaseModel],
+        deadline: float,
+        tools: ToolContext | None = None,
     ) -> _Call:
-        """One engine call raced against the deadline; never raises an engine failure."""
+        """One engine call raced against the deadline; never raises an engine failure.
+        With ``tools`` the engine may call the role's tools first, each call traced under
+        this call's run."""
         started = time.perf_counter()
+        run_id = new_id()  # before the call: its tool calls' rows name it as their parent
         timeout = min(self.agent_timeout_s, deadline - started)
         reply = None
         error = None
         output = None
         raw = None
+        session = None
         if timeout < _MIN_CALL_S:
             error = "timeout: no time left before the deadline"
         else:
-            done = await call_validated(self.engine, call, model, timeout)
+            if tools is None:
+                done = await call_validated(self.engine, call, model, timeout)
+            else:
+                session = ToolSession(call.agent, tools, self.sink, parent_run_id=run_id)
+                done = await call_with_tools(self.engine, call, session, model, timeout)
             # raw: what the engine said, also when it was unusable (no reply then)
             reply, output, error, raw = done.reply, done.output, done.error, done.raw
         answered = engine_for(self.engine, call.agent)  # the role's own engine, if per role
+        validated = output.model_dump() if output is not None else None
+        if validated is not None and session is not None:
+            validated["tool_calls"] = [c.run_id for c in session.calls]
         record = dict(
-            run_id=new_id(),
+            run_id=run_id,
             parent_run_id=request.round_id,
             mission_run_id=request.run_id,
             agent=call.agent,
@@ -516,7 +569,7 @@ class AgentPlanner:
             tokens_out=reply.tokens_out if reply is not None else None,
             duration_ms=(time.perf_counter() - started) * 1000,
             raw_output=raw,
-            validated_output=output.model_dump() if output is not None else None,
+            validated_output=validated,
             clamp_actions=(),
             applied=False,
             error=error,
@@ -594,10 +647,18 @@ class AgentPlanner:
             log.exception("critic rules failed in round %s", request.round_id)
             reasons.append(f"critic: skipped: {type(exc).__name__}: {exc}")
             return None
+        tools = self._tools(request, mission, solution)
+        routes = {drone_label(d): list(r.route) for d, r in solution.routes.items()}
         call = AgentCall(
-            agent="critic", system=system, prompt=prompt, tool=CRITIC_TOOL, deterministic=rules
+            agent="critic",
+            system=system,
+            prompt=prompt,
+            tool=CRITIC_TOOL,
+            deterministic=rules,
+            # the rules engine's call: the plan under review through the validator
+            tool_plan=(("validate", {"routes": routes}),) if tools is not None else (),
         )
-        done = await self._call(request, call, CriticOutput, deadline)
+        done = await self._call(request, call, CriticOutput, deadline, tools)
         self.sink.emit(AgentRunRecord(**done.record))
         if done.output is None:
             reasons.append(f"critic: {done.error}")

@@ -110,6 +110,10 @@ def _node(ctx: ToolContext, written: str) -> str:
         return text
     if ctx.state.drone(text) is not None:
         drone_id = ctx.drone_id(text)
+        lost = ctx.state.drones[drone_id]
+        if lost.status == "lost":  # not from its home airport: it flies nowhere now
+            why = f" ({lost.lost_reason})" if lost.lost_reason else ""
+            raise ToolError(f"{drone_label(drone_id)} was lost{why}: it is no place to fly from")
         here = f"{drone_label(drone_id)}_START"  # where it is now, or its checkpoint
         if here in mission.index:
             return here

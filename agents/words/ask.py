@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.context import MemoryLike
-from agents.coordinator import CoordinatorDecision, coordinate_state
+from agents.coordinator import CoordinatorDecision, coordinate_state, only_drones
 from agents.engines.base import Engine
 from agents.responder.followups import follow_ups
+from agents.tools import ToolContext
 from agents.words.pipeline import (
     PLAN_INTENTS,
     Ground,
@@ -134,6 +135,14 @@ class StateVenue:
     def memories(self) -> Iterable[MemoryLike]:
         return self.read_memories()
 
+    def tool_context(self, state: MissionState) -> ToolContext:
+        """What the responder's tools read: ``state``, the run's world as it was read
+        between ticks (a live run's is its snapshot at the question; each airborne drone
+        measured from where it is). The responder's tools only read, so no remainder is cut
+        from the live world: that cut runs on the event loop and would take a tick's time
+        at swarm sizes (``bench/live_tools.py``); distances compile in a worker thread."""
+        return ToolContext.for_state(state, iterations=self.iterations, seed=self.seed)
+
     def decide(self, text: str) -> CoordinatorDecision:
         return coordinate_state(text, self.state)
 
@@ -169,10 +178,15 @@ class StateVenue:
         if self.live is not None:
             self.live.command(HumanCommand("REPLAN", reply.text, "operator"))
             reply.applied = True
-            reply.answer = (
-                f"Applying at the next tick: {what}. The remainder is replanned"
-                " from the checkpoints with these constraints."
+            # the loop reads the same words against the same plan at the next tick
+            named = only_drones(decision, state.allocation)
+            scope = (
+                f"Only {', '.join(drone_label(d) for d in named)} are re-planned from the"
+                " checkpoints; the other drones keep their routes."
+                if named
+                else "The remainder is replanned from the checkpoints with these constraints."
             )
+            reply.answer = f"Applying at the next tick: {what}. {scope}"
         elif state.source == "stored":
             reply.answer = (
                 f"Would apply: {what}. This is a stored run (tick {state.tick}):"
@@ -295,10 +309,12 @@ def make_asker(
     timeout_s: float = 20.0,
     iterations: int = DEFAULT_ITERATIONS,
     seed: int = 0,
+    responder_tools: bool = False,
 ) -> Asker:
     """The ``ask(text, host, report)`` callable ``MissionHost(ask=...)`` takes: answers about
     the host's live executive (traces to ``sink``, else to the executive's own sink);
-    ``report`` (if any) hears each stage as its JSON."""
+    ``report`` (if any) hears each stage as its JSON. ``responder_tools``: the responder
+    may call its read-only tools on the run's world (``RunConfig.responder_tools``)."""
 
     async def ask(
         text: str, host, report: Callable[[dict[str, Any]], None] | None = None
@@ -318,6 +334,7 @@ def make_asker(
             iterations=iterations,
             seed=seed,
             on_stage=on_stage,
+            responder_tools=responder_tools,
         )
 
     return ask

@@ -24,12 +24,19 @@ def coordinate_live(text: str, executive: Executive, /) -> CoordinatorVerdict:
     """The verdict on ``text`` over ``executive`` as it is now (started; read, never
     written)."""
     world = executive.sim.world
+    collected = world.collected()
+    # the plan in force, by drone: its targets not yet collected (a move's premise is checked
+    # against it, and a move re-plans only the drones it names)
+    allocation = {
+        d: [t for t in ts if t not in collected] for d, ts in executive.rounds.intent.items()
+    }
     decision = coordinate_environment(
         text,
         world.known_environment,
         list(executive.scenario.drone_configs),
-        world.collected(),
+        collected,
         fleet=fleet_from_state(from_executive(executive)),
         in_force=executive.constraints.model_dump(mode="json"),
+        planned={t: d for d, ts in allocation.items() for t in ts},
     )
-    return verdict_of(decision)
+    return verdict_of(decision, allocation)

@@ -152,6 +152,9 @@ class Venue(Protocol):
     def responder_tools(self) -> bool:
         """Whether the responder may call its read-only tools (``agents.tools``)."""
 
+    def tool_context(self, state: MissionState) -> ToolContext:
+        """What the responder's tools read about ``state`` (built between ticks)."""
+
     @property
     def iterations(self) -> int:
         """A what-if planner's iteration budget (reproducible)."""
@@ -239,7 +242,7 @@ async def run_words(text: str, venue: Venue, on_stage: StageReport | None = None
                 parent_run_id=reply.root,
                 timeout_s=venue.timeout_s,
                 whatif=whatif,
-                tools=ToolContext.for_state(state) if venue.responder_tools else None,
+                tools=venue.tool_context(state) if venue.responder_tools else None,
                 on_stage=report,
             )
         reply.children += [done.record.run_id, *done.tool_calls]

@@ -27,33 +27,37 @@ Behaviour
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agents.context import MemoryLike
-from agents.coordinator import CoordinatorDecision, coordinate_scenario, planner_constraints
+from agents.coordinator import (
+    CoordinatorDecision,
+    coordinate_scenario,
+    only_drones,
+    planner_constraints,
+)
 from agents.engines.base import Engine
 from agents.engines.per_role import engine_for
 from agents.planning.round import AgentPlanner, PlanningFailed
+from agents.tools import ToolContext
 from agents.words.pipeline import ANSWERED, Ground, Reply, Responder, kept_orders
-from agents.words.state import DroneState, MissionState
+from agents.words.state import MissionState, scenario_state
 from agents.words.troubles import PlanningLog, stored_log
 from executive.contracts import AgentRunRecord, PlanRequest, new_id
 from executive.errors import ExecutiveError
+from executive.loop.rebase import keep_unnamed
 from executive.traces.sinks import ListSink
 from planner.constraints import (
-    Move,
     OperatorConstraints,
     constraint_notes,
     constraint_violations,
+    keep_others,
 )
-from planner.errors import PlannerError
 from planner.feasibility import Plannable
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
-from planner.solution import build_solution
 from planner.validation import validate_solution
 from sim import World
 
@@ -98,77 +102,8 @@ def posted_state(
 ) -> MissionState:
     """A posted mission before take-off, as the responder reads it: every drone parked at
     its start with its whole budget, the plan's route still to fly; ``planning``: the
-    request's own planning troubles (a debug request's)."""
-    airports = {a.id: (a.x, a.y) for a in scenario.environment.airports}
-    drones = {}
-    for drone_id, cfg in scenario.drone_configs.items():
-        route = solution.routes.get(drone_id) if solution is not None else None
-        x, y = airports.get(cfg.start or "", (0.0, 0.0))
-        drones[drone_id] = DroneState(
-            id=drone_id,
-            status="parked",
-            x=x,
-            y=y,
-            fuel=float(cfg.fuel_budget),
-            budget=float(cfg.fuel_budget),
-            sensors=cfg.accessible_targets,
-            home=cfg.home,
-            route=list(route.route) if route is not None else [],
-            planned_targets=list(route.visited_targets) if route is not None else [],
-            remaining_km=float(route.distance) if route is not None else 0.0,
-        )
-    env = scenario.environment
-    excluded = [
-        t.id
-        for t in env.targets
-        if any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in env.sams)
-    ]
-    return MissionState(
-        source="stored",
-        run_id=run_id,
-        tick=0,
-        time=0.0,
-        mode="PLANNED" if solution is not None else "NO PLAN",
-        scenario=scenario,
-        environment=env,
-        drones=drones,
-        plan_id="posted" if solution is not None else None,
-        plan=solution,
-        excluded=excluded,
-        planning=planning or PlanningLog(),
-    )
-
-
-def moved_drones(decision: CoordinatorDecision, allocation: Mapping[str, list[str]]) -> set[str]:
-    """The drones a move names: each target's new drone and the drone that holds it now."""
-    holder = {t: d for d, ts in allocation.items() for t in ts}
-    named = set()
-    for m in decision.constraints.moves:
-        named.add(m.to_drone)
-        if m.target in holder:
-            named.add(holder[m.target])
-    return named
-
-
-def keep_others(
-    constraints: OperatorConstraints, allocation: Mapping[str, list[str]], named: set[str]
-) -> OperatorConstraints:
-    """``constraints`` plus what keeps every drone's targets where they are: a drone not in
-    ``named`` keeps exactly its targets, a named one its own but the moved ones plus those
-    moved to it."""
-    moved = {m.target: m.to_drone for m in constraints.moves}
-    everything = {t for ts in allocation.values() for t in ts} | set(moved)
-    moves = list(constraints.moves)
-    forbidden = {d: list(ts) for d, ts in constraints.forbidden.items()}
-    for drone, targets in allocation.items():
-        own = [t for t in targets if t not in moved]
-        if drone not in named:
-            moves += [Move(target=t, to_drone=drone) for t in own]
-        mine = set(own) | {t for t, d in moved.items() if d == drone}
-        extra = sorted(everything - mine)
-        if extra:
-            forbidden[drone] = sorted(set(forbidden.get(drone, [])) | set(extra))
-    return constraints.model_copy(update={"moves": moves, "forbidden": forbidden})
+    request's own planning troubles (a debug request's). (``scenario_state``.)"""
+    return scenario_state(scenario, solution, run_id, planning)
 
 
 def _routes_of(solution: Solution) -> dict[str, list[str]]:
@@ -195,6 +130,10 @@ class PostedVenue:
     def engine(self) -> Engine:
         """The responder's own engine, traced by name."""
         return engine_for(self.agents_engine, "responder")
+
+    def tool_context(self, state: MissionState) -> ToolContext:
+        """The posted mission before take-off: the tools read the state."""
+        return ToolContext.for_state(state)
 
     @property
     def responder_tools(self) -> bool:
@@ -308,18 +247,15 @@ class PostedVenue:
                 "a posted mission has no checkpoint yet: planned from the drones' starts"
             )
         asked = constraints = planner_constraints(decision)
-        named: set[str] | None = None
-        if decision.policy.use_existing_allocation and self.existing is not None:
-            named = moved_drones(decision, self.existing.allocation)
-            constraints = keep_others(asked, self.existing.allocation, named)
+        # a move on the posted plan re-plans only the drones it names (as on a live run)
+        existing = self.existing
+        named = set(only_drones(decision, existing.allocation if existing else None))
+        if named and existing is not None:
+            constraints = keep_others(asked, existing.allocation, named)
         plan, planned_on = await self._plan(reply, constraints)
-        if named is not None and self.existing is not None:
-            plan = self._only_named(plan, named)
-            reply.reasons.append(
-                "use_existing_allocation: only "
-                + ", ".join(drone_label(d) for d in sorted(named))
-                + " replanned; the other drones keep their routes"
-            )
+        if named and existing is not None:
+            plan, why = keep_unnamed(self.fleet.mission, plan, existing, named)
+            reply.reasons.append(f"use_existing_allocation: {why}")
         reply.plan = plan
         reply.applied = True
         reply.plan_changed = self.existing is None or _routes_of(plan) != _routes_of(self.existing)
@@ -362,23 +298,6 @@ class PostedVenue:
                 reply.answer,
             ]
         )
-
-    def _only_named(self, plan: Solution, named: set[str]) -> Solution:
-        """``plan`` with every drone not in ``named`` back on its existing route (a move
-        changes only the drones it names); ``plan`` itself if that would not validate."""
-        assert self.existing is not None
-        mission = self.fleet.mission
-        routes: dict[str, list[int]] = {}
-        for spec in mission.drones:
-            source = plan if spec.id in named else self.existing
-            route = source.routes.get(spec.id)
-            if route is not None:
-                routes[spec.id] = [mission.index[x] for x in route.route]
-        try:
-            kept = build_solution(mission, routes)
-        except (PlannerError, KeyError, IndexError):
-            return plan
-        return plan if validate_solution(mission, kept) else kept
 
     def remember(self, reply: Reply) -> None:
         memory = reply.decision.memory or {}

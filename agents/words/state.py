@@ -43,7 +43,14 @@ from planner.model import Environment, Scenario, Solution, drone_label
 from planner.scenario import ScenarioError, parse_scenario
 from sim import TargetCollected, World
 
-__all__ = ["DroneState", "MissionState", "from_executive", "from_trace", "replay_trace"]
+__all__ = [
+    "DroneState",
+    "MissionState",
+    "from_executive",
+    "from_trace",
+    "replay_trace",
+    "scenario_state",
+]
 
 Source = Literal["live", "stored"]
 
@@ -159,6 +166,11 @@ class MissionState(_Frozen):
         return {
             t: d.id for d in self.drones.values() if d.status != "lost" for t in d.planned_targets
         }
+
+    @property
+    def allocation(self) -> dict[str, list[str]]:
+        """Drone -> its targets still to collect under the committed plan (lost: none)."""
+        return {d.id: list(d.planned_targets) for d in self.drones.values() if d.status != "lost"}
 
     @property
     def points_to_collect(self) -> float:
@@ -383,3 +395,61 @@ def _last_committed(rows: list[dict]) -> tuple[str | None, Solution | None]:
         return None, None
     row = committed[-1]
     return row["plan_id"], Solution.model_validate(row["solution"])
+
+
+def scenario_state(
+    scenario: Scenario,
+    solution: Solution | None,
+    run_id: str,
+    planning: PlanningLog | None = None,
+    *,
+    tick: int = 0,
+    constraints: Mapping[str, Any] | None = None,
+    remainder: bool = False,
+) -> MissionState:
+    """A mission as a scenario says it, as the responder and the tools read it: each drone
+    at its start (an airport, or a synthetic start) with its whole budget, parked, the
+    plan's route still to fly; ``planning``: the request's own planning troubles. A posted
+    mission before take-off, or with ``remainder`` a planning round's problem: a drone at a
+    synthetic start (its checkpoint) is in the air there."""
+    env = scenario.environment
+    places = {a.id: (a.x, a.y) for a in env.airports}
+    synthetic = {k: (p.x, p.y) for k, p in env.synthetic_starts.items()}
+    drones = {}
+    for drone_id, cfg in scenario.drone_configs.items():
+        route = solution.routes.get(drone_id) if solution is not None else None
+        start = cfg.start or ""
+        x, y = synthetic.get(start) or places.get(start, (0.0, 0.0))
+        drones[drone_id] = DroneState(
+            id=drone_id,
+            status="flying" if remainder and start in synthetic else "parked",
+            x=x,
+            y=y,
+            fuel=float(cfg.fuel_budget),
+            budget=float(cfg.fuel_budget),
+            sensors=cfg.accessible_targets,
+            home=cfg.home,
+            route=list(route.route) if route is not None else [],
+            planned_targets=list(route.visited_targets) if route is not None else [],
+            remaining_km=float(route.distance) if route is not None else 0.0,
+        )
+    excluded = [
+        t.id
+        for t in env.targets
+        if any(math.hypot(t.x - s.x, t.y - s.y) < s.range for s in env.sams)
+    ]
+    return MissionState(
+        source="stored",
+        run_id=run_id,
+        tick=tick,
+        time=0.0,
+        mode="PLANNED" if solution is not None else "NO PLAN",
+        scenario=scenario,
+        environment=env,
+        drones=drones,
+        plan_id="posted" if solution is not None else None,
+        plan=solution,
+        excluded=excluded,
+        planning=planning or PlanningLog(),
+        constraints=dict(constraints or {}),
+    )

@@ -1,4 +1,6 @@
-"""The agents' engines and their health (open to read): ``GET /api/engines``.
+"""The agents' engines and their health (open to read): ``GET /api/engines``; the planning
+agents' switches (``GET /api/agent_switches``: each on or off, and its cadence), which the
+engines panel flips with ``AGENT_OFF`` / ``AGENT_ON`` through ``POST /api/commands``.
 
 Each distinct engine of the run (the roles that share one are listed together) is asked its
 cheapest question, a list of its server's models, at most once per ``EngineMonitor.ttl_s``
@@ -15,9 +17,9 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict
 
 from agents.engines.health import EngineHealth, EngineMonitor
-from dashboard.deps import ContextDep
+from dashboard.deps import ContextDep, ViewDep
 
-__all__ = ["EnginesAnswer", "router"]
+__all__ = ["AgentSwitch", "AgentSwitches", "EnginesAnswer", "router"]
 
 router = APIRouter(prefix="/api", tags=["engines"])
 
@@ -48,3 +50,44 @@ async def engines(monitor: EnginesDep) -> EnginesAnswer:
         return EnginesAnswer(configured=False, ok=True, engines=[])
     found = await monitor.check()
     return EnginesAnswer(configured=True, ok=all(e.ok for e in found), engines=found)
+
+
+class AgentSwitch(BaseModel):
+    """One planning agent: on or off (and why), and its cadence if it has one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    on: bool
+    off_reason: str | None = None  # why it is off ("switched off by operator at tick 1200")
+    cadence_s: float | None = None  # also asked every so many mission seconds; None: events
+
+
+class AgentSwitches(BaseModel):
+    """The run's planning agents as the engines panel switches them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    known: bool  # False: no running status has said yet (starting, or no run)
+    agents: list[AgentSwitch]
+
+
+@router.get("/agent_switches", summary="The planning agents: each on or off, and its cadence")
+async def agent_switches(view: ViewDep) -> AgentSwitches:
+    """Each planning agent of the run (strategist, allocator, critic when the run asks
+    agents), ``on`` or off with the reason, and ``cadence_s``; switched with
+    ``POST /api/commands {"command": "AGENT_OFF" | "AGENT_ON", "text": ROLE}``."""
+    switches = view.agent_switches
+    if switches is None:
+        return AgentSwitches(known=False, agents=[])
+    off = switches.get("off") or {}
+    cadence = switches.get("cadence_s") or {}
+    return AgentSwitches(
+        known=True,
+        agents=[
+            AgentSwitch(
+                role=role, on=role not in off, off_reason=off.get(role), cadence_s=cadence.get(role)
+            )
+            for role in switches.get("roles") or ()
+        ],
+    )

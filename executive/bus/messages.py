@@ -143,6 +143,11 @@ class StatusMessage(_Out):
     phase: str | None = None
     outcome: dict[str, Any] | None = None
     error: str | None = None
+    agents: dict[str, Any] | None = Field(
+        None,
+        description="running: the planning agents (roles), those off (role -> why) and"
+        " their cadences (cadence_s); each AGENTS event after it says which are off",
+    )
 
 
 class Envelope(BaseModel):

@@ -111,6 +111,7 @@ class Round:
     started: float
     invalid: str | None = None  # why its draft can no longer be used (paused, reset)
     in_force: InForce | None = None  # the plan in force when it started (auto: judged)
+    only: set[str] | None = None  # a move's round: the drones it re-plans (the others kept)
 
 
 @dataclass

@@ -57,6 +57,7 @@ from executive.contracts import (
     AGENT_COMMANDS,
     DRONE_COMMANDS,
     Coordinate,
+    CoordinatorVerdict,
     HumanCommand,
     MissionPlanner,
     PlanOutcome,
@@ -517,7 +518,7 @@ class Executive:
             gc.freeze()
         began = self._clock.now()
         pacer.start(sim.tick)
-        self.recorder.status("running")
+        self.recorder.status("running", agents=self.agent_switches())
         try:
             while not self._stop and not self._over() and (until is None or sim.tick < until):
                 if pacer.speed is None:
@@ -627,9 +628,13 @@ class Executive:
         if kind in AGENT_COMMANDS:
             return self._switch_agent(command)
         if kind in ("CUT", "REPLAN"):
-            if command.text and not self._apply_words(command.text, kind):
-                return  # refused: the words ask for what cannot be done, nothing is replanned
-            rounds.trigger("operator", f"operator:{kind}")
+            only: tuple[str, ...] = ()
+            if command.text:
+                verdict = self._apply_words(command.text, kind)
+                if verdict is None:
+                    return  # refused: the words ask for what cannot be done, nothing replanned
+                only = verdict.only_drones  # a move: the other drones keep their routes
+            rounds.trigger("operator", f"operator:{kind}", only)
         elif kind == "PAUSE":
             if self.paused:
                 return self._ignored(kind, "already paused")
@@ -691,6 +696,15 @@ class Executive:
             tick, "AGENTS", {"agent": role, "on": kind == "AGENT_ON", "off": dict(self.agents_off)}
         )
 
+    def agent_switches(self) -> dict[str, Any]:
+        """The planning chain's agents, those off now (each with why) and their cadences
+        (mission seconds): what the dashboard's engines panel switches."""
+        return {
+            "roles": list(self.options.agent_roles),
+            "off": dict(self.agents_off),
+            "cadence_s": dict(self.options.agent_cadence_s),
+        }
+
     def _ignored(self, kind: str, why: str, drone: str | None = None) -> None:
         self.recorder.event(
             self.sim.tick,
@@ -740,11 +754,11 @@ class Executive:
         world = self.sim.world
         return {d for d in self._operator_holds if world.status(d) == "holding"}
 
-    def _apply_words(self, text: str, kind: str = "REPLAN") -> bool:
-        """The operator's words into the constraints in force; False (and the reasons on a
-        COMMAND_IGNORED event) when the coordinator refuses them: an unknown id, a drone
-        that cannot sense the target, a target inside a SAM, not enough fuel; or when this
-        run has no coordinator to read them."""
+    def _apply_words(self, text: str, kind: str = "REPLAN") -> CoordinatorVerdict | None:
+        """The operator's words into the constraints in force, and the verdict on them;
+        None (and the reasons on a COMMAND_IGNORED event) when the coordinator refuses them:
+        an unknown id, a drone that cannot sense the target, a target inside a SAM, not
+        enough fuel; or when this run has no coordinator to read them."""
         if self._coordinate is None:
             self.recorder.event(
                 self.sim.tick,
@@ -755,7 +769,7 @@ class Executive:
                     "text": text,
                 },
             )
-            return False
+            return None
         verdict = self._coordinate(text, self)
         if verdict.errors:
             errors = list(verdict.errors)
@@ -770,7 +784,7 @@ class Executive:
                     "refused": [r.model_dump(mode="json") for r in verdict.refused],
                 },
             )
-            return False
+            return None
         added = verdict.constraints
         # the last word wins (never both T5->2 and T5->1 in force): planner.constraints' merge
         self.constraints = merge_constraints(self.constraints, added)
@@ -786,10 +800,11 @@ class Executive:
                     "added": added.model_dump(mode="json"),
                     "constraints": self.constraints.model_dump(mode="json"),
                     "replaced": [r.model_dump(mode="json") for r in verdict.replaced],
+                    "only_drones": list(verdict.only_drones),
                 }
             ),
         )
-        return True
+        return verdict
 
     # ----- observe -------------------------------------------------------------------
 

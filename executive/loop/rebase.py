@@ -13,14 +13,23 @@ from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer
 from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
 from executive.loop.prepared import prepare_json
+from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.intent import Intent, route_intent
 from planner.mission import Mission, compile_mission
-from planner.model import drone_label
+from planner.model import Solution, drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
 
-__all__ = ["draft_from", "failed", "fly", "rebase_job", "route_on", "settle_commit"]
+__all__ = [
+    "draft_from",
+    "failed",
+    "fly",
+    "keep_unnamed",
+    "rebase_job",
+    "route_on",
+    "settle_commit",
+]
 
 
 def fly(draft: Draft, approved: Approval, tick: int, reason: str) -> Commit | Rebase:
@@ -138,3 +147,28 @@ def route_on(
         dropped,
         {**problem.left_out, **left_out},
     )
+
+
+def keep_unnamed(
+    mission: Mission, fresh: Solution, kept: Solution, only: set[str]
+) -> tuple[Solution, str]:
+    """``fresh`` with every drone not in ``only`` back on its route in ``kept`` (the plan in
+    force, rebased onto the same cut): a move changes only the drones it names. ``fresh``
+    itself, and why, when the two together would not validate. The second item says which
+    it is, for the round's reasons."""
+    names = ", ".join(drone_label(d) for d in sorted(only))
+    routes: dict[str, list[int]] = {}
+    for spec in mission.drones:
+        source = fresh if spec.id in only or spec.id not in kept.routes else kept
+        route = source.routes.get(spec.id)
+        if route is not None:
+            routes[spec.id] = [mission.index[x] for x in route.route]
+    try:
+        spliced = build_solution(mission, routes)
+    except (PlannerError, KeyError, IndexError) as exc:
+        return fresh, f"a move on {names}: the others could not keep their routes ({exc})"
+    broken = validate_solution(mission, spliced)
+    if broken:
+        why = "; ".join(map(str, broken))
+        return fresh, f"a move on {names}: the others could not keep their routes ({why})"
+    return spliced, f"a move: only {names} re-planned; the other drones keep their routes"

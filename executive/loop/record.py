@@ -124,13 +124,20 @@ class Recorder:
         self.sink.emit(StateHashRecord(self.run_id, tick, digest))
 
     def status(
-        self, state: str, outcome: dict[str, Any] | None = None, *, phase: str | None = None
+        self,
+        state: str,
+        outcome: dict[str, Any] | None = None,
+        *,
+        phase: str | None = None,
+        agents: dict[str, Any] | None = None,
     ) -> None:
         """The run's state (``starting`` with its ``phase``: ``compiling`` while the
         planner's kernels load, ``planning`` the first plan, ``forking`` a fork's rebuild;
         ``running``; ``ended`` with its outcome) on the bus ``status`` topic, with
         ``started_at``, the wall time (Unix seconds) of the first status: a view counts the
-        start-up from it. Nothing is traced (the session writes the run's end to the store)."""
+        start-up from it; ``agents``: the planning agents, those off and their cadences (a
+        view follows the switches from the ``AGENTS`` events after it). Nothing is traced
+        (the session writes the run's end to the store)."""
         if self.started_at is None:
             self.started_at = time.time()
         if self.publish:
@@ -142,5 +149,6 @@ class Recorder:
                     "started_at": self.started_at,
                     **({"phase": phase} if phase else {}),
                     **({"outcome": outcome} if outcome else {}),
+                    **({"agents": agents} if agents is not None else {}),
                 },
             )

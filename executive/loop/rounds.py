@@ -34,6 +34,7 @@ reproduce exactly whatever the wall clock does; paced, nothing is ever awaited i
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import time
@@ -74,11 +75,11 @@ from executive.loop.drafts import (
 from executive.loop.plan_commands import fly_commands
 from executive.loop.prepared import prepare_json, solution_json
 from executive.loop.report import Replan
-from planner.constraints import constraint_violations
+from planner.constraints import constraint_violations, keep_others
 from planner.geometry import Path
 from planner.intent import Intent, intent_of
 from planner.mission import Mission, compile_mission
-from planner.model import Solution
+from planner.model import Solution, drone_label
 from planner.validation import validate_solution
 
 __all__ = ["Draft", "Round", "Rounds"]
@@ -97,6 +98,11 @@ class Rounds:
         self.ends: dict[str, str] = {}
         self.replans: list[Replan] = []
         self.pending: list[str] = []  # triggers waiting for a round
+        # The drones the waiting round re-plans when only moves asked for it (the others
+        # keep the plan in force, rebased onto the cut); None with ``_full``: the whole
+        # remainder, because another trigger (or words that were not only moves) asked.
+        self.only: set[str] | None = None
+        self._full = False
         # drones kept parked for value that arrives late (Policy.spare_drones), and why
         self.spares: dict[str, str] = {}
         self.round: Round | None = None
@@ -131,13 +137,16 @@ class Rounds:
         """Something changed that work in flight did not see."""
         self.known_version += 1
 
-    def trigger(self, kind: str, trigger: str) -> None:
-        """A change of ``kind`` (a policy trigger) asks for a replan, if the policy says so."""
+    def trigger(self, kind: str, trigger: str, only: Iterable[str] = ()) -> None:
+        """A change of ``kind`` (a policy trigger) asks for a replan, if the policy says so.
+        ``only``: an operator's move names these drones; the round re-plans only them,
+        unless another trigger waiting with it asks for the whole remainder."""
         host = self.host
         self.known_version += 1
         if not host.policy.replan or kind not in host.policy.triggers:
             host.recorder.event(host.sim.tick, "CONTINUE", {"change": trigger, "replan": False})
             return
+        self._scope(set(only))
         if self.spares and kind in host.policy.spare_release:
             host.recorder.event(
                 host.sim.tick, "SPARES_RELEASED", {"drones": sorted(self.spares), "change": trigger}
@@ -173,6 +182,14 @@ class Rounds:
         if self.pending and self.round is None and not host.paused and tick >= self.start_after:
             self.start()
 
+    def _scope(self, only: set[str]) -> None:
+        """What the waiting round re-plans: the union of the moves' drones, or everything
+        once any trigger asks for it."""
+        if only:
+            self.only = (self.only or set()) | only
+        else:
+            self._full = True
+
     def _cadence_due(self, tick: int) -> None:
         """The agents on a cadence that are due (and on) join the triggers, when the agent
         chain is free: never while a round or its agents still work (``cadence``)."""
@@ -206,6 +223,7 @@ class Rounds:
             )
             if f"{CADENCE}{role}" not in self.pending:
                 self.pending.append(f"{CADENCE}{role}")
+            self._full = True  # the agents due plan the whole remainder
 
     async def await_due(self) -> None:
         """As fast as possible: whatever is due at this tick is awaited, so the run
@@ -258,6 +276,7 @@ class Rounds:
         if self.review is not None:
             self.drop_draft("rejected", "reset")
         self.pending = []
+        self.only, self._full = None, False
 
     def cancel(self) -> None:
         """The run is over: stop everything still working."""
@@ -331,6 +350,8 @@ class Rounds:
         sim = host.sim
         trigger = " + ".join(self.pending)
         self.pending = []
+        only = None if self._full or self.plan_id is None else self.only
+        self.only, self._full = None, False
         # A newer round supersedes the agents still thinking about an older world.
         for work in self.agents:
             work.task.cancel()
@@ -349,12 +370,21 @@ class Rounds:
         round_id = new_id()
         skip = self._skip_agents(trigger)
         in_force = None
-        if host.policy.commit == "auto" and self.plan_id is not None:
+        constraints = host.constraints
+        if (host.policy.commit == "auto" or only) and self.plan_id is not None:
             # The fresh draft will be judged against the plan in force rebased onto the
-            # same cut (``fast_tier``): what that rebase needs, taken on the tick.
+            # same cut (``fast_tier``), and a move's round keeps the drones it does not
+            # name on it: what that rebase needs, taken on the tick.
             gone = {t: "collected" for t in sim.world.collected()}
             gone.update({t: "reached before the cut" for t in problem.frozen_targets})
             in_force = InForce(self.plan_id, dict(self.intent), dict(self.ends), gone)
+        if only and in_force is not None:
+            # the planner may give each drone only what it has (a named one: less what
+            # moves away, plus what moves to it); the agents would re-allocate everything
+            left = {d: [t for t in ts if t not in in_force.gone] for d, ts in self.intent.items()}
+            constraints = keep_others(constraints, left, only)
+            why = f"not asked: a move re-plans only {_labels(only)}; the others keep their routes"
+            skip |= {r: why for r in host.options.agent_roles if r not in skip}
         request = PlanRequest(
             host.run_id,
             round_id,
@@ -362,7 +392,7 @@ class Rounds:
             trigger,
             problem.scenario,
             host.policy.planning_deadline_s,
-            host.constraints,
+            constraints,
             host.instruction,
             host.run_id,
             skip,
@@ -370,7 +400,7 @@ class Rounds:
         replan = Replan(round_id, trigger, sim.tick, cut)
         self.replans.append(replan)
         task = asyncio.get_running_loop().create_task(
-            self._plan(request, problem, in_force, host.ahead()), name=f"round-{round_id}"
+            self._plan(request, problem, in_force, host.ahead(), only), name=f"round-{round_id}"
         )
         self.round = Round(
             replan,
@@ -380,6 +410,7 @@ class Rounds:
             self.known_version,
             time.perf_counter(),
             in_force=in_force,
+            only=only,
         )
         host.recorder.event(
             sim.tick,
@@ -400,6 +431,7 @@ class Rounds:
                 "trigger": trigger,
                 "constraints": host.constraints.model_dump(mode="json"),
                 **({"agents_skipped": dict(skip)} if skip else {}),
+                **({"only_drones": sorted(only)} if only else {}),
             },
         )
 
@@ -420,22 +452,22 @@ class Rounds:
         problem: ReplanProblem,
         in_force: InForce | None,
         ahead: Callable[[Iterable[Path]], None],
+        only: set[str] | None = None,
     ) -> Planned:
         """Plan, then (in a worker thread) validate on the mission the plan was made on and
         turn it into commands: the tick only ever submits ready commands. With ``in_force``
-        the plan in force is rebased onto the same cut and mission, to be judged against."""
-        outcome = await self.host.planner.plan(request)
+        the plan in force is rebased onto the same cut and mission, to be judged against
+        (auto), and with ``only`` every drone not in it flies that rebased route."""
+        fresh = await self.host.planner.plan(request)
+        auto = self.host.policy.commit == "auto"
 
         def prepare() -> Planned:
             # The planner hands over the mission it compiled; one that does not (a plain
             # MissionPlanner) has its scenario compiled here. Either way: validated once.
+            outcome = fresh
             mission = outcome.mission or compile_mission(problem.scenario)
-            violations = validate_solution(mission, outcome.solution)
-            commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
-            prepare_json(outcome.solution, commands)  # the JSON its draft and commit record
-            ahead(c.path for c in commands)  # the first check after its commit reads these
-            rival = None
-            if in_force is not None and not violations:
+            kept = None
+            if in_force is not None:
                 kept = rebase.route_on(
                     problem,
                     mission,
@@ -444,6 +476,17 @@ class Rounds:
                     in_force.ends,
                     in_force.gone,
                 )
+            if only and kept is not None:
+                solution, why = rebase.keep_unnamed(mission, outcome.solution, kept.solution, only)
+                outcome = dataclasses.replace(
+                    outcome, solution=solution, reasons=(*outcome.reasons, why)
+                )
+            violations = validate_solution(mission, outcome.solution)
+            commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
+            prepare_json(outcome.solution, commands)  # the JSON its draft and commit record
+            ahead(c.path for c in commands)  # the first check after its commit reads these
+            rival = None
+            if auto and in_force is not None and kept is not None and not violations:
                 constraints = request.constraints
                 ahead(c.path for c in kept.commands)
                 rival = Rival(
@@ -457,8 +500,8 @@ class Rounds:
         try:
             return await asyncio.to_thread(prepare)
         except BaseException:
-            if outcome.followup is not None:
-                outcome.followup.cancel()
+            if fresh.followup is not None:
+                fresh.followup.cancel()
             raise
 
     def _finish_round(self) -> None:
@@ -526,6 +569,7 @@ class Rounds:
             self.pending.insert(
                 0, f"superseded:{replan.trigger}" if r.invalid is None else replan.trigger
             )
+            self._scope(set(r.only or ()))  # asked again as it was: a move's drones only
             return
         draft = Draft(
             plan_id,
@@ -944,3 +988,7 @@ class Rounds:
         host.recorder.event(
             host.sim.tick, "PLAN_REJECTED", {"plan_id": draft.plan_id, "reason": reason}
         )
+
+
+def _labels(drones: Iterable[str]) -> str:
+    return ", ".join(drone_label(d) for d in sorted(drones))

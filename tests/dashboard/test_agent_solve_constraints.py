@@ -104,6 +104,11 @@ async def test_on_an_existing_plan_keep_means_no_new_plan_and_a_move_changes_onl
         move = await _solve(http, f"Move {target} from D2 to D3", planned)
         _ok(move, Expect("move", target=target, drone="3"), existing=planned)
         assert move["coordinator_decision"]["policy"]["use_existing_allocation"] is True
+        assert move["routes"]["1"] == planned["routes"]["1"]  # not named: kept exactly
+        # asked for a full replan, the move re-plans every drone
+        full = await _solve(http, f"Move {target} from D2 to D3 and replan everything", planned)
+        assert full["success"] and target in full["routes"]["3"]["route"]
+        assert full["coordinator_decision"]["policy"]["use_existing_allocation"] is False
 
 
 @run_async

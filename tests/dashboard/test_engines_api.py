@@ -113,3 +113,119 @@ def test_the_engines_panel_on_a_live_run_whose_critic_runs_on_a_local_model(chro
     assert "critic" in line and "llama3.1" in line and " ms" in line
     assert "strategist" in rules and "allocator" in rules and "responder" in rules
     assert errors == []
+
+
+def test_the_view_follows_the_agent_switches_from_the_running_status_and_agents_events():
+    """``/api/agent_switches``' source: the running status names the agents, those off and
+    their cadences; each AGENTS event after it says which are off now."""
+    from dashboard.live_view import LiveView
+    from executive.bus import Message
+
+    view = LiveView(InProcessBus("switches"))
+    assert view.agent_switches is None
+    start = {
+        "roles": ["strategist", "allocator", "critic"],
+        "off": {},
+        "cadence_s": {"allocator": 60.0},
+    }
+    view.apply(Message("status", {"run_id": "switches", "state": "running", "agents": start}))
+    assert view.agent_switches == start
+    off = {"critic": "switched off by operator at tick 40"}
+    view.apply(
+        Message(
+            "events",
+            {
+                "run_id": "switches",
+                "tick": 40,
+                "kind": "AGENTS",
+                "agent": "critic",
+                "on": False,
+                "off": off,
+            },
+        )
+    )
+    assert view.agent_switches == {**start, "off": off}
+    view.apply(
+        Message(
+            "events",
+            {
+                "run_id": "switches",
+                "tick": 90,
+                "kind": "AGENTS",
+                "agent": "critic",
+                "on": True,
+                "off": {},
+            },
+        )
+    )
+    assert view.agent_switches["off"] == {} and view.agent_switches["cadence_s"] == {
+        "allocator": 60.0
+    }
+
+
+@pytest.mark.browser
+def test_the_engines_panel_switches_an_agent_off_and_on_through_the_command_door(chromium):
+    """The real ``isr run`` and headless Chromium: the panel shows each planning agent with
+    its cadence; unticking the critic sends AGENT_OFF through ``POST /api/commands``, and the
+    switch shows off once the run's AGENTS event says so (with the reason from the run);
+    ticking it again switches it back on."""
+    errors: list[str] = []
+    posted: list[dict] = []
+    with (
+        CliProcess(
+            "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+            "--speed", "5", "--agent-cadence", "allocator=60",
+        ) as cli,
+        sync_playwright() as pw,
+    ):  # fmt: skip
+        url = cli.wait_for(r"dashboard: (http://\S+)")
+        base = url.split("/?")[0]
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on(
+                "request",
+                lambda r: (
+                    posted.append(r.post_data_json)
+                    if r.method == "POST" and r.url.endswith("/api/commands")
+                    else None
+                ),
+            )
+            page.goto(url)
+            page.set_default_timeout(60_000)
+            critic = "#agent-switches li[data-role='critic']"
+            page.wait_for_selector(f"{critic}[data-on='true']")
+            roles = page.eval_on_selector_all(
+                "#agent-switches li", "ls => ls.map(l => l.dataset.role)"
+            )
+            cadences = {
+                r: page.text_content(f"#agent-switches li[data-role='{r}'] .cadence") for r in roles
+            }
+            page.uncheck(f"{critic} input[type='checkbox']")
+            page.wait_for_selector(f"{critic}[data-on='false']")
+            off_title = page.get_attribute(critic, "title") or ""
+            switches = httpx.get(f"{base}/api/agent_switches", timeout=TIMEOUT).json()
+            page.check(f"{critic} input[type='checkbox']")
+            page.wait_for_selector(f"{critic}[data-on='true']")
+            on_box = page.is_checked(f"{critic} input[type='checkbox']")
+            events = httpx.get(f"{base}/api/events", timeout=TIMEOUT).json()["events"]
+        finally:
+            browser.close()
+    assert roles == ["strategist", "allocator", "critic"]
+    assert cadences == {
+        "strategist": "on events",
+        "allocator": "every 1 min",
+        "critic": "on events",
+    }
+    assert posted == [
+        {"command": "AGENT_OFF", "text": "critic"},
+        {"command": "AGENT_ON", "text": "critic"},
+    ]
+    assert "critic is off: switched off by" in off_title
+    [critic_switch] = [a for a in switches["agents"] if a["role"] == "critic"]
+    assert critic_switch["on"] is False and "switched off by" in critic_switch["off_reason"]
+    said = [(e["agent"], e["on"]) for e in events if e["kind"] == "AGENTS"]
+    assert said == [("critic", False), ("critic", True)]
+    assert on_box is True
+    assert errors == []

@@ -14,6 +14,7 @@
 import { addAgent } from "./agents.js";
 import { bannerFromEvent } from "./banners.js";
 import { $ } from "./dom.js";
+import { agentsFromEvent, agentsFromStatus } from "./engines.js";
 import { setTruthAvailable } from "./map.js";
 import { runOver } from "./run_state.js";
 import { openRunsOnLanding } from "./runs.js";
@@ -95,6 +96,8 @@ function onFrame(msg) {
       clearTimeline();
       state.lastSeq = 0;
       (msg.events || []).forEach(addEvent);
+      agentsFromStatus(msg.status); // the agents at the start, then each switch since
+      (msg.events || []).forEach(agentsFromEvent);
       state.agents.clear();
       (msg.agents || []).forEach(addAgent);
       renderStatus();
@@ -103,7 +106,7 @@ function onFrame(msg) {
       break;
     case "telemetry": setTelemetry(msg.data); break;
     case "scene": setScene(msg.data); break;
-    case "events": addEvent(msg.data); bannerFromEvent(msg.data); break;
+    case "events": addEvent(msg.data); bannerFromEvent(msg.data); agentsFromEvent(msg.data); break;
     case "agents": addAgent(msg.data); break;
     case "status":
       if (msg.data && msg.data.run_id && state.runId && msg.data.run_id !== state.runId
@@ -115,6 +118,7 @@ function onFrame(msg) {
         state.sceneDirty = true;
       }
       state.status = msg.data; state.runId = msg.data.run_id || state.runId; renderStatus();
+      agentsFromStatus(msg.data);
       // the run is over: the review panel closes and the map drops the draft, whichever
       // of the final scene and this status arrives last
       if (runOver()) state.sceneDirty = true;

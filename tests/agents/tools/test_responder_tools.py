@@ -135,3 +135,78 @@ def test_a_number_a_tool_answered_may_be_cited_one_it_did_not_may_not(state):
     cited, again = ask(round(path, 1))
     assert again == path
     assert cited.applied is True and cited.error is None
+
+
+def test_a_live_runs_tools_read_the_state_taken_between_ticks():
+    """On a live run the responder's tools read the run's state as the question found it:
+    an airborne drone is measured from where it is then (``D2_START``), and no tool
+    changes the run; asked again later, they read the later state."""
+    from agents.planning.round import AgentPlanner
+    from agents.words.ask import StateVenue
+    from agents.words.command import coordinate_live
+    from agents.words.state import from_executive
+    from executive.loop import Executive
+    from executive.loop.options import LoopOptions
+    from executive.loop.policy import Policy
+
+    sink = ListSink()
+    executive = Executive(
+        load_scenario(SCENARIOS / "demo.json"),
+        planner=AgentPlanner(make_engine("rules"), sink, iterations=500, use_agents=False),
+        sink=sink,
+        options=LoopOptions(policy=Policy()),
+        coordinate=coordinate_live,
+    )
+
+    def context(state):
+        venue = StateVenue(
+            state, make_engine("rules"), sink, lambda: (), None, executive, None, 5.0, 200, 0, True
+        )
+        return venue.tool_context(state)
+
+    async def go():
+        await executive.start()
+        await executive.run(None, until=2000)
+        early = from_executive(executive)
+        out = await answer(
+            "How far is D2 from T5?",
+            early,
+            engine=make_engine("rules"),
+            sink=sink,
+            live=executive,
+            responder_tools=True,
+        )
+        plan = executive.plan
+        await executive.run(None, until=4000)
+        return early, from_executive(executive), out, plan
+
+    early, late, out, plan = asyncio.run(go())
+    from agents.tools.read import DistanceArgs, distance
+
+    def d2_to_t5(state):
+        ctx = context(state)
+        here = ctx.problem.environment.synthetic_starts["D2_START"]
+        assert (here.x, here.y) == pytest.approx((state.drones["2"].x, state.drones["2"].y))
+        far = distance(ctx, DistanceArgs(origin="D2", destination="T5"))
+        assert far["origin"] == "D2_START" and far["path_km"] >= far["straight_km"] > 0
+        return far["straight_km"]
+
+    assert early.drones["2"].airborne and late.drones["2"].airborne
+    assert d2_to_t5(early) != d2_to_t5(late)  # D2 flew on between the two questions
+    assert len(out["agent_runs"]) > 2  # the responder called its tools on the live run
+    tools = [r for r in sink.of(AgentRunRecord) if r.agent.startswith("tool:")]
+    assert tools and {r.mission_run_id for r in tools} == {executive.run_id}
+    assert executive.plan is plan  # nothing a tool did touched the run
+
+
+def test_a_lost_drone_is_no_place_to_measure_from():
+    from agents.tools.read import DistanceArgs, distance
+    from agents.words.state import from_executive
+    from tests.flown import flown
+
+    executive = flown("lost_drone.json", 18100)  # D3 is lost at 900 s
+    state = from_executive(executive)
+    [lost] = [d for d in state.drones.values() if d.status == "lost"]
+    ctx = ToolContext.for_state(state)
+    with pytest.raises(Exception, match=f"{lost.label} was lost"):
+        distance(ctx, DistanceArgs(origin=lost.label, destination="A1"))
