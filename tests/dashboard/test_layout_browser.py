@@ -439,6 +439,8 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             # ----- a pause says what it costs while it lasts, and the total after
             assert api.post("/api/commands", json={"command": "PAUSE"}).status_code == 202
             page.wait_for_selector("#banners .banner[data-kind='pause']")
+            # first of the banners, whatever the pause brings after it (pinned until dismissed)
+            assert page.eval_on_selector("#banners .banner", "e => e.dataset.kind") == "pause"
             page.wait_for_function(
                 "() => /paused for \\d+:\\d\\d of mission time: [1-9][\\d.]* km of fuel"
                 " burnt/.test(document.querySelector(\"#banners .banner[data-kind='pause']\")"

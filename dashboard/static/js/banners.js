@@ -5,7 +5,7 @@
  * down to when it would enter and when the safety layer acts: hazard.js), a drone past its point of no return (its fuel no longer covers
  * the straight way home and the reserve), and an order refused (a command the executive
  * ignored, a message or an edit it rejected). Newest on top, three at most with "N more";
- * each stays until dismissed (×). Live only: from the events that arrive while the page
+ * each stays until dismissed (×); the last pause's banner stays first until then. Live only: from the events that arrive while the page
  * watches (not the history a joining page is sent). */
 
 import { $ } from "./dom.js";
@@ -24,11 +24,13 @@ const REFUSED = new Set(["COMMAND_IGNORED", "CMD_REJECTED", "edit_rejected"]);
 export const banners = [];
 let counter = 0;
 let expanded = false;
+let pinned = null; // the last pause's banner: shown first until dismissed
 const pastPnr = new Set(); // drones whose point of no return was passed (said once)
 
 function add(kind, what, text, tick, hazard = null) {
   banners.unshift({ n: ++counter, kind, what, text, tick, hazard });
   banners.length = Math.min(banners.length, KEPT);
+  if (pinned && !banners.includes(pinned)) banners.push(pinned); // kept until dismissed
   state.bannersDirty = true;
   schedule();
 }
@@ -77,7 +79,11 @@ export function renderBanners() {
   const box = $("#banners");
   box.replaceChildren();
   const hz = (state.scene && state.scene.tick_hz) || 20;
-  const shown = expanded ? banners : banners.slice(0, SHOWN);
+  // the pause's banner first, whatever came after it (safety actions while paused would
+  // otherwise push what the pause costs out of sight)
+  const rest = pinned ? banners.filter((b) => b !== pinned) : banners;
+  const first = pinned ? [pinned] : [];
+  const shown = [...first, ...(expanded ? rest : rest.slice(0, SHOWN - first.length))];
   for (const b of shown) {
     const div = document.createElement("div");
     div.className = "banner";
@@ -91,6 +97,7 @@ export function renderBanners() {
     x.addEventListener("click", () => {
       const i = banners.findIndex((o) => o.n === b.n);
       if (i >= 0) banners.splice(i, 1);
+      if (b === pinned) pinned = null;
       state.bannersDirty = true; renderBanners();
     });
     div.append(what, text, t, x);
@@ -105,7 +112,7 @@ export function renderBanners() {
     b.addEventListener("click", () => { expanded = !expanded; state.bannersDirty = true; renderBanners(); });
     const all = document.createElement("button");
     all.type = "button"; all.textContent = "dismiss all";
-    all.addEventListener("click", () => { banners.length = 0; state.bannersDirty = true; renderBanners(); });
+    all.addEventListener("click", () => { banners.length = 0; pinned = null; state.bannersDirty = true; renderBanners(); });
     more.append(b, all);
     box.appendChild(more);
   }
@@ -126,6 +133,7 @@ export function checkPause(mode) {
     for (const id of droneIds()) { const d = droneNow(id); if (d) fuel[id] = d.fuel; }
     pause = { since: now, fuel, banner: { n: ++counter, kind: "pause", what: "paused", text: "", tick: scene.tick } };
     banners.unshift(pause.banner);
+    pinned = pause.banner;
   }
   if (!pause) return;
   let burnt = 0;
