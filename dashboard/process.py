@@ -44,6 +44,7 @@ import multiprocessing
 import os
 import signal
 import socket
+from dataclasses import dataclass
 from typing import Any
 
 from dashboard.server import DashboardError, bind, display_host, start_dashboard
@@ -118,7 +119,7 @@ async def start_dashboard_process(
     family, bound = listener.family, listener.getsockname()[1]
     process = multiprocessing.get_context("spawn").Process(
         target=_child_main,
-        args=(listener, theirs, bus.run_id, host, token, trace_url, nice, app_options),
+        args=(_Child(listener, theirs, bus.run_id, host, token, trace_url, nice, app_options),),
         name="isr-dashboard",
     )
     try:
@@ -157,43 +158,44 @@ async def start_dashboard_process(
 # ----- the viewers' process ----------------------------------------------------------------
 
 
-def _child_main(
-    listener: socket.socket,
-    link: socket.socket,
-    run_id: str | None,
-    host: str,
-    token: str,
-    trace_url: str | None,
-    nice: int,
-    app_options: dict[str, Any],
-) -> None:
+@dataclass(frozen=True)
+class _Child:
+    """What the viewers' process is started with (pickled to it, the sockets included)."""
+
+    listener: socket.socket  # bound here: a port in use fails in the mission's process
+    link: socket.socket  # its end of the socket pair
+    run_id: str | None
+    host: str
+    token: str
+    trace_url: str | None
+    nice: int
+    app_options: dict[str, Any]
+
+
+def _child_main(child: _Child) -> None:
     """The viewers' process: serve until the mission's process says stop, or is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the run, which stops us
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    asyncio.run(_serve(listener, link, run_id, host, token, trace_url, nice, app_options))
+    asyncio.run(_serve(child))
 
 
-async def _serve(
-    listener: socket.socket,
-    link: socket.socket,
-    run_id: str | None,
-    host: str,
-    token: str,
-    trace_url: str | None,
-    nice: int,
-    app_options: dict[str, Any],
-) -> None:
-    reader, writer = await asyncio.open_connection(sock=link)
+async def _serve(child: _Child) -> None:
+    reader, writer = await asyncio.open_connection(sock=child.link)
     stop = asyncio.Event()
 
     def heard(word: str, _: bytes) -> None:
         if word == _STOP:
             stop.set()
 
-    bus = PipeBus(run_id, reader, writer, on_control=heard)
+    bus = PipeBus(child.run_id, reader, writer, on_control=heard)
     try:
         server = await start_dashboard(
-            bus, host=host, token=token, trace_url=trace_url, sock=listener, **app_options
+            bus,
+            host=child.host,
+            token=child.token,
+            trace_url=child.trace_url,
+            sock=child.listener,
+            **child.app_options,
         )
     except Exception as exc:
         write_frame(writer, _ERROR, str(exc))
@@ -203,9 +205,9 @@ async def _serve(
     await bus.start()  # after the mirror subscribed: it misses nothing sent meanwhile
     write_frame(writer, _READY)
     await writer.drain()
-    if nice:  # once started: the run waits for the start, never for the serving
+    if child.nice:  # once started: the run waits for the start, never for the serving
         with contextlib.suppress(OSError):
-            os.nice(nice)
+            os.nice(child.nice)
     gone = asyncio.create_task(bus.closed.wait())
     asked = asyncio.create_task(stop.wait())
     await asyncio.wait({gone, asked}, return_when=asyncio.FIRST_COMPLETED)
