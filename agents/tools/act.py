@@ -239,9 +239,10 @@ async def what_if_tool(ctx: ToolContext, args: WhatIfArgs) -> dict[str, Any]:
         change: dict[str, Any] = c.model_dump(exclude_none=True)
         if "drone" in change:
             change["drone"] = ctx.drone_id(change["drone"])
-        for key in ("target", "sam"):
-            if key in change:
-                change[key] = str(change[key]).upper()
+        if "target" in change:
+            change["target"] = ctx.known_id("target", str(change["target"]))
+        if "sam" in change:
+            change["sam"] = ctx.known_id("sam", str(change["sam"]))
         changes.append(change)
     try:
         result = await what_if(

@@ -145,6 +145,16 @@ class ToolContext:
             raise ToolError(f"unknown drone {written!r}: the drones are {known}")
         return drone.id
 
+    def known_id(self, kind: Literal["target", "sam"], written: str) -> str:
+        """The known target's or SAM's id as the mission spells it ("t5" for "T5", "Bridge"
+        for "bridge"); as written when none matches, for the what-if to name."""
+        env = self.state.environment
+        ids = [t.id for t in env.targets] if kind == "target" else [s.id for s in env.sams]
+        if written in ids:
+            return written
+        same = [i for i in ids if i.casefold() == written.strip().casefold()]
+        return same[0] if len(same) == 1 else written
+
 
 def _where_now(state: MissionState) -> Environment:
     """The known environment, with a synthetic start at each airborne drone's position."""

@@ -324,3 +324,17 @@ def test_without_its_world_a_mission_under_way_is_read_but_not_planned(live):
     assert here["straight_km"] == pytest.approx(
         math.hypot(flying.x - airport.x, flying.y - airport.y), abs=1e-3
     )
+
+
+def test_a_what_ifs_ids_are_read_as_the_mission_spells_them(context):
+    """Any case the model writes, the id the mission has; none made up (an upper-cased
+    "Bridge" would have been an unknown target)."""
+    sam = context.state.environment.sams[0].id
+    assert context.known_id("target", "t1") == "T1"
+    assert context.known_id("sam", sam.lower()) == sam
+    assert context.known_id("target", "T99") == "T99"  # unknown: the what-if names it
+    s = _session(context, "critic")
+    lower = _run(s, "what_if", {"changes": [{"kind": "remove_sam", "sam": sam.lower()}]})
+    assert lower["ok"] is True, lower
+    unknown = _run(s, "what_if", {"changes": [{"kind": "remove_sam", "sam": "nosuch"}]})
+    assert unknown["ok"] is False and "nosuch" in unknown["error"]
