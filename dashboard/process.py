@@ -71,6 +71,21 @@ class DashboardProcess:
         self.host = host
         self.port = port
         self.url = f"http://{display_host(host, family)}:{port}"
+        self.lost = False  # the process ended by itself while the run went on
+        self._stopping = False
+        bridge.on_control = self._heard
+
+    def _heard(self, word: str, _: bytes) -> None:
+        """The link closed and we did not ask: the viewers' process died (never silently:
+        the run flies on without its dashboard)."""
+        if word == _CLOSED and not self._stopping and not self.lost:
+            self.lost = True
+            log.error(
+                "the dashboard's process ended (exit code %s): %s is no longer served; "
+                "the run flies on",
+                self.process.exitcode,
+                self.url,
+            )
 
     @property
     def page_url(self) -> str:
@@ -85,6 +100,7 @@ class DashboardProcess:
     async def stop(self, timeout: float = 5.0) -> None:
         """Send what was published (up to 2 s), ask the process to flush its pages and end
         (``timeout``), then kill it if it has not."""
+        self._stopping = True
         if self.process.is_alive():
             await self.bridge.flush(min(2.0, timeout))
             self.bridge.control(_STOP)

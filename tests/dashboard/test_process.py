@@ -106,6 +106,36 @@ async def test_a_port_in_use_is_refused_before_any_process_starts():
             await start_dashboard_process(InProcessBus("r1"), port=port, token=TOKEN)
 
 
+def test_a_viewers_process_that_dies_is_said_not_silent(caplog):
+    """Killed under a live run: the mission's process says the dashboard is gone (an ERROR
+    naming its address) and flies on; a stop asked for is not reported as a loss."""
+
+    async def go() -> DashboardProcess:
+        bus = InProcessBus("r-dies")
+        server = await start_dashboard_process(bus, port=0, token=TOKEN)
+        try:
+            server.process.kill()
+            deadline = time.monotonic() + TIMEOUT
+            while not server.lost and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+        finally:
+            await server.stop()
+        return server
+
+    with caplog.at_level("ERROR", logger="dashboard.process"):
+        server = asyncio.run(go())
+    assert server.lost is True
+    said = [r.getMessage() for r in caplog.records if r.name == "dashboard.process"]
+    assert len(said) == 1 and server.url in said[0] and "no longer served" in said[0], said
+
+
+@run_async
+async def test_a_stopped_dashboard_is_not_reported_lost():
+    server = await start_dashboard_process(InProcessBus("r-stops"), port=0, token=TOKEN)
+    await server.stop()
+    assert server.lost is False and not server.running
+
+
 @run_async
 async def test_a_dashboard_that_cannot_start_says_why():
     with pytest.raises(DashboardError, match="did not start"):
