@@ -339,6 +339,12 @@ class MqttLink:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.outbox.idle.wait(), self.timeout)
         self.outbox.closed = True
+        if self._client is not None:
+            # the batch on the wire finishes and its confirmations are read: a socket closed
+            # with unread data is reset (TCP RST), which a loaded broker may take before our
+            # DISCONNECT, publishing the last will (crashed) over the final status
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.outbox.settled.wait(), _FINAL_STATUS_S)
         if self._supervisor is not None:
             self._supervisor.cancel()
             await asyncio.gather(self._supervisor, return_exceptions=True)

@@ -49,7 +49,10 @@ class Outbox:
         self._wakeup = asyncio.Event()
         self.idle = asyncio.Event()  # set when nothing waits
         self.idle.set()
-        self.closed = False  # after stop(): a message put is counted lost
+        # set when no batch is on the wire: all taken was confirmed or handed back
+        self.settled = asyncio.Event()
+        self.settled.set()
+        self.closed = False  # after stop(): a message put is counted lost, none is taken
         self.dropped: dict[str, int] = {}  # thrown away, per topic: superseded + lost
         self.superseded: dict[str, int] = {}  # a newer latest-only value took the place
         self.lost: dict[str, int] = {}  # could not be sent
@@ -130,11 +133,16 @@ class Outbox:
         return len(self._out) + sum(1 for e in self.inflight if not e.sent)
 
     async def take(self, most: int) -> list[Entry]:
-        """The next batch (at most ``most``), waiting for one; set ``idle`` meanwhile."""
-        while not self._out:
-            self.idle.set()
+        """The next batch (at most ``most``), waiting for one; set ``idle`` meanwhile (and
+        ``settled``: the sender asks for more once the last batch is done). Once ``closed``,
+        it hands out nothing more."""
+        self.settled.set()
+        while not self._out or self.closed:
+            if not self._out:
+                self.idle.set()
             self._wakeup.clear()
             await self._wakeup.wait()
+        self.settled.clear()
         batch: list[Entry] = []
         while self._out and len(batch) < most:
             entry = self._out.popleft()
@@ -147,6 +155,7 @@ class Outbox:
         """After a lost link: QoS 1 messages not confirmed go back to the front of the queue
         (a newer latest-only value waiting supersedes them); QoS 0 ones are lost."""
         inflight, self.inflight = self.inflight, []
+        self.settled.set()  # the sender was cancelled: nothing of its batch is on the wire
         back: list[Entry] = []
         for entry in inflight:
             if entry.sent:
