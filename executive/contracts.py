@@ -20,13 +20,15 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.constraints import OperatorConstraints
-from planner.mission import Mission
 from planner.model import Scenario, Solution
+
+if TYPE_CHECKING:  # a type only: the bus's messages import this module without the kernels
+    from planner.mission import Mission
 
 __all__ = [
     "AGENT_COMMANDS",

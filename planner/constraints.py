@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.mission import Mission
 from planner.model import Solution, drone_label
-from planner.team_search import TeamProblem
+
+if TYPE_CHECKING:  # types only: the constraints' model loads no kernels (executive.contracts)
+    from planner.mission import Mission
+    from planner.team_search import TeamProblem
 
 __all__ = [
     "Move",
