@@ -36,13 +36,12 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from planner.errors import PlannerError
+from planner.strategies import ALLOCATION_STRATEGIES as STRATEGIES
 
 if TYPE_CHECKING:
     from planner.mission import DroneSpec, Mission
 
 __all__ = ["STRATEGIES", "allocate"]
-
-STRATEGIES = ("efficient", "greedy", "balanced", "geographic", "exclusive")
 
 _LENGTH_TOL = 1e-9  # same tolerance as the exact router (orienteering.LENGTH_TOL)
 _MIN_COST = 1e-9  # a marginal below this counts as this much, so the ratio stays finite

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.allocation import STRATEGIES as ALLOCATION_STRATEGIES
 from planner.allocation import allocate
 from planner.errors import PlannerError
 from planner.feasibility import plannable
@@ -26,6 +25,7 @@ from planner.model import Solution
 from planner.postopt import Change, post_optimise
 from planner.routing import route_allocation
 from planner.solution import build_solution
+from planner.strategies import DEFAULT_STRATEGY, STRATEGIES
 from planner.team_search import LARGE_PAIRS, StopCriterion, TeamProblem, solve_team
 from planner.validation import ensure_valid
 
@@ -37,9 +37,6 @@ __all__ = [
     "swarm_sized",
     "team_problem",
 ]
-
-DEFAULT_STRATEGY = "team"
-STRATEGIES = (DEFAULT_STRATEGY, *ALLOCATION_STRATEGIES)
 
 
 @dataclass
