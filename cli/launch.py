@@ -22,7 +22,6 @@ import socket
 import sys
 from typing import Any
 
-from cli.common import TOKEN_ENV
 from executive.contracts import new_id
 from executive.errors import ExecutiveError
 
@@ -61,6 +60,10 @@ class SubprocessForks:
     ) -> dict[str, Any]:
         """Start the fork of ``parent`` at ``tick``; its run id and page once it serves.
         ``back_url``: the dashboard asking, which the fork's page links back to."""
+        # Here: the viewers' process unpickles this class and should not load the CLI's
+        # printing (rich) with it.
+        from cli.common import TOKEN_ENV
+
         port, run_id = _free_port(self.host), new_id()
         options = ["--exit-when-done"]
         if self.idle_timeout_s is not None:

@@ -42,8 +42,6 @@ from dataclasses import asdict
 from typing import Any
 
 from agents.engines.base import Engine, canonical_json
-from agents.words.pipeline import run_words
-from agents.words.posted import PostedPlanError, PostedVenue
 from agents.words.stages import StageReport
 from dashboard.errors import ApiError
 from dashboard.planning_api import (
@@ -56,8 +54,6 @@ from dashboard.planning_api import (
     without_left_out,
 )
 from executive.contracts import AgentRunRecord
-from planner.feasibility import plannable
-from planner.mission import compile_mission
 
 __all__ = ["agent_solve"]
 
@@ -74,6 +70,13 @@ async def agent_solve(
 ) -> dict[str, Any]:
     """Answer the posted request (see the module docstring); ``on_stage`` hears the
     pipeline's stages as they happen."""
+    # Here, not at the top: the dialogue stack and the planner's kernels are loaded by the
+    # first request that needs them, not by every viewers' process (dashboard.process).
+    from agents.words.pipeline import run_words
+    from agents.words.posted import PostedPlanError, PostedVenue
+    from planner.feasibility import plannable
+    from planner.mission import compile_mission
+
     prefs = body.preferences
     if prefs.seconds > limits.max_seconds:
         raise ApiError(

@@ -27,21 +27,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from agents.words.posted import plan_summary
 from dashboard.errors import ApiError
 from planner.errors import PlannerError
-from planner.feasibility import Plannable, plannable
-from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution
-from planner.planning import DEFAULT_STRATEGY, STRATEGIES
-from planner.postopt import Change, PostOptResult
 from planner.scenario import json_path, parse_scenario
-from planner.solution import build_solution
-from planner.validation import validate_solution
+from planner.strategies import DEFAULT_STRATEGY, STRATEGIES
+
+# The work's modules (the planner's kernels, scipy, the dialogue stack) are imported by the
+# functions that do it: the forms above are all a server needs to start (dashboard.process).
+if TYPE_CHECKING:
+    from planner.feasibility import Plannable
+    from planner.mission import Mission
+    from planner.postopt import Change, PostOptResult
 
 __all__ = [
     "Limits",
@@ -60,7 +61,7 @@ __all__ = [
     "without_left_out",
 ]
 
-PostOptTool = Callable[[Mission, dict[str, list[int]]], PostOptResult]
+PostOptTool = Callable[["Mission", dict[str, list[int]]], "PostOptResult"]
 """A post-optimisation of ``planner.postopt``: mission and node routes in, result out."""
 
 
@@ -198,6 +199,8 @@ def mission_scenario(body: _Mission, limits: Limits) -> Scenario:
 
 
 def _mission(body: _Mission, limits: Limits) -> Mission:
+    from planner.mission import compile_mission
+
     return compile_mission(mission_scenario(body, limits))
 
 
@@ -257,6 +260,9 @@ def posted_routes(mission: Mission, solution: SolutionIn, field: str) -> dict[st
 
 def checked(mission: Mission, routes: dict[str, list[int]], field: str) -> Solution:
     """The posted routes as a Solution that passed the validator (422 naming each problem)."""
+    from planner.solution import build_solution
+    from planner.validation import validate_solution
+
     try:
         solution = build_solution(mission, routes)
     except (PlannerError, IndexError, KeyError) as exc:
@@ -292,12 +298,18 @@ def _solution_json(solution: Solution) -> dict[str, Any]:
     return solution.model_dump(mode="json", by_alias=True)
 
 
-summary = plan_summary  # the plan in the seed's words (agents.words.posted)
+def summary(solution: Solution) -> str:
+    """The plan in the seed's words (``agents.words.posted.plan_summary``)."""
+    from agents.words.posted import plan_summary
+
+    return plan_summary(solution)
 
 
 def optimize(tool: PostOptTool, body: OptimizeRequest, limits: Limits) -> dict[str, Any]:
     """Improve the posted solution with one post-optimisation ``tool`` and answer the new
     Solution JSON with the changes made (runs in a worker thread)."""
+    from planner.feasibility import plannable
+
     fleet = plannable(_mission(body, limits))  # a drone that cannot fly is left out, said
     mission = fleet.mission
     posted, dropped = without_left_out(body.solution, fleet, "solution")

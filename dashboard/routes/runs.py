@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.encoders import jsonable_encoder
@@ -31,9 +31,11 @@ from dashboard.deps import ContextDep, TraceStoreDep, require_token
 from dashboard.errors import BadRange, CannotFork, UnknownRun
 from dashboard.truth import public_scene
 from executive.errors import ExecutiveError
-from executive.traces import analysis, timeline
-from executive.traces.completeness import check
-from executive.traces.reader import TraceReader
+
+# The store's queries (SQLAlchemy, the planner's path codec) are imported by the answers
+# that read them (in their worker thread): a dashboard without traces never loads them.
+if TYPE_CHECKING:
+    from executive.traces.reader import TraceReader
 
 __all__ = ["MAX_TELEMETRY_ROWS", "router"]
 
@@ -127,6 +129,8 @@ async def run(run_id: str, traces: TraceStoreDep) -> dict[str, Any]:
             for pv in reader.plan_versions(rid)
         ]
         events = reader.events(rid)
+        from executive.traces.completeness import check
+
         agent_runs = [
             {k: v for k, v in a.items() if k != "raw_output"} for a in reader.agent_runs(rid)
         ]
@@ -191,6 +195,8 @@ async def events(
     reader = traces.reader
 
     def load() -> dict[str, Any]:
+        from executive.traces import analysis
+
         row = _row(reader, run_id)
         first, last = _range(start, end, _last_tick(reader, row))
         rows = reader.events_range(row["run_id"], first, last)  # public for the public
@@ -213,6 +219,8 @@ async def state(run_id: str, traces: TraceStoreDep, tick: Tick) -> Response:
     reader = traces.reader
 
     def load() -> dict[str, Any]:
+        from executive.traces import timeline
+
         row = _row(reader, run_id)
         _range(tick, tick, _last_tick(reader, row), "tick")
         scene = timeline.state_at(reader, row, tick)
@@ -229,6 +237,8 @@ async def plans(run_id: str, traces: TraceStoreDep) -> Response:
     reader = traces.reader
 
     def load() -> dict[str, Any]:
+        from executive.traces import analysis
+
         row = _row(reader, run_id)
         return {"run_id": row["run_id"], "plans": analysis.plan_history(reader, row["run_id"])}
 
@@ -244,6 +254,8 @@ async def series(
     reader = traces.reader
 
     def load() -> dict[str, Any]:
+        from executive.traces import analysis
+
         row = _row(reader, run_id)
         return {"run_id": row["run_id"], **analysis.series(reader, row, points=points)}
 
@@ -311,6 +323,8 @@ async def compare(
     reader = traces.reader
 
     def load() -> dict[str, Any]:
+        from executive.traces import analysis, timeline
+
         rows = [_row(reader, run_a) for run_a in (a, b)]
         side = analysis.compare(reader, rows[0], rows[1])
         for key, row in zip(("a", "b"), rows):
