@@ -10,7 +10,6 @@ line, ``cell`` a rich ``Text`` for tables and titles, and ``fail`` escapes what 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import os
@@ -293,6 +292,8 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
     so every ``finally`` runs (traces flushed, the run's end recorded and its status
     published as ``interrupted``, "terminated by SIGTERM": ``executive.bus.exits``), then the
     command exits 143."""
+    import asyncio  # here: isr validate, plan, schema... never start an event loop
+
     from executive.bus.exits import TERMINATED  # only commands that fly or serve get here
 
     terminated = False

@@ -1,5 +1,6 @@
 """``isr`` imports only the command that runs: checking a file never loads the executive,
-the agents, the dashboard, the trace store or Dask (bench/cli_costs.py measures the time)."""
+the agents, the dashboard, the trace store, Dask, the simulation, the LLM clients, an event
+loop or the solvers' scipy (bench/cli_costs.py measures the time)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from pathlib import Path
 from cli.main import COMMANDS, build_app
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("executive", "agents", "mission", "dashboard", "distributed", "fastapi", "sqlalchemy")
+HEAVY = (
+    *("executive", "agents", "mission", "dashboard", "sim", "distributed", "fastapi"),
+    *("uvicorn", "sqlalchemy", "anthropic", "openai", "matplotlib", "simpy", "aiomqtt"),
+)
+# What a check never needs, though a plan does: the allocation's assignment solver, and the
+# event loop (only the commands that fly or serve start one: cli.common.run_async).
+CHECK_ONLY = ("scipy.optimize", "asyncio")
 
 PROBE = """
 import json, sys
@@ -21,15 +28,17 @@ try:
     main()
 except SystemExit:
     pass
-heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.stdin.read())))
+names = json.loads(sys.stdin.read())
+heavy = sorted(n for n in names if any(m == n or m.startswith(n + ".") for m in sys.modules))
 print(json.dumps(heavy), file=sys.stderr)
 """
 
 
-def _loaded(*args: str) -> list[str]:
+def _loaded(*args: str, among: tuple[str, ...] = HEAVY) -> list[str]:
+    """Which of ``among`` (modules, with their submodules) ``isr ARGS`` imported."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
-        input=json.dumps(HEAVY),
+        input=json.dumps(among),
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -39,7 +48,7 @@ def _loaded(*args: str) -> list[str]:
 
 
 def test_validate_and_plan_load_no_room_they_do_not_use():
-    assert _loaded("validate", "scenarios/demo.json") == []
+    assert _loaded("validate", "scenarios/demo.json", among=HEAVY + CHECK_ONLY) == []
     assert _loaded("plan", "scenarios/demo.json", "--seconds", "0.2") == []
 
 
