@@ -62,3 +62,48 @@ def test_every_command_is_listed_and_loads_by_its_name():
         command = cli.get_command(None, name)  # type: ignore[arg-type]
         assert command is not None and command.name == name
         assert command.help, f"isr {name} has no help"
+
+
+# The distance table's work counted in one `isr` process: the SAM field's tables made
+# (compile_mission makes one per compile) and full tables filled (the rest are rows).
+COUNT = """
+import json, sys
+from planner.geometry.sam_field import SamField
+calls = {"all_pairs": 0, "fill_upper": 0}
+
+
+def counted(name):
+    real = getattr(SamField, name)
+
+    def call(self, *args, **kwargs):
+        calls[name] += 1
+        return real(self, *args, **kwargs)
+
+    setattr(SamField, name, call)
+
+
+for name in calls:
+    counted(name)
+from cli.main import main
+sys.argv = ["isr", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(calls), file=sys.stderr)
+"""
+
+
+def _table_work(*args: str) -> dict[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT, *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_plan_compiles_the_mission_once_and_validate_fills_no_table():
+    """`isr plan`'s warnings read the rows of the table its plan then fills: one compile,
+    one full table; `isr validate` computes only those rows."""
+    plan = _table_work("plan", "scenarios/demo.json", "--iterations", "200", "--json")
+    assert plan == {"all_pairs": 1, "fill_upper": 1}
+    assert _table_work("validate", "scenarios/demo.json") == {"all_pairs": 1, "fill_upper": 0}
