@@ -37,6 +37,7 @@ Lifecycle
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from dataclasses import asdict
 from typing import Any
@@ -70,8 +71,10 @@ async def agent_solve(
 ) -> dict[str, Any]:
     """Answer the posted request (see the module docstring); ``on_stage`` hears the
     pipeline's stages as they happen."""
-    # Here, not at the top: the dialogue stack and the planner's kernels are loaded by the
-    # first request that needs them, not by every viewers' process (dashboard.process).
+    # Here, not at the top: the dialogue stack and the planner's kernels (agents.words.posted
+    # imports them all) are loaded by the first request, in a worker thread, so that a
+    # viewers' process starts without them (dashboard.process) and serves on while they load.
+    await asyncio.to_thread(importlib.import_module, "agents.words.posted")
     from agents.words.pipeline import run_words
     from agents.words.posted import PostedPlanError, PostedVenue
     from planner.feasibility import plannable
