@@ -84,8 +84,8 @@ def test_a_sam_moved_onto_a_drone_is_known_where_it_went_only_from_the_move_on()
 
 
 def test_a_loss_recorded_before_the_move_that_caused_it_is_judged_the_same():
-    # the records of one tick need not come in order: the sim's loss may be written before
-    # the executive's record of the move that put the SAM on the drone (harder-0043)
+    # records are not written in tick order (harder-0043's loss comes after the executive's
+    # records of the next tick): the verdict must not depend on the order they arrive in
     moved = {"op": "move_sam", "id": "S1", "pos": [5.0, 5.0], "range": 4.0}
     records = [
         _e(100, "drone_lost", drone="1", reason="sam", sam="S1"),
