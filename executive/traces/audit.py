@@ -42,8 +42,8 @@ def lost_to_known_sams(
     than the loss;
     ``initially_known``: the SAMs on the map from the start (``initial_sams``), known
     before the first tick."""
-    # Two passes: the records of one tick need not come in order (a loss may be recorded
-    # before the move that caused it), so every tick is read before any loss is judged.
+    # Two passes: records are not written in tick order (the sim's and the executive's
+    # interleave), so every record is read before any loss is judged.
     known: dict[str, int | float] = dict.fromkeys(initially_known, -math.inf)
     moved: dict[str, set[int]] = {}  # SAM -> the ticks it moved at
     losses: list[tuple[int, str, str]] = []
