@@ -1,10 +1,12 @@
 """Policies as shares of the clairvoyant reference, and the reference's gap to the bound.
 
     python bench/reference.py [--suite scenarios/suites/standard ...] [--limit 28]
+                              [--missions harder-0026.json,...] [--tag NAME]
                               [--policies auto,no-replan,full-knowledge-t0] [--workers 2]
                               [--out bench/results/reference.txt]
 
-Per mission of each suite (the first ``--limit`` of its manifest, all without it): each
+Per mission of each suite (the first ``--limit`` of its manifest, all without it; also those
+named in ``--missions``, a sample such as the missions a fix is about): each
 policy flown as ``isr eval`` configures it (agents on the rules engine, no store), and the
 clairvoyant reference (``mission.evaluation.reference``: the best flown of the clairvoyant's
 candidate plans, the first plan and the full-knowledge-at-t0 plan, the two latter being the
@@ -155,6 +157,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", action="append", default=None)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument(
+        "--missions", default="", help="comma-separated mission files to run on top of --limit's"
+    )
+    parser.add_argument(
+        "--tag", default="", help="rows go to reference-SUITE-TAG.json (a sample keeps the suite's)"
+    )
     parser.add_argument("--policies", default="auto,no-replan,full-knowledge-t0")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench/results/reference.txt"))
@@ -172,7 +180,8 @@ def main() -> None:
             "scenarios/suites/adversarial",
         ]:
             name = json.loads((ROOT / suite / "suite.json").read_text())["spec"]["name"]
-            rows = json.loads((ROOT / "bench/results" / f"reference-{name}.json").read_text())
+            tag = f"-{args.tag}" if args.tag else ""
+            rows = json.loads((ROOT / "bench/results" / f"reference-{name}{tag}.json").read_text())
             chosen = [p for p in args.policies.split(",") if p and p in rows[0]["policies"]]
             print("\n".join(_report(name, rows, chosen)))
         return
@@ -196,8 +205,16 @@ def main() -> None:
         for suite in suites:
             folder = ROOT / suite
             manifest = json.loads((folder / "suite.json").read_text())
-            missions = manifest["missions"][: args.limit] if args.limit else manifest["missions"]
-            dump = ROOT / "bench/results" / f"reference-{manifest['spec']['name']}.json"
+            named = {m for m in args.missions.split(",") if m}
+            missions = [
+                m
+                for i, m in enumerate(manifest["missions"])
+                if (args.limit is None and not named)
+                or (args.limit is not None and i < args.limit)
+                or m["file"] in named
+            ]
+            tag = f"-{args.tag}" if args.tag else ""
+            dump = ROOT / "bench/results" / f"reference-{manifest['spec']['name']}{tag}.json"
             rows: list[dict[str, Any]] = []
             if args.resume and dump.exists():  # the missions stored are not run again
                 rows = json.loads(dump.read_text())

@@ -15,7 +15,9 @@ this order of preference:
    known SAM;
 3. **home**: the nearest airport it can reach with its fuel on SAM-avoiding paths (allowed
    ends first, any airport when those are unreachable);
-4. otherwise it holds anyway, and says that no safe option was found.
+4. otherwise it says that no safe option was found and flies the way round the known SAMs
+   to the nearest airport, even if its fuel falls short (a hold there would meet a SAM);
+   it holds only when no such way exists.
 
 A holding drone whose circle a SAM now covers is moved the same way. Fuel: a drone whose
 fuel no longer covers the way home plus the reserve (``Policy.reserve_km``) goes home, whatever the
@@ -382,11 +384,20 @@ class Safety:
             done = self._home(drone_id, reason, quiet_failure=True)
         if not done:
             tick = self.host.sim.tick
-            self._submit_hold(drone_id)
+            # Out of options: a hold here would fly into a known SAM (its circle meets one,
+            # as in the notch two SAMs make). The way round the SAMs to the nearest airport,
+            # even past the fuel: a drone that must run dry does so clear of every known SAM.
+            route = self._way_home(drone_id, within_fuel=False)
+            if route is not None and self._safe(route[1]):
+                done = f"short of fuel, {self._home(drone_id, reason, route=route)}"
+            else:
+                self._submit_hold(drone_id)
+                done = "hold (no safe option)"
             self.host.recorder.event(
-                tick, "NO_SAFE_OPTION", {"drone": drone_id, "sam": sam_id, "reason": reason}
+                tick,
+                "NO_SAFE_OPTION",
+                {"drone": drone_id, "sam": sam_id, "reason": reason, "action": done},
             )
-            done = "hold (no safe option)"
         self.actions += 1
         # The round in flight assumed this drone's old flight: it must not be used.
         self.host.rounds.changed()
@@ -544,10 +555,11 @@ class Safety:
         host.rounds.trigger("drone_lost", f"safety_return:{drone_id}")
         return f"home to {airport.id}"
 
-    def _way_home(self, drone_id: str) -> tuple[Airport, Path] | None:
+    def _way_home(self, drone_id: str, *, within_fuel: bool = True) -> tuple[Airport, Path] | None:
         """The nearest airport within the fuel on a SAM-avoiding path: those the fuel reaches
         with the reserve first (a way home that spends the reserve is one more SAM from
-        failing), then the drone's allowed ends."""
+        failing), then the drone's allowed ends. ``within_fuel`` False: the nearest by the
+        way round the SAMs whatever the fuel (a last resort)."""
         world = self.host.sim.world
         env = world.known_environment
         config = self.host.scenario.drone_configs[drone_id]
@@ -563,7 +575,7 @@ class Safety:
             if field.inside_true((airport.x, airport.y)):
                 continue
             path = field.shortest_path((x, y), (airport.x, airport.y))
-            if path is None or path.length <= 0.0 or path.length > fuel:
+            if path is None or path.length <= 0.0 or (within_fuel and path.length > fuel):
                 continue
             short = path.length + reserve > fuel
             found.append((short, airport.id not in allowed, path.length, airport, path))

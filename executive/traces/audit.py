@@ -42,27 +42,29 @@ def lost_to_known_sams(
     than the loss;
     ``initially_known``: the SAMs on the map from the start (``initial_sams``), known
     before the first tick."""
+    # Two passes: records are not written in tick order (the sim's and the executive's
+    # interleave), so every record is read before any loss is judged.
     known: dict[str, int | float] = dict.fromkeys(initially_known, -math.inf)
-    lost: list[str] = []
+    moved: dict[str, set[int]] = {}  # SAM -> the ticks it moved at
+    losses: list[tuple[int, str, str]] = []
     for r in records:
         if not isinstance(r, EventRecord):
             continue
         p = r.payload
         if r.kind == "sam_detected":
-            known.setdefault(p["sam"], r.tick)
+            known[p["sam"]] = min(known.get(p["sam"], math.inf), r.tick)
         elif r.kind == "edit_applied" and (sam := _made_known(p["edit"])) is not None:
+            known[sam] = min(known.get(sam, math.inf), r.tick)
             if isinstance(recorded_edit(p["edit"]), MoveSam):
-                # known where it is now from the move on: a SAM moved onto a drone kills it
-                # at the move's tick, before anything could act on where it went
-                known[sam] = r.tick
-            else:
-                known.setdefault(sam, r.tick)
-        elif (
-            r.kind == "drone_lost"
-            and p.get("reason") == "sam"
-            and known.get(p.get("sam", ""), math.inf) < r.tick
-        ):
-            lost.append(p["drone"])
+                moved.setdefault(sam, set()).add(r.tick)
+        elif r.kind == "drone_lost" and p.get("reason") == "sam":
+            losses.append((r.tick, str(p.get("sam", "")), p["drone"]))
+    lost: list[str] = []
+    for tick, sam, drone in losses:
+        # known where it is now only from its last move on: a SAM moved onto a drone kills it
+        # at the move's tick, before anything could act on where it went
+        if tick not in moved.get(sam, ()) and known.get(sam, math.inf) < tick:
+            lost.append(drone)
     return lost
 
 

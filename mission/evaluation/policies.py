@@ -34,7 +34,8 @@ __all__ = [
 # timeline known at t = 0 as if it all held from the start (the old "oracle"; not an upper
 # bound), and the clairvoyant plan, made knowing every event and its time (planner.clairvoyant).
 # Variants measure what one choice of a policy costs or buys, run when named: auto with the
-# fixed 1 km fuel reserve instead of the robust one (executive.loop.policy.Policy.reserve);
+# fuel reserve kept before the robust one (a 1 km constant, no leak share: what the whole
+# reserve policy, executive.loop.policy.Policy.reserve_km and leak_share, costs and buys);
 # auto hedging with one spare drone parked until value arrives (Policy.spare_drones).
 VARIANTS = ("auto-fixed-reserve", "auto-spare")
 POLICIES = (
@@ -84,6 +85,7 @@ def config_for(task: EvalTask) -> RunConfig:
     """The run configuration of ``task``'s policy, labelled with the task."""
     if task.policy not in POLICIES:
         raise ValueError(f"unknown policy {task.policy!r}; choose from {', '.join(POLICIES)}")
+    fixed = task.policy == "auto-fixed-reserve"
     # the clairvoyant knows every event and its time: its plan flies as planned; the
     # full-knowledge-at-t0 plan does not know when things happen, and flies as policies do
     policy = (
@@ -93,7 +95,8 @@ def config_for(task: EvalTask) -> RunConfig:
             batch_iterations=ITERATIONS,
             replan=task.policy not in ("no-replan", *REFERENCES),
             commit="review" if task.policy.startswith("review") else "auto",
-            reserve="fixed" if task.policy == "auto-fixed-reserve" else "robust",
+            reserve="fixed" if fixed else "robust",
+            leak_share=0.0 if fixed else Policy().leak_share,
             spare_drones=1 if task.policy == "auto-spare" else 0,
         )
     )

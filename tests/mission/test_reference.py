@@ -152,7 +152,9 @@ def test_references_fly_their_plans_on_the_whole_fuel_and_policies_keep_the_rese
         policy("full-knowledge-t0").reserve == "robust" and not policy("full-knowledge-t0").replan
     )
     assert policy("auto").reserve == policy("no-replan").reserve == "robust"
+    # the variant pricing the reserve policy keeps what was kept before it: 1 km, no leak share
     assert policy("auto-fixed-reserve").reserve_km([5.0]) == 1.0
+    assert policy("auto-fixed-reserve").leak_share == 0.0 and policy("auto").leak_share > 0
     assert policy("auto-spare").spare_drones == 1 and policy("auto").spare_drones == 0
 
 

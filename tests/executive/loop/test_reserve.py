@@ -117,3 +117,24 @@ def test_a_drone_on_its_way_home_that_meets_a_new_sam_goes_round_it_not_holding_
     assert report.outcome.lost == [], report.outcome.lost
     assert report.outcome.drones["1"].status == "landed"
     assert len(_events(sink, "SAFETY_RETURN")) >= 2  # home, then home again round S1
+
+
+def test_a_drone_with_no_safe_option_runs_dry_clear_of_the_sams_not_inside_one():
+    # Two overlapping SAMs announced ahead of D1 make a notch it is in, 0.5 km from its tip,
+    # and neither airport is within its fuel round them. Every holding circle there meets one
+    # of the two: it used to hold anyway and fly into it (a loss to a known SAM; harder-0026
+    # with a smaller reserve). It must fly the way round them towards an airport instead,
+    # and if it runs dry, run dry outside every known SAM.
+    drones = {"1": {"fuelBudget": 62, "home_airport": "A1", "end_airport": "A2"}}
+    notch = [
+        {"t": 238, "op": "add_sam", "id": "S1", "pos": [52.0, 7.0], "range": 8.0},
+        {"t": 238, "op": "add_sam", "id": "S2", "pos": [52.0, -7.0], "range": 8.0},
+    ]
+    _, sink, report = _fly(
+        line_mission(drones=drones, timeline=notch),
+        policy=Policy(batch_iterations=300, replan=False),
+    )
+    told = _events(sink, "NO_SAFE_OPTION")
+    assert told and told[0].payload["action"].startswith("short of fuel, home to")
+    assert report.outcome.drones["1"].lost_reason in (None, "fuel")  # never "sam"
+    assert not [r for r in _events(sink, "drone_lost") if r.payload["reason"] == "sam"]

@@ -81,3 +81,16 @@ def test_a_sam_moved_onto_a_drone_is_known_where_it_went_only_from_the_move_on()
         _e(101, "drone_lost", drone="2", reason="sam", sam="S1"),  # known there at 100
     ]
     assert lost_to_known_sams(records, ["S1"]) == ["2"]
+
+
+def test_a_loss_recorded_before_the_move_that_caused_it_is_judged_the_same():
+    # records are not written in tick order (harder-0043's loss comes after the executive's
+    # records of the next tick): the verdict must not depend on the order they arrive in
+    moved = {"op": "move_sam", "id": "S1", "pos": [5.0, 5.0], "range": 4.0}
+    records = [
+        _e(100, "drone_lost", drone="1", reason="sam", sam="S1"),
+        _e(100, "edit_applied", edit=moved),
+        _e(101, "drone_lost", drone="2", reason="sam", sam="S1"),
+    ]
+    assert lost_to_known_sams(records, ["S1"]) == ["2"]
+    assert lost_to_known_sams(list(reversed(records)), ["S1"]) == ["2"]
