@@ -11,7 +11,7 @@ policy flown as ``isr eval`` configures it (agents on the rules engine, no store
 clairvoyant reference (``mission.evaluation.reference``: the best flown of the clairvoyant's
 candidate plans, the first plan and the full-knowledge-at-t0 plan, the two latter being the
 same runs as the no-replan and full-knowledge-t0 policies) with its relaxation bound
-(``planner.clairvoyant.upper_bound``). Printed per suite and policy: the share of the
+(``planner.bound.upper_bound``). Printed per suite and policy: the share of the
 clairvoyant's flown points (mean, 95 % CI half-width, median; missions where the
 clairvoyant scored 0 left out), fuel-outs and drones lost to a known SAM (initial SAMs
 count as known), missions where auto collected less than no-replan; the clairvoyant's gap

@@ -36,22 +36,11 @@ Approximations that remain
 * No waiting and no late take-off: a drone that would be better launched later is not.
 * The search is a heuristic on a static relaxation of the windows, corrected by the
   time-expanded evaluation and repair: the reference is not proven optimal; the gap to the
-  bound (``upper_bound``) says how far it might be.
+  bound (``planner.bound.upper_bound``) says how far it might be.
 * The sim collects targets in passing; the evaluation counts only planned visits, so a
   flown score may exceed the planned one.
 
-The bound (``upper_bound``)
----------------------------
-A multiple-knapsack relaxation, solved with ``scipy.optimize.milp`` (its LP relaxation if
-the MILP stops early): each target collected at most once, at the highest priority of a
-window of one of its versions still open when the drone could first be there (straight line
-from its start); a version out of the drone's straight-line reach is out; each drone's capacity the most it can fly while it can still collect
-(fuel cap, ``speed * t_L`` if lost, ``speed * max_duration``); each collection costs the
-drone at least the straight-line distance to the nearest place it could come from (its
-start, or another target version it may collect) less twice the capture radius. Valid
-because every collection is reached by a distinct leg of the flown path (the leg from the
-previous collection or the start), no leg is shorter than the straight line, and time
-windows and SAMs only make routes longer.
+The bound (``planner.bound.upper_bound``) is a module of its own.
 """
 
 from __future__ import annotations
@@ -91,7 +80,6 @@ __all__ = [
     "clairvoyant_plan",
     "evaluate",
     "knowledge",
-    "upper_bound",
 ]
 
 INFINITY = math.inf
@@ -492,89 +480,6 @@ def clairvoyant_candidates(
             seen.add(key)
             unique.append(c)
     return unique
-
-
-# ----- the bound ------------------------------------------------------------------------
-
-
-def upper_bound(scenario: Scenario, *, seconds: float = 20.0) -> float:
-    """A relaxation bound on the points any policy can collect on ``scenario`` (see the
-    module): a multiple knapsack, solved as a MILP (its LP relaxation if the MILP is not
-    proven optimal in ``seconds``)."""
-    from scipy.optimize import Bounds, LinearConstraint, linprog, milp
-
-    known = knowledge(scenario)
-    drones = scenario.enabled_drones()
-    env = scenario.environment
-    capture = float(scenario.sim.capture_radius)
-    versions = [v for v in known.versions.values() if v.best > 0]
-    targets = sorted({v.target for v in versions})
-    if not versions or not drones:
-        return 0.0
-    xy = np.array([(v.x, v.y) for v in versions], dtype=float)
-    pair = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1])
-    same = np.array([[a.target == b.target for b in versions] for a in versions])
-    columns: list[tuple[int, int, float, float]] = []  # (drone k, version i, cost, value)
-    capacity = []
-    for k, (d, config) in enumerate(drones.items()):
-        start = env.airport(config.start or "")
-        budget = known.cap[d]
-        if d in known.lost_at:
-            budget = min(budget, known.speed[d] * known.lost_at[d])
-        capacity.append(budget)
-        can = np.array([config.can_sense(v.type) for v in versions])
-        # what it can reach at all, and the windows still open when it can first be there
-        reach = np.zeros(len(versions))
-        if start is not None:
-            reach = np.maximum(np.hypot(xy[:, 0] - start.x, xy[:, 1] - start.y) - capture, 0.0)
-        worth = np.array(
-            [
-                max((p for _, end, p in v.windows if end * known.speed[d] > reach[i]), default=0.0)
-                for i, v in enumerate(versions)
-            ]
-        )
-        can &= (reach <= budget) & (worth > 0)
-        others = np.where(can[None, :] & ~same, pair, INFINITY)  # predecessors it collects too
-        nearest = others.min(axis=1)
-        if start is not None:
-            nearest = np.minimum(nearest, np.hypot(xy[:, 0] - start.x, xy[:, 1] - start.y))
-        cost = np.maximum(nearest - 2 * capture, 0.0)
-        for i in np.flatnonzero(can):
-            if cost[i] <= budget:
-                columns.append((k, int(i), float(cost[i]), float(worth[i])))
-    if not columns:
-        return 0.0
-    n = len(columns)
-    value = np.array([c[3] for c in columns])
-    by_drone = np.zeros((len(capacity), n))
-    by_target = np.zeros((len(targets), n))
-    index = {t: j for j, t in enumerate(targets)}
-    for col, (row, version, cost, _) in enumerate(columns):
-        by_drone[row, col] = cost
-        by_target[index[versions[version].target], col] = 1.0
-    constraints = [
-        LinearConstraint(by_drone, -np.inf, np.asarray(capacity)),
-        LinearConstraint(by_target, -np.inf, 1.0),
-    ]
-    result = milp(
-        -value,
-        constraints=constraints,
-        integrality=np.ones(n),
-        bounds=Bounds(0, 1),
-        options={"time_limit": seconds},
-    )
-    if result.status == 0 and result.fun is not None:
-        return float(-result.fun)
-    relaxed = linprog(
-        -value,
-        A_ub=np.vstack([by_drone, by_target]),
-        b_ub=np.concatenate([capacity, np.ones(len(targets))]),
-        bounds=(0, 1),
-        method="highs",
-    )
-    if relaxed.status != 0:
-        raise PlannerError(f"the relaxation bound failed: {relaxed.message}")
-    return float(-relaxed.fun)
 
 
 def clairvoyant_plan(

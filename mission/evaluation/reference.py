@@ -21,7 +21,8 @@ from executive.traces.audit import initial_sams, lost_to_known_sams
 from executive.traces.sinks import ListSink
 from mission.evaluation.policies import EvalTask, accept_after, config_for, reference_policy
 from mission.session import build_executive
-from planner.clairvoyant import clairvoyant_candidates, upper_bound
+from planner.bound import upper_bound
+from planner.clairvoyant import clairvoyant_candidates
 from planner.mission import Mission
 from planner.model import Scenario, Solution
 

@@ -11,7 +11,7 @@ from executive.loop import Executive
 from executive.traces.batch import before_flying
 from mission.evaluation.policies import EvalTask, accept_after, config_for
 from mission.session import run_mission
-from planner.clairvoyant import upper_bound
+from planner.bound import upper_bound
 from planner.scenario import load_scenario
 
 __all__ = ["run_one"]

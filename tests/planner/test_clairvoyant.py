@@ -1,4 +1,4 @@
-"""The clairvoyant's model of the timeline, its time-expanded evaluation, and the bound."""
+"""The clairvoyant's model of the timeline and its time-expanded evaluation."""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ from planner.clairvoyant import (
     clairvoyant_scenario,
     evaluate,
     knowledge,
-    upper_bound,
 )
 from planner.feasibility import plannable
 from planner.mission import compile_mission
 from planner.oracle import oracle_plan
 from planner.scenario import parse_scenario
-from planner.scenario.generator import SuiteSpec, generate_mission
 
 
 def _scenario(timeline, *, fuel=300.0, targets=None, airport=(0.0, 0.0)):
@@ -121,29 +119,3 @@ def test_the_clairvoyant_uses_a_drone_before_it_is_lost_where_full_knowledge_par
     best = clairvoyant_candidates(scenario, seeds=(0,), iterations=300)[0]
     assert oracle.total_points == 5  # drone 2 left out from t = 0
     assert best.value == 8  # drone 2 reaches a target at 100 s, before it is lost at 150 s
-
-
-def _small_suite():
-    spec = SuiteSpec(
-        seed=11,
-        drones=(2, 3),
-        targets=(10, 16),
-        sams=(1, 3),
-        iterations=200,
-        per_mission=(2, 3),
-        late=0.3,
-        fuel=(1.2, 1.6),
-    )
-    return [parse_scenario(generate_mission(spec, i).scenario) for i in range(4)]
-
-
-def test_the_bound_is_above_every_clairvoyant_plan():
-    for scenario in _small_suite():
-        bound = upper_bound(scenario)
-        for candidate in clairvoyant_candidates(scenario, seeds=(0, 1), iterations=300):
-            assert candidate.value <= bound + 1e-9
-
-
-def test_the_bound_covers_every_target_when_fuel_is_plentiful_and_none_when_it_is_not():
-    assert upper_bound(_scenario([], fuel=1000.0)) == 8
-    assert upper_bound(_scenario([], fuel=1.0)) == 0
