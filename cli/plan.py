@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 __all__ = ["MAX_SEARCH_SECONDS", "plan", "validate", "warn_plannability"]
 
 MAX_SEARCH_SECONDS = 3600.0  # --seconds: an hour of search is already far past any gain
+# isr validate runs the geometry's kernels as Python up to this many targets x (SAMs + 1):
+# ~0.15 s at 100 targets and 10 SAMs (1,100), ~0.8 s at 200 and 20 (4,200), against the
+# ~1 CPU s that loading numba costs (bench/cli_costs.py)
+PYTHON_KERNELS_WORK = 2_000
 
 
 def validate(
@@ -55,6 +59,12 @@ def validate(
     warnings naming each drone or target a plan would leave out (exit 0, or 2 with --strict)."""
     scenario = load(file)
     env = scenario.environment
+    if len(env.targets) * (len(env.sams) + 1) <= PYTHON_KERNELS_WORK:
+        # a small mission's check runs the geometry as Python in milliseconds, where loading
+        # numba and LLVM would cost ~1 CPU s and ~100 MiB (planner._jit)
+        from planner._jit import run_as_python
+
+        run_as_python()
     warnings = warn_plannability(file, scenario)
     said = f", {len(warnings)} warning(s)" if warnings else ""
     print(

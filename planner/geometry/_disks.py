@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from planner._jit import njit
 
 __all__ = [
     "DiskGrid",

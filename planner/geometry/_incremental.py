@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from planner._jit import njit
 from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from planner._jit import njit
 from planner.geometry._disks import DiskGrid, hits, point_in_disk, segment_blocked
 from planner.geometry.margins import TOL, TWO_PI
 

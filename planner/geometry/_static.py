@@ -16,8 +16,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from planner._jit import njit
 from planner.geometry._disks import DiskGrid, point_in_disk, segment_blocked
 from planner.geometry.margins import TOL, TWO_PI
 

@@ -19,6 +19,8 @@ HEAVY = (
 # What a check never needs, though a plan does: the allocation's assignment solver, and the
 # event loop (only the commands that fly or serve start one: cli.common.run_async).
 CHECK_ONLY = ("scipy.optimize", "asyncio")
+# A small mission's check runs the geometry as Python (planner._jit): no numba, no LLVM.
+SMALL_CHECK_ONLY = ("numba", "llvmlite")
 
 PROBE = """
 import json, sys
@@ -48,7 +50,8 @@ def _loaded(*args: str, among: tuple[str, ...] = HEAVY) -> list[str]:
 
 
 def test_validate_and_plan_load_no_room_they_do_not_use():
-    assert _loaded("validate", "scenarios/demo.json", among=HEAVY + CHECK_ONLY) == []
+    among = HEAVY + CHECK_ONLY + SMALL_CHECK_ONLY
+    assert _loaded("validate", "scenarios/demo.json", among=among) == []
     assert _loaded("plan", "scenarios/demo.json", "--seconds", "0.2") == []
 
 
@@ -107,3 +110,37 @@ def test_plan_compiles_the_mission_once_and_validate_fills_no_table():
     plan = _table_work("plan", "scenarios/demo.json", "--iterations", "200", "--json")
     assert plan == {"all_pairs": 1, "fill_upper": 1}
     assert _table_work("validate", "scenarios/demo.json") == {"all_pairs": 1, "fill_upper": 0}
+
+
+EQUAL = """
+import json, sys
+from planner._jit import run_as_python
+assert run_as_python()
+from planner.mission import compile_mission
+from planner.scenario import load_scenario
+mission = compile_mission(load_scenario(sys.argv[1]))
+assert "numba" not in sys.modules
+print(json.dumps(mission.dist.tolist()))
+"""
+
+
+def test_the_geometry_run_as_python_gives_the_compiled_kernels_distances():
+    """The same kernels, interpreted in a process that never loads numba and compiled here:
+    every SAM-aware distance of a mission with SAMs between its places is the same."""
+    import numpy as np
+
+    from planner.mission import compile_mission
+    from planner.scenario import load_scenario
+
+    path = "scenarios/popup_sam.json"
+    done = subprocess.run(
+        [sys.executable, "-c", EQUAL, path], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    python = np.array(json.loads(done.stdout))
+    mission = compile_mission(load_scenario(ROOT / path))
+    at = mission.positions
+    straight = np.hypot(at[:, None, 0] - at[None, :, 0], at[:, None, 1] - at[None, :, 1])
+    assert (mission.dist > straight + 1e-6).any()  # some ways go round a SAM
+    assert python.shape == mission.dist.shape
+    assert np.allclose(python, mission.dist, rtol=1e-12, atol=1e-9)
