@@ -61,7 +61,8 @@ def validate(
     env = scenario.environment
     if len(env.targets) * (len(env.sams) + 1) <= PYTHON_KERNELS_WORK:
         # a small mission's check runs the geometry as Python in milliseconds, where loading
-        # numba and LLVM would cost ~1 CPU s and ~100 MiB (planner._jit)
+        # numba and LLVM would cost ~1 CPU s and ~100 MiB (planner._jit); a choice for the
+        # whole process, which runs this one command
         from planner._jit import run_as_python
 
         run_as_python()
