@@ -335,6 +335,14 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
             f" s of mission: {figures['store_mb_h']:,.0f} MB per mission hour"
             f" ({by_table(store, hours)})"
         )
+    collector = executive.collector
+    if collector is not None:
+        passes, longest = collector.stats.passes, collector.stats.longest_ms
+        console.print(
+            "collector between ticks (young / middle / full): passes"
+            f" {passes[0]} / {passes[1]} / {passes[2]}, longest ms {longest[0]:.1f} /"
+            f" {longest[1]:.1f} / {longest[2]:.1f}, reclaimed {collector.stats.collected}"
+        )
     console.print(f"1-minute load: {figures['load']}")
     return figures
 
