@@ -181,9 +181,10 @@ class _Airports:
         dy = self.ay[None, :] - positions[:, 1:2]
         box = (np.abs(dx) <= _AT_AIRPORT) & (np.abs(dy) <= _AT_AIRPORT)
         self.now: dict[int, str] = {}  # drone index -> the airport it is at now
-        for i, j in zip(*np.nonzero(box), strict=True):  # by drone, then airport order
+        rows, cols = np.nonzero(box)  # by drone, then airport order
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
             if i not in self.now and math.hypot(dx[i, j], dy[i, j]) <= _AT_AIRPORT:
-                self.now[int(i)] = self.ids[j]
+                self.now[i] = self.ids[j]
 
     def here(self, drone_id: str) -> str | None:
         """The airport ``drone_id`` is at now."""
