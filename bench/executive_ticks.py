@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -190,6 +191,41 @@ def load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
+class Resident:
+    """The process's resident memory (MB), read every second while a run ticks (Linux's
+    /proc; nothing elsewhere): whether it stays bounded over the run."""
+
+    def __init__(self) -> None:
+        self.mb: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="rss", daemon=True)
+
+    def _sample(self) -> None:
+        page = os.sysconf("SC_PAGE_SIZE")
+        while True:
+            try:
+                with open("/proc/self/statm") as f:
+                    self.mb.append(int(f.read().split()[1]) * page / 1e6)
+            except OSError:
+                return
+            if self._stop.wait(1.0):
+                return
+
+    def __enter__(self) -> Resident:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> str:
+        mb = self.mb
+        if not mb:
+            return "resident memory: not read here"
+        return f"resident MB: before the first plan {mb[0]:,.0f}, end {mb[-1]:,.0f}, peak {max(mb):,.0f}"
+
+
 class EventSink(ListSink):
     """Keeps the events only (what the figures read): a run's every telemetry frame and
     plan kept in memory would make the collector's full passes, on the tick, far longer
@@ -277,7 +313,8 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
                 executive.command(HumanCommand("REPLAN"))
 
         executive.watch(publish=publish)
-        report = await executive.run(1.0, until=ticks_total)
+        with Resident() as resident:
+            report = await executive.run(1.0, until=ticks_total)
     figures: dict[str, Any] = {"load": load()}
     jitter = report.jitter_ms
     asked = [r for r in report.replans if r.trigger != "initial"]
@@ -335,6 +372,17 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
             f" s of mission: {figures['store_mb_h']:,.0f} MB per mission hour"
             f" ({by_table(store, hours)})"
         )
+    collector = getattr(executive, "collector", None)  # main before the collector: none
+    if collector is not None:
+        stats = collector.stats
+        passes, wall, cpu = stats.passes, stats.longest_ms, stats.longest_cpu_ms
+        console.print(
+            "collector between ticks (young / middle / full): passes"
+            f" {passes[0]} / {passes[1]} / {passes[2]}; longest ms {wall[0]:.1f} /"
+            f" {wall[1]:.1f} / {wall[2]:.1f} (CPU {cpu[0]:.1f} / {cpu[1]:.1f} /"
+            f" {cpu[2]:.1f}); reclaimed {stats.collected}"
+        )
+    console.print(resident.summary())
     console.print(f"1-minute load: {figures['load']}")
     return figures
 

@@ -16,6 +16,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from planner.model import Environment, Point, Scenario, synthetic_start_id
 from sim.world import World
 
@@ -92,6 +94,7 @@ def build_replan(
     checkpoints: dict[str, Checkpoint] = {}
     starts: dict[str, dict[str, float]] = {}
     configs = {}
+    airports = _Airports(known, world)
     for drone_id, config in scenario.drone_configs.items():
         status = world.status(drone_id)
         if status == "lost":
@@ -99,7 +102,7 @@ def build_replan(
         if not config.enabled or drone_id in left_out:
             configs[drone_id] = config.model_copy(update={"enabled": False})
             continue
-        cp = _checkpoint(world, drone_id, tick, known)
+        cp = _checkpoint(world, drone_id, status, tick, airports)
         checkpoints[drone_id] = cp
         if cp.airborne:
             starts[cp.start_id] = {"x": cp.x, "y": cp.y}
@@ -133,8 +136,9 @@ def build_replan(
     return ReplanProblem(tick, remainder, checkpoints, left_out)
 
 
-def _checkpoint(world: World, drone_id: str, tick: int, known: Environment) -> Checkpoint:
-    status = world.status(drone_id)
+def _checkpoint(
+    world: World, drone_id: str, status: str, tick: int, airports: _Airports
+) -> Checkpoint:
     fuel_now = world.fuel(drone_id)
     if status in ("flying", "holding"):
         s_now = world.progress(drone_id)
@@ -146,22 +150,49 @@ def _checkpoint(world: World, drone_id: str, tick: int, known: Environment) -> C
             reached = tuple(t for t, w in flight.waypoints if s_now < w <= s + 1e-9)
             ahead = min(ahead, max(0.0, flight.length - s_now))
         fuel = max(0.0, fuel_now - ahead)
-        at = _airport_at(known, x, y)
-        if flight is not None and not flight.holding and s >= flight.length - 1e-12 and at:
-            # It will have landed by the cut: it starts again from that airport.
-            return Checkpoint(drone_id, tick, x, y, heading, s, fuel, False, at, reached)
+        if flight is not None and not flight.holding and s >= flight.length - 1e-12:
+            at = airports.at(x, y)
+            if at:
+                # It will have landed by the cut: it starts again from that airport.
+                return Checkpoint(drone_id, tick, x, y, heading, s, fuel, False, at, reached)
         return Checkpoint(
             drone_id, tick, x, y, heading, s, fuel, True, synthetic_start_id(drone_id), reached
         )
     x, y, heading = world.position(drone_id)
-    at = _airport_at(known, x, y) or world.scenario.drone_configs[drone_id].start or ""
+    at = airports.here(drone_id) or world.scenario.drone_configs[drone_id].start or ""
     return Checkpoint(drone_id, tick, x, y, heading, 0.0, fuel_now, False, at, ())
 
 
-def _airport_at(environment: Environment, x: float, y: float) -> str | None:
-    for airport in environment.airports:
-        # the box test first (the hypot cannot be smaller): 50 airports x 1,000 drones a cut
-        dx, dy = airport.x - x, airport.y - y
-        if abs(dx) <= _AT_AIRPORT and abs(dy) <= _AT_AIRPORT and math.hypot(dx, dy) <= _AT_AIRPORT:
-            return airport.id
-    return None
+class _Airports:
+    """The airport a point is at (within ``_AT_AIRPORT``): the first in the environment's
+    order whose box and then distance hold. Asked for every parked drone at every cut
+    (1,000 drones x 50 airports at the door's size), so the box test for where every
+    drone is now runs once over all drones and airports (numpy: the same subtractions,
+    exact), and the distance only for the pairs in the box."""
+
+    def __init__(self, environment: Environment, world: World) -> None:
+        self.ids = [a.id for a in environment.airports]
+        self.ax = np.array([a.x for a in environment.airports], dtype=float)
+        self.ay = np.array([a.y for a in environment.airports], dtype=float)
+        view = world.fleet_view(world.tick)
+        self.index = {d: i for i, d in enumerate(view.ids)}
+        positions = view.positions
+        dx = self.ax[None, :] - positions[:, 0:1]
+        dy = self.ay[None, :] - positions[:, 1:2]
+        box = (np.abs(dx) <= _AT_AIRPORT) & (np.abs(dy) <= _AT_AIRPORT)
+        self.now: dict[int, str] = {}  # drone index -> the airport it is at now
+        rows, cols = np.nonzero(box)  # by drone, then airport order
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+            if i not in self.now and math.hypot(dx[i, j], dy[i, j]) <= _AT_AIRPORT:
+                self.now[i] = self.ids[j]
+
+    def here(self, drone_id: str) -> str | None:
+        """The airport ``drone_id`` is at now."""
+        return self.now.get(self.index[drone_id])
+
+    def at(self, x: float, y: float) -> str | None:
+        dx, dy = self.ax - x, self.ay - y
+        for j in np.flatnonzero((np.abs(dx) <= _AT_AIRPORT) & (np.abs(dy) <= _AT_AIRPORT)):
+            if math.hypot(dx[j], dy[j]) <= _AT_AIRPORT:
+                return self.ids[j]
+        return None

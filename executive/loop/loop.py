@@ -33,6 +33,8 @@ Lifecycle
     ``stop()``. ``speed`` None runs as fast as possible and waits for each planning round
     at its cut tick (so batch runs reproduce); a number paces at that multiple of real time
     and never waits: a draft that arrives after its cut tick is stale and is replanned.
+    Paced, Python's cyclic collector runs between ticks, never in one
+    (``executive.loop.collector``; ``collector`` has its passes).
 
 The state machine (seed 000 §8): FLYING (CONTINUE) -> a trigger -> CUT_AND_FREEZE at the
 checkpoints + REPLAN_REMAINDER (a round in flight) -> DRAFT_READY -> COMMIT_PLAN (policy
@@ -45,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import gc
 import logging
 import sys
 import time
@@ -68,6 +69,7 @@ from executive.contracts import (
 )
 from executive.errors import ExecutiveError
 from executive.loop.cleared import KnownSams, freed_by
+from executive.loop.collector import Collector
 from executive.loop.cut import Checkpoint, with_reserve
 from executive.loop.fork import start_forked
 from executive.loop.options import LoopOptions
@@ -235,6 +237,7 @@ class Executive:
         self._stop = False
         self._clock = clock or WallClock()
         self._pacer: Pacer | None = None
+        self.collector: Collector | None = None  # the cyclic collector while a run is paced
         self._woken = asyncio.Event()  # wakes a paced sleep when the speed changes
         self._trace_dropped = 0  # trace records the sink dropped, as last reported
         # the picture to keep in the traces (the live scene): captured between ticks, drawn
@@ -509,13 +512,11 @@ class Executive:
         # of every 5: a tick waits at most about that long for it.
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
-        frozen = self.speed is not None
-        if frozen:
-            # What exists now (modules, kernels, the compiled mission) lives for the run:
-            # keep it out of the cyclic collector, whose full passes over it take tens of ms.
-            # Done before the clock starts, so this one full pass delays no tick.
-            gc.collect()
-            gc.freeze()
+        # Paced, the cyclic collector runs between ticks, never in one (``collector``);
+        # its set-up pass is done before the clock starts, so it delays no tick.
+        collector = self.collector = Collector(sim.tick_hz) if self.speed is not None else None
+        if collector is not None:
+            collector.start()
         began = self._clock.now()
         pacer.start(sim.tick)
         self.recorder.status("running", agents=self.agent_switches())
@@ -527,6 +528,8 @@ class Executive:
                     await self._until_due(pacer, sim.tick)
                     pacer.started(sim.tick)
                 self.tick_once()
+                if collector is not None:
+                    collector.after_tick(pacer.slack(sim.tick))
                 if pacer.speed is None:
                     # As fast as possible the run may wait: for the trace writer to catch
                     # up (nothing is dropped), and for the bus, clients and rounds.
@@ -538,8 +541,8 @@ class Executive:
                     self._check_traces()
         finally:
             sys.setswitchinterval(switch)
-            if frozen:
-                gc.unfreeze()
+            if collector is not None:
+                collector.stop()
             self.rounds.cancel()
         if self._drawing is not None:  # the last snapshot, stored before the run settles
             with contextlib.suppress(Exception):

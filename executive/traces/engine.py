@@ -14,6 +14,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from executive.errors import ExecutiveError
+from executive.traces.pieces import dumps
 from executive.traces.schema import METADATA
 
 __all__ = ["database_errors", "default_url", "open_store"]
@@ -45,7 +46,8 @@ def open_store(url: str) -> Engine:
         parsed = make_url(url)
         if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed)
+        # JSON in pieces: one long json.dumps call would hold the GIL from a ticking run
+        engine = create_engine(parsed, json_serializer=dumps)
         if parsed.get_backend_name() == "sqlite":
 
             @event.listens_for(engine, "connect")

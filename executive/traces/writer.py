@@ -51,6 +51,7 @@ from executive.traces import schema as S
 from executive.traces.engine import open_store
 from executive.traces.loss import TraceLoss
 from executive.traces.packing import pack_frame
+from executive.traces.pieces import row_of
 
 __all__ = ["TraceWriter"]
 
@@ -369,7 +370,7 @@ class TraceWriter:
                 elif isinstance(record, C.TelemetryRecord):
                     rows[S.telemetry].append(_telemetry_row(record))
                 else:
-                    row = dataclasses.asdict(record)
+                    row = row_of(record)
                     if isinstance(record, C.StateHashRecord):
                         row["hash"] = row.pop("state_hash")
                     if isinstance(record, C.AgentRunRecord):
@@ -384,7 +385,7 @@ class TraceWriter:
             S.plan_versions.select().where(S.plan_versions.c.plan_id == record.plan_id)
         ).first()
         if exists is None:
-            conn.execute(S.plan_versions.insert().values(**dataclasses.asdict(record)))
+            conn.execute(S.plan_versions.insert().values(**row_of(record)))
             return
         changes: dict[str, Any] = {"status": record.status}
         if record.provenance:
