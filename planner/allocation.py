@@ -33,7 +33,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from planner.errors import PlannerError
 from planner.strategies import ALLOCATION_STRATEGIES as STRATEGIES
@@ -282,6 +281,10 @@ def _sectors(state: _Allocator, mission: Mission) -> np.ndarray:
         for s, c in enumerate(centres):
             if h is not None and c is not None:
                 cost[k, s] = _angle_gap(h, c)
+    # here, not at the top: scipy.optimize costs ~0.4 s to import, and most processes that
+    # import the planner never allocate this way (an `isr run`, the viewers' process)
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(cost)
     for k, s in zip(rows, cols):
         masks[k, pool[chunks[s]]] = True
