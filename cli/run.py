@@ -53,7 +53,6 @@ from cli.common import (
 from cli.engines import AgentEngineOption, EnginesFileOption, EngineUrlOption, engine_fields
 from cli.launch import SubprocessForks
 from cli.plan import warn_plannability
-from dashboard.process import start_dashboard_process
 from executive.errors import ExecutiveError
 from executive.loop import Policy, RunReport
 from mission.config import DashboardConfig, RunConfig
@@ -295,7 +294,7 @@ def fly(
             run_mission(
                 scenario,
                 config,
-                view=view or live_view(config),
+                view=view or (live_view(config) if config.dashboard is not None else None),
                 announce=lambda line: err.print(line, highlight=False, markup=False),
                 on_report=show,
                 serve_after=config.dashboard is not None if serve_after is None else serve_after,
@@ -330,6 +329,9 @@ def live_view(config: RunConfig, **options: Any) -> ViewFactory:
     with a trace store it can start forks of the store's runs (``cli.launch``). ``options``
     go to ``start_dashboard`` (``idle_timeout_s``, ``back_url``). Served by a process of its
     own (``dashboard.process``): the mission never waits on its viewers."""
+    # here, not at the top: a headless run never loads the web server (fastapi, ~0.25 s)
+    from dashboard.process import start_dashboard_process
+
     engines = config.engine_table()
     if config.trace_url is None or config.dashboard is None:
         return functools.partial(start_dashboard_process, engines=engines, **options)
