@@ -16,6 +16,7 @@ load.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import re
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -31,6 +33,30 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bench-console-startup"
 POLL_S = 0.05
+
+
+@contextlib.contextmanager
+def live_isr_run(
+    argv: list[str], cwd: Path
+) -> Iterator[tuple[subprocess.Popen[str], queue.Queue[str]]]:
+    """A live ``isr run`` (``argv``: its whole command line, run in ``cwd``, without
+    ``$ISR_TOKEN``) and the lines of its stderr as they come; stopped with Ctrl-C (SIGINT)
+    on leaving, killed if it does not end within 30 s."""
+    env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr], daemon=True).start()
+    try:
+        yield proc, lines
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _clear_numba_cache() -> int:
@@ -43,21 +69,11 @@ def _clear_numba_cache() -> int:
 
 
 def _one(scenario: str) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", scenario, "--port", "0", "--db", "none"]
-        + ["--token", TOKEN, "--speed", "10"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr], daemon=True).start()
+    argv = [sys.executable, "-m", "cli", "run", scenario, "--port", "0", "--db", "none"]
+    argv += ["--token", TOKEN, "--speed", "10"]
     out: dict[str, object] = {"phases": []}
-    try:
+    with live_isr_run(argv, ROOT) as (_, lines):
         url = None
         while url is None:
             line = lines.get(timeout=600)
@@ -83,13 +99,6 @@ def _one(scenario: str) -> dict[str, object]:
                     out["scene_s"] = now
                     return out
                 time.sleep(POLL_S)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def main() -> None:

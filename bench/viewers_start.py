@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import re
-import signal
-import subprocess
+import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from console_startup import live_isr_run  # bench/console_startup.py: the same live run
+
 TOKEN = "bench-viewers-start"
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -59,33 +60,16 @@ def _costs(pid: int) -> tuple[float, float]:
 
 def one(root: Path, scenario: str, db: str) -> tuple[float, float, float]:
     """(CPU s, peak MiB, wall s to the address) of the viewers' process of one run."""
-    env = {k: v for k, v in os.environ.items() if k != "ISR_TOKEN"}
     isr = root / ".venv" / "bin" / "isr"
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [str(isr), "run", scenario, "--port", "0", "--token", TOKEN, "--db", db],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr], daemon=True).start()
-    try:
+    argv = [str(isr), "run", scenario, "--port", "0", "--token", TOKEN, "--db", db]
+    with live_isr_run(argv, root) as (proc, lines):
         while True:
             line = lines.get(timeout=600)
             if re.search(r"dashboard: http://", line):
                 wall = time.perf_counter() - started
                 cpu, peak = _costs(_child_of(proc.pid))
                 return cpu, peak, wall
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def main() -> None:
