@@ -11,18 +11,10 @@ from mission.evaluation.figures import summary
 from mission.evaluation.reference import FIRST_PLAN, FULL_KNOWLEDGE, clairvoyant_reference
 from mission.evaluation.report import eval_report
 from planner.scenario import parse_scenario
-from planner.scenario.generator import SuiteSpec, generate_mission
+from planner.scenario.generator import generate_mission
+from tests.planner.missions import TIMELINE_SUITE
 
-SPEC = SuiteSpec(
-    seed=5,
-    drones=(2, 3),
-    targets=(10, 14),
-    sams=(1, 2),
-    iterations=200,
-    per_mission=(2, 3),
-    late=0.3,
-    fuel=(1.2, 1.6),
-)
+SPEC = TIMELINE_SUITE
 
 
 @pytest.mark.parametrize("index", [0, 1, 2])

@@ -14,10 +14,23 @@ from hypothesis import strategies as st
 
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario
+from planner.scenario.generator import SuiteSpec
 from tests.conftest import SCENARIOS
 
 DEMO = SCENARIOS / "demo.json"
 TYPES = ("A", "B", "C")
+# Small missions with a timeline (2-3 late disruptions, tight fuel), for the clairvoyant
+# reference and the bound: generate_mission(TIMELINE_SUITE, i)
+TIMELINE_SUITE = SuiteSpec(
+    seed=5,
+    drones=(2, 3),
+    targets=(10, 14),
+    sams=(1, 2),
+    iterations=200,
+    per_mission=(2, 3),
+    late=0.3,
+    fuel=(1.2, 1.6),
+)
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

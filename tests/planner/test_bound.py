@@ -7,22 +7,13 @@ from __future__ import annotations
 from planner.bound import knapsack_bound, path_bound, upper_bound
 from planner.clairvoyant import clairvoyant_candidates
 from planner.scenario import parse_scenario
-from planner.scenario.generator import SuiteSpec, generate_mission
+from planner.scenario.generator import generate_mission
+from tests.planner.missions import TIMELINE_SUITE
 from tests.planner.test_clairvoyant import _scenario
 
 
 def _small_suite():
-    spec = SuiteSpec(
-        seed=11,
-        drones=(2, 3),
-        targets=(10, 16),
-        sams=(1, 3),
-        iterations=200,
-        per_mission=(2, 3),
-        late=0.3,
-        fuel=(1.2, 1.6),
-    )
-    return [parse_scenario(generate_mission(spec, i).scenario) for i in range(4)]
+    return [parse_scenario(generate_mission(TIMELINE_SUITE, i).scenario) for i in range(4)]
 
 
 def test_each_relaxation_is_above_every_clairvoyant_plan_and_the_path_one_is_tighter():
