@@ -136,12 +136,15 @@ _SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a r
 
 
 def _warm_kernels() -> None:
-    from planner import orienteering, team_search
+    from planner import orienteering, team_search, validation
     from planner.geometry import distance_table
+    from sim import driver
 
+    driver.warmup()  # the flight kernels: else the first tick loads (or compiles) them
     team_search.warmup()
     orienteering.warmup()
     distance_table.warmup()  # the replans' incremental table: loaded before tick 0
+    validation.warmup()  # a round's plan is validated in a worker, off the GIL
 
 
 def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:

@@ -198,3 +198,24 @@ def test_a_flight_cut_at_a_predicted_checkpoint_is_accepted_there(demo):
         rest[0]
     ]
     assert sim.world.status(drone_id) == "landed"
+
+
+def test_the_warmup_loads_every_flight_kernel_a_world_of_another_size_uses(demo):
+    """``sim.driver.warmup`` (run before a paced run's tick 0) leaves nothing for the first
+    tick to compile: a world of another size, re-tasked mid-run, dispatches to the same
+    signatures."""
+    from sim import _kernels as K
+    from sim.driver import warmup
+
+    warmup()
+    kernels = (K.tick_kernel, K.any_airborne)
+    loaded = [len(k.signatures) for k in kernels]
+    assert all(loaded)
+    mission, plan = efficient_plan(demo)
+    sim = Sim(demo, plan, mission=mission)
+    sim.run(until=30)
+    drone = next(iter(plan.routes))
+    sim.submit(Hold(drone=drone, tick=sim.tick))
+    sim.run(until=40)
+    sim.world.active()
+    assert [len(k.signatures) for k in kernels] == loaded
