@@ -20,6 +20,7 @@ import numpy as np
 from planner.errors import PlannerError
 from planner.geo import LocalFrame, local_frame
 from planner.geodesy import densify, polyline_geodesic_clearance
+from planner.geometry._disks import polyline_clearance
 from planner.mission import Mission
 from planner.model import Solution
 from planner.solution import FEASIBILITY_TOLERANCE
@@ -29,6 +30,7 @@ __all__ = [
     "Violation",
     "ensure_valid",
     "polyline_sam_clearance",
+    "sam_disks",
     "validate_solution",
 ]
 
@@ -78,6 +80,7 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
     excluded = set(mission.excluded_targets)
     owner: dict[str, str] = {}
     frame = local_frame(mission.scenario.geo) if mission.scenario.geo is not None else None
+    disks = sam_disks(mission)
 
     for drone_id in enabled:
         if drone_id not in solution.routes:
@@ -164,7 +167,9 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
                 )
             )
         polyline = result.path if result.path is not None else mission.route_path(nodes).sample()
-        clearance, sam_id = polyline_sam_clearance(mission, np.asarray(polyline, dtype=float))
+        clearance, sam_id = polyline_sam_clearance(
+            mission, np.asarray(polyline, dtype=float), disks
+        )
         if clearance < -FEASIBILITY_TOLERANCE:
             found.append(
                 Violation("sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km")
@@ -201,28 +206,33 @@ def _geodesic_violations(
     ]
 
 
-def polyline_sam_clearance(mission: Mission, polyline: np.ndarray) -> tuple[float, str | None]:
-    """Smallest (distance to centre - true radius) over every chord; negative = inside."""
+def polyline_sam_clearance(
+    mission: Mission, polyline: np.ndarray, disks: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, str | None]:
+    """Smallest (distance to centre - true radius) over every chord; negative = inside.
+    A numba ``nogil`` kernel: a swarm's plan (1,000 routes against 500 SAMs) is validated in
+    a worker thread without holding the GIL the tick needs."""
     sams = mission.environment.sams
     if not sams or len(polyline) == 0:
         return math.inf, None
     a = polyline[:-1] if len(polyline) > 1 else polyline
     b = polyline[1:] if len(polyline) > 1 else polyline
-    ab = b - a
-    denom = np.einsum("ij,ij->i", ab, ab)
-    safe = np.where(denom > 0, denom, 1.0)
-    centres = np.array([sam.pos for sam in sams], dtype=float)
-    ranges = np.array([sam.range for sam in sams], dtype=float)
-    gaps = np.empty(len(sams))
-    step = max(1, 2_000_000 // max(len(a), 1))  # chords x SAMs at a time: bounded memory
-    for lo in range(0, len(sams), step):
-        c = centres[lo : lo + step]
-        ac = c[None, :, :] - a[:, None, :]  # (chords, SAMs, 2)
-        t = np.where(denom[:, None] > 0, np.einsum("ijk,ik->ij", ac, ab) / safe[:, None], 0.0)
-        closest = a[:, None, :] + np.clip(t, 0, 1)[..., None] * ab[:, None, :]
-        diff = closest - c[None, :, :]
-        gaps[lo : lo + step] = (
-            np.hypot(diff[..., 0], diff[..., 1]).min(axis=0) - ranges[lo : lo + step]
-        )
-    worst = int(np.argmin(gaps))
-    return float(gaps[worst]), sams[worst].id
+    centres, ranges = disks if disks is not None else sam_disks(mission)
+    gap, worst = polyline_clearance(
+        np.ascontiguousarray(a), np.ascontiguousarray(b), centres, ranges
+    )
+    return float(gap), sams[worst].id
+
+
+def sam_disks(mission: Mission) -> tuple[np.ndarray, np.ndarray]:
+    """The known SAMs' centres (n, 2) and true radii (n,), as ``polyline_sam_clearance``
+    takes them (built once per validation, not once per route)."""
+    sams = mission.environment.sams
+    centres = np.array([sam.pos for sam in sams], dtype=float).reshape(-1, 2)
+    return centres, np.array([sam.range for sam in sams], dtype=float)
+
+
+def warmup() -> None:
+    """Load (or compile) the clearance kernel before time matters (see ``sim.driver``)."""
+    line = np.array([[0.0, 0.0], [1.0, 0.0]])
+    polyline_clearance(line[:-1], line[1:], np.array([[0.5, 1.0]]), np.array([0.5]))

@@ -21,6 +21,7 @@ __all__ = [
     "build_grid",
     "hits",
     "point_in_disk",
+    "polyline_clearance",
     "segment_blocked",
     "segments_clear",
     "strictly_inside",
@@ -317,3 +318,30 @@ def strictly_inside(
     c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 2)
     r = np.ascontiguousarray(radii, dtype=np.float64).reshape(-1)
     return np.asarray(_strictly_inside(p, c, r, tol))
+
+
+@njit(cache=True, nogil=True)
+def polyline_clearance(
+    a: np.ndarray, b: np.ndarray, centres: np.ndarray, ranges: np.ndarray
+) -> tuple[float, int]:
+    """The smallest (distance from a disk's centre to the nearest chord - its radius) over
+    the chords ``a[i] -> b[i]`` and every disk, and that disk's index (the first of equals):
+    negative means inside. Every pair, no grid: the value is reported, not only tested."""
+    best, worst = math.inf, -1
+    for j in range(centres.shape[0]):
+        cx, cy = centres[j, 0], centres[j, 1]
+        near = math.inf
+        for i in range(a.shape[0]):
+            ax, ay = a[i, 0], a[i, 1]
+            abx, aby = b[i, 0] - ax, b[i, 1] - ay
+            denom = abx * abx + aby * aby
+            t = 0.0
+            if denom > 0:
+                t = ((cx - ax) * abx + (cy - ay) * aby) / denom
+                t = min(max(t, 0.0), 1.0)
+            d = math.hypot(ax + t * abx - cx, ay + t * aby - cy)
+            near = min(near, d)
+        gap = near - ranges[j]
+        if gap < best:
+            best, worst = gap, j
+    return best, worst

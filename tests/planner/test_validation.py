@@ -152,3 +152,33 @@ def test_every_breaking_mutation_is_caught(seed, kind, data):
     assert expected in found, (kind, found)
     with pytest.raises(PlanRejected):
         ensure_valid(mission, solution)
+
+
+def _clearance_numpy(a, b, centres, ranges):
+    """Every chord against every disk, in numpy: what the kernel must agree with."""
+    ab = b - a
+    denom = np.einsum("ij,ij->i", ab, ab)
+    safe = np.where(denom > 0, denom, 1.0)
+    ac = centres[None, :, :] - a[:, None, :]
+    t = np.where(denom[:, None] > 0, np.einsum("ijk,ik->ij", ac, ab) / safe[:, None], 0.0)
+    closest = a[:, None, :] + np.clip(t, 0, 1)[..., None] * ab[:, None, :]
+    diff = closest - centres[None, :, :]
+    gaps = np.hypot(diff[..., 0], diff[..., 1]).min(axis=0) - ranges
+    worst = int(np.argmin(gaps))
+    return float(gaps[worst]), worst
+
+
+def test_the_clearance_kernel_agrees_with_every_chord_against_every_disk_in_numpy():
+    from planner.geometry._disks import polyline_clearance
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        line = rng.uniform(-10, 10, size=(int(rng.integers(2, 12)), 2))
+        if rng.random() < 0.2:
+            line[1] = line[0]  # a chord of length 0
+        centres = rng.uniform(-10, 10, size=(int(rng.integers(1, 9)), 2))
+        ranges = rng.uniform(0.1, 4.0, size=len(centres))
+        got = polyline_clearance(line[:-1], line[1:], centres, ranges)
+        want = _clearance_numpy(line[:-1], line[1:], centres, ranges)
+        assert got[1] == want[1]
+        assert got[0] == pytest.approx(want[0], abs=1e-12)
