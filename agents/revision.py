@@ -174,7 +174,7 @@ def revise(
             out.skipped.append(f"{s.describe()}: {drone_label(s.drone or '?')} is not planned")
             continue
         t = mission.index[s.target]
-        if t not in spec.eligible:
+        if t not in spec.can_visit:
             out.skipped.append(
                 f"{s.describe()}: {drone_label(spec.id)} cannot visit"
                 f" {s.target} (its sensors, a SAM, or a frozen leg)"

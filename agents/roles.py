@@ -237,7 +237,7 @@ def strategist_rules(
     open_targets = [
         mission.node_ids[t]
         for t in mission.target_nodes
-        if any(t in spec.eligible for spec in mission.drones)
+        if any(t in spec.can_visit for spec in mission.drones)
     ]
     points = float(sum(mission.scores[mission.index[t]] for t in open_targets))
     rationale = [

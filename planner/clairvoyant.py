@@ -321,7 +321,7 @@ def repair(
             best: tuple[float, str, list[int], float] | None = None
             for drone, route in out.items():
                 spec = mission.drone(drone)
-                if u not in spec.eligible:
+                if u not in spec.can_visit:
                     continue
                 base = _length(mission, route)
                 for pos in range(1 + len(spec.prefix), len(route)):
@@ -406,7 +406,7 @@ def _carried(mission: Mission, known: Knowledge, solution: Solution) -> dict[str
         body = [spec.start, *spec.prefix]
         for node_id in route.route if route is not None else []:
             u = mission.index.get(node_id)
-            if u is None or u in taken or u not in spec.eligible or u in body:
+            if u is None or u in taken or u not in spec.can_visit or u in body:
                 continue
             taken.add(u)
             body.append(u)

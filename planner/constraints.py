@@ -140,7 +140,7 @@ def _pairs(
         if target in excluded:
             notes.append(f"{what}: {target} is excluded (inside a SAM zone)")
             return None
-        if target not in mission.index or mission.index[target] not in mission.target_nodes:
+        if target not in mission.index or mission.index[target] not in mission.is_target:
             notes.append(f"{what}: {target} is not a target of this plan")
             return None
         return mission.index[target]
@@ -159,7 +159,7 @@ def _pairs(
         if owner is not None and owner != drone:
             notes.append(f"{what}: frozen on {drone_label(owner)}")
             continue
-        if t not in spec.eligible:
+        if t not in spec.can_visit:
             notes.append(f"{what}: {drone_label(drone)} cannot sense it")
             continue
         moves.append((t, k_of[drone]))

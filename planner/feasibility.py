@@ -165,7 +165,7 @@ def _unreached_targets(mission: Mission, reach: np.ndarray) -> list[str]:
     sensed = {n for spec in mission.drones for n in spec.eligible}
     for i, target in enumerate(mission.environment.targets):
         node = mission.index.get(target.id)
-        if node is None or node not in mission.target_nodes or reach[node] or node in frozen:
+        if node is None or node not in mission.is_target or reach[node] or node in frozen:
             continue  # excluded (inside a SAM: named apart), reachable, or already flown
         at = f"$.environment.targets[{i}]"
         if node not in sensed:

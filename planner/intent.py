@@ -107,9 +107,9 @@ def _why_not(mission: Mission, spec: DroneSpec, target: str, keep: list[int]) ->
     if target in mission.excluded_targets:
         return "inside a SAM"
     node = mission.index.get(target)
-    if node is None or node not in mission.target_nodes:
+    if node is None or node not in mission.is_target:
         return "no longer a target"
-    if node not in spec.eligible:
+    if node not in spec.can_visit:
         return "its sensors cannot see it"
     if node in keep or node in spec.prefix:
         return "listed twice"

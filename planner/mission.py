@@ -35,6 +35,12 @@ class DroneSpec:
     eligible: tuple[int, ...]  # target nodes it may visit (sensor fits, not excluded)
     prefix: tuple[int, ...]  # frozen targets its route must begin with, in order
 
+    @cached_property
+    def can_visit(self) -> frozenset[int]:
+        """``eligible`` as a set: a swarm's drone may have 5,000, and a test ``in`` the
+        tuple scans them all (holding the GIL a planning worker shares with the tick)."""
+        return frozenset(self.eligible)
+
 
 @dataclass
 class Mission:
@@ -75,6 +81,11 @@ class Mission:
             if spec.id == drone_id:
                 return spec
         raise KeyError(drone_id)
+
+    @cached_property
+    def is_target(self) -> frozenset[int]:
+        """``target_nodes`` as a set, for membership tests at swarm sizes."""
+        return frozenset(self.target_nodes)
 
     @cached_property
     def airport_nodes(self) -> tuple[int, ...]:
@@ -167,11 +178,17 @@ def compile_mission(
     target_index = np.arange(first_target, first_target + len(planned_targets))
 
     drones = []
+    # one tuple per sensor fit, shared by the drones that have it: a swarm's 1,000 drones
+    # x 5,000 targets would be 5 million ints made in a worker thread holding the GIL
+    by_fit: dict[bytes, tuple[int, ...]] = {}
     for drone_id, config in scenario.enabled_drones().items():
         if config.start not in index:
             raise PlannerError(f"drone {drone_id}: unknown start {config.start!r}")
         senses = np.array([config.can_sense(name) for name in type_names], dtype=bool)
-        eligible = tuple(target_index[senses[codes]].tolist()) if codes.size else ()
+        fit = senses.tobytes()
+        if fit not in by_fit:
+            by_fit[fit] = tuple(target_index[senses[codes]].tolist()) if codes.size else ()
+        eligible = by_fit[fit]
         frozen = config.frozen_route()[1:]
         prefix = tuple(index[node_id] for node_id in frozen if node_id in target_type)
         drones.append(
