@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from planner.metrics import compute_solution_metrics
-from planner.mission import Mission
+from planner.mission import DroneSpec, Mission
 from planner.model import Solution, drone_label
 
 __all__ = [
@@ -74,8 +74,12 @@ def mission_context(mission: Mission) -> str:
     out.append("SAMS (known):")
     out += [f"  {s.id} at ({s.x:g}, {s.y:g}) range {s.range:g}" for s in env.sams]
     out.append("DRONES:")
+    type_of = {t.id: t.type for t in env.targets}
+    by_type: dict[str, set[int]] = {}
+    for n in mission.target_nodes:
+        by_type.setdefault(type_of[mission.node_ids[n]], set()).add(n)
     for spec in mission.drones:
-        eligible = ", ".join(mission.node_ids[n] for n in spec.eligible) or "none"
+        eligible = _eligible(mission, spec, by_type)
         ends = ", ".join(mission.node_ids[n] for n in spec.ends)
         out.append(
             f"  {drone_label(spec.id)}: start {mission.node_ids[spec.start]}, end {ends},"
@@ -85,6 +89,30 @@ def mission_context(mission: Mission) -> str:
         if spec.prefix:
             out.append("    FROZEN: " + " -> ".join(mission.node_ids[n] for n in spec.prefix))
     return "\n".join(out)
+
+
+# A drone's ELIGIBLE TARGETS are listed one by one up to this many; a swarm's drone (5,000
+# targets) is described by its sensor types instead: a list of every drone's thousands of
+# ids made a 30 MB prompt no model takes, built in Python holding the GIL the tick needs.
+_LISTED_AT_MOST = 60
+
+
+def _eligible(mission: Mission, spec: DroneSpec, by_type: dict[str, set[int]]) -> str:
+    """A drone's ELIGIBLE TARGETS line: its targets, or, when there are many, the sensor
+    types it covers, with the targets of those types it may not visit."""
+    if len(spec.eligible) <= _LISTED_AT_MOST:
+        return ", ".join(mission.node_ids[n] for n in spec.eligible) or "none"
+    types = sorted(t for t in by_type if spec.config.can_sense(t))
+    covered = set().union(*(by_type[t] for t in types))
+    # eligible is a subset of the targets its sensors cover (compile_mission); a constraint
+    # may only take some away
+    missing = sorted(covered.difference(spec.eligible))
+    text = f"every target of type {', '.join(types)} ({len(spec.eligible)} targets)"
+    if missing:
+        names = [mission.node_ids[n] for n in missing[:_LISTED_AT_MOST]]
+        more = len(missing) - len(names)
+        text += " except " + ", ".join(names) + (f" and {more} more" if more else "")
+    return text
 
 
 def solution_summary(mission: Mission, solution: Solution | None) -> str:
