@@ -138,6 +138,8 @@ def build_executive(
     return Executive(
         scenario,
         planner=planner,
+        # one incremental distance table for the rounds and the rebases
+        compile=planner.compile if isinstance(planner, AgentPlanner) else None,
         sink=sink,
         options=config.loop_options(),
         coordinate=coordinate_live,

@@ -110,8 +110,8 @@ from planner.constraints import (
 )
 from planner.errors import PlannerError
 from planner.feasibility import plannable
-from planner.mission import Mission, compile_mission
-from planner.model import Solution, drone_label
+from planner.mission import Mission, MissionCompiler
+from planner.model import Scenario, Solution, drone_label
 from planner.planning import swarm_sized, team_problem
 from planner.postopt import post_optimise
 from planner.solution import build_solution
@@ -172,8 +172,12 @@ class AgentPlanner:
         strategy: str = "efficient",
         post_opt: Mapping[str, bool] | None = None,
         agent_tools: bool = False,
+        compile: Callable[[Scenario], Mission] | None = None,
     ) -> None:
         self.engine = engine
+        # the rounds' missions on one incremental distance table (shared with the
+        # executive's rebases when the session wires it so)
+        self.compile = compile if compile is not None else MissionCompiler()
         # the allocator and the critic may call their tools (agents.tools) on the round's
         # problem, a copy: an acting tool answers with a proposal, never a commit
         self.agent_tools = agent_tools
@@ -198,7 +202,7 @@ class AgentPlanner:
         reasons: list[str] = []
         constraints = request.constraints
         try:
-            compiled, text = await asyncio.to_thread(_compile, request.scenario)
+            compiled, text = await asyncio.to_thread(self._compile, request.scenario)
         except Exception as exc:
             kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
             self._emit_root(request, "", started, None, reasons, error=f"{kind}: {exc}")
@@ -239,6 +243,12 @@ class AgentPlanner:
         )
         self._emit_root(request, text, started, outcome, reasons)
         return outcome
+
+    def _compile(self, scenario: Scenario) -> tuple[Mission, str]:
+        """The compiled mission and the scenario's canonical JSON (hashed into the traces)."""
+        return self.compile(scenario), canonical_json(
+            scenario.model_dump(mode="json", by_alias=True)
+        )
 
     async def settled(self) -> None:
         """Wait for the advisory reviews still running (tests, a clean shutdown)."""
@@ -775,10 +785,3 @@ class AgentPlanner:
                 tick=request.tick,
             )
         )
-
-
-def _compile(scenario) -> tuple[Mission, str]:
-    """The compiled mission and the scenario's canonical JSON (hashed into the traces)."""
-    return compile_mission(scenario), canonical_json(
-        scenario.model_dump(mode="json", by_alias=True)
-    )

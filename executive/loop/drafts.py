@@ -21,7 +21,7 @@ from planner.constraints import OperatorConstraints
 from planner.geometry import Path
 from planner.intent import Intent
 from planner.mission import Mission
-from planner.model import Solution
+from planner.model import Scenario, Solution
 from planner.validation import Violation
 from sim import FlyPath, Sim
 
@@ -55,6 +55,7 @@ class RoundHost(Protocol):
     options: LoopOptions  # the agents of the chain, those off at the start, their cadences
     agents_off: dict[str, str]  # the agents switched off now, each with why
     planner: MissionPlanner
+    compile: Callable[[Scenario], Mission]  # the rebases' missions (incremental)
     recorder: Recorder
     constraints: OperatorConstraints
     instruction: str | None

@@ -95,7 +95,7 @@ from planner.edits import (
     SetPriority,
 )
 from planner.geometry import Path
-from planner.mission import Mission, compile_mission
+from planner.mission import Mission, MissionCompiler, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
 from sim import (
@@ -201,10 +201,14 @@ class Executive:
         clock: Clock | None = None,
         snapshot: Callable[[Executive], Callable[[], dict[str, Any]]] | None = None,
         fork: ForkPoint | None = None,
+        compile: Callable[[Scenario], Mission] | None = None,
     ) -> None:
         options = options if options is not None else LoopOptions()
         self.scenario = scenario
         self.planner = planner
+        # the rebases' missions on one incremental distance table (the planner's, when the
+        # session shares it: a replan pays for what changed, not for a recompile)
+        self.compile = compile if compile is not None else MissionCompiler()
         self.sink = sink
         self.options = options
         self.policy = options.policy

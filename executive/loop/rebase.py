@@ -7,6 +7,8 @@ blindly, never thrown away."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from executive.contracts import new_id
 from executive.loop.cut import ReplanProblem
 from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer, Rebase, Rebasing
@@ -17,7 +19,7 @@ from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.intent import Intent, route_intent
 from planner.mission import Mission, compile_mission
-from planner.model import Solution, drone_label
+from planner.model import Scenario, Solution, drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
 
@@ -93,11 +95,12 @@ def rebase_job(
     ends: dict[str, str],
     gone: dict[str, str],
     compare: tuple[Intent, dict[str, str]] | None,
+    compile: Callable[[Scenario], Mission] = compile_mission,
 ) -> Rebased:
     """Route ``intent`` again on the remainder ``problem`` (worker thread). With ``compare``
     (the plan in force's intent) the intent is an agent's allocation, routed in its best
     order, and the plan in force is rebased on the same cut to be compared with it."""
-    narrowed = plannable(compile_mission(problem.scenario))
+    narrowed = plannable(compile(problem.scenario))
     mission = narrowed.mission
     rebased = route_on(
         problem, mission, narrowed.left_out, intent, ends, gone, reorder=compare is not None

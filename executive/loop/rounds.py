@@ -78,7 +78,7 @@ from executive.loop.report import Replan
 from planner.constraints import constraint_violations, keep_others
 from planner.geometry import Path
 from planner.intent import Intent, intent_of
-from planner.mission import Mission, compile_mission
+from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.validation import validate_solution
 
@@ -465,7 +465,7 @@ class Rounds:
             # The planner hands over the mission it compiled; one that does not (a plain
             # MissionPlanner) has its scenario compiled here. Either way: validated once.
             outcome = fresh
-            mission = outcome.mission or compile_mission(problem.scenario)
+            mission = outcome.mission or self.host.compile(problem.scenario)
             kept = None
             if in_force is not None:
                 kept = rebase.route_on(
@@ -858,7 +858,9 @@ class Rounds:
         ahead = host.ahead()
 
         def job() -> Rebased:
-            rebased = rebase.rebase_job(problem, draft.intent, draft.ends, gone, compare)
+            rebased = rebase.rebase_job(
+                problem, draft.intent, draft.ends, gone, compare, host.compile
+            )
             ahead(c.path for c in rebased.commands)  # for the first check after its commit
             return rebased
 

@@ -32,7 +32,7 @@ from executive.traces.sinks import ListSink
 from planner.constraints import OperatorConstraints
 from planner.geometry import Path
 from planner.intent import intent_of, route_intent
-from planner.mission import Mission, compile_mission
+from planner.mission import Mission, MissionCompiler, compile_mission
 from planner.model import Scenario, Solution
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
@@ -107,6 +107,7 @@ class Host:
         self.run_id = "lifecycle-test"
         self.policy = policy
         self.planner = planner
+        self.compile = MissionCompiler()
         self.sink = ListSink()
         self.recorder = Recorder(self.run_id, self.sink)
         self.the_sim = Sim(scenario, None)
