@@ -272,6 +272,8 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         sink=sink,
         options=LoopOptions(policy=policy),
         snapshot=snapshot,
+        # one incremental distance table for the rounds and the rebases, as isr run has
+        compile=getattr(planner, "compile", None),
     )
     ticks_total = int(args.seconds * scenario.sim.tick_hz)
     # the tick's own work (wall time inside tick_once): what the loop does, apart from the
@@ -380,7 +382,8 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
             "collector between ticks (young / middle / full): passes"
             f" {passes[0]} / {passes[1]} / {passes[2]}; longest ms {wall[0]:.1f} /"
             f" {wall[1]:.1f} / {wall[2]:.1f} (CPU {cpu[0]:.1f} / {cpu[1]:.1f} /"
-            f" {cpu[2]:.1f}); reclaimed {stats.collected}"
+            f" {cpu[2]:.1f}); reclaimed {stats.collected}; bursts frozen {stats.bursts}"
+            f" ({stats.burst_objects:,} objects)"
         )
     console.print(resident.summary())
     console.print(f"1-minute load: {figures['load']}")

@@ -106,3 +106,22 @@ def test_a_pass_waits_for_slack_but_not_forever():
         assert collector.stats.passes == [3, 1, 0]
     finally:
         collector.stop()
+
+
+def test_a_young_generation_a_worker_filled_is_frozen_not_walked():
+    collector = Collector(20.0, middle_every_s=100.0, full_every_s=None, burst=5_000)
+    collector.start()
+    try:
+        collector.after_tick(1.0)
+        frozen = gc.get_freeze_count()
+        burst = [[k] for k in range(20_000)]  # a planning worker's burst, kept
+        collector.after_tick(1.0)
+        assert gc.get_freeze_count() >= frozen + len(burst)
+        assert collector.stats.bursts == 1 and collector.stats.burst_objects >= len(burst)
+        assert collector.stats.passes == [1, 0, 0]  # frozen, not walked
+        few = [[k] for k in range(100)]
+        collector.after_tick(1.0)  # a few: walked as before
+        assert collector.stats.passes == [2, 0, 0] and len(few) == 100
+    finally:
+        collector.stop()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
