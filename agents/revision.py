@@ -34,6 +34,7 @@ from planner.constraints import (
 from planner.errors import PlannerError
 from planner.mission import Mission
 from planner.model import Solution, drone_label
+from planner.planning import swarm_moves
 from planner.postopt import post_optimise
 from planner.solution import build_solution, solution_routes
 from planner.validation import validate_solution
@@ -204,7 +205,8 @@ def revise(
         out.reason = "no suggestion could be applied"
         return out
     try:
-        improved = post_optimise(constrain_mission(mission, constraints), routes).routes
+        constrained = constrain_mission(mission, constraints)
+        improved = post_optimise(constrained, routes, **swarm_moves(constrained)).routes
         revised = build_solution(mission, improved)
     except (PlannerError, IndexError, KeyError) as exc:
         out.reason = f"the revision could not be re-optimised: {exc}"

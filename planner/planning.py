@@ -34,6 +34,7 @@ __all__ = [
     "STRATEGIES",
     "PlanResult",
     "plan_mission",
+    "swarm_moves",
     "swarm_sized",
     "team_problem",
 ]
@@ -85,8 +86,8 @@ def plan_mission(
         # A swarm's plan comes from the windowed search, which moves and inserts targets
         # itself; the swap and the insertion scan every target for every drone per move
         # (minutes at 200 x 2,000): such a plan is only uncrossed.
-        swarm = strategy == DEFAULT_STRATEGY and swarm_sized(mission)
-        improved = post_optimise(mission, routes, insert=not swarm, swap=not swarm)
+        moves = swarm_moves(mission) if strategy == DEFAULT_STRATEGY else {}
+        improved = post_optimise(mission, routes, **moves)
         routes, changes = improved.routes, improved.changes
     solution = ensure_valid(mission, build_solution(mission, routes))
     seconds_taken = time.perf_counter() - started
@@ -105,6 +106,14 @@ def swarm_sized(mission: Mission) -> bool:
     """Whether ``mission`` is about the size the team search plans window by window (drones
     x targets past ``LARGE_PAIRS``)."""
     return len(mission.drones) * len(mission.target_nodes) > LARGE_PAIRS
+
+
+def swarm_moves(mission: Mission) -> dict[str, bool]:
+    """The post-optimisation moves (``post_optimise``'s switches) a plan of ``mission`` may
+    afford: at a swarm's size only the uncrossing, since the swap and the insertion scan
+    every target for every drone per move (minutes of Python at 200 x 2,000, with no
+    deadline, holding the GIL a real-time tick needs); all of them otherwise."""
+    return {"insert": False, "swap": False} if swarm_sized(mission) else {}
 
 
 def team_problem(mission: Mission) -> TeamProblem:

@@ -37,6 +37,7 @@ from planner.errors import PlannerError
 from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.orienteering import solve_orienteering
+from planner.planning import swarm_moves
 from planner.postopt import post_optimise
 from planner.routing import route_allocation
 from planner.solution import build_solution
@@ -192,7 +193,7 @@ def evaluate_proposal(
         return ProposalResult(named, tuple(actions), tuple(errors))
     if post_opt:
         try:
-            routes = post_optimise(constrained, routes).routes
+            routes = post_optimise(constrained, routes, **swarm_moves(constrained)).routes
         except PlannerError as exc:  # pragma: no cover - post-opt keeps routes valid
             actions.append(f"post-optimisation skipped: {exc}")
     solution = build_solution(mission, routes)

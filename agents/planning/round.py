@@ -50,7 +50,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,7 +112,7 @@ from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.mission import Mission, MissionCompiler
 from planner.model import Scenario, Solution, drone_label
-from planner.planning import swarm_sized, team_problem
+from planner.planning import swarm_moves, swarm_sized, team_problem
 from planner.postopt import post_optimise
 from planner.solution import build_solution
 from planner.team_search import StopCriterion, solve_team
@@ -268,7 +268,9 @@ class AgentPlanner:
         chain = _Chain()
         reasons: list[str] = []
         try:
-            await self._agent_chain(request, mission, constraints, math.inf, chain)
+            await self._agent_chain(
+                request, mission, constraints, math.inf, chain, baseline.solution
+            )
         except asyncio.CancelledError:
             if chain.record is not None:
                 chain.record["error"] = "cancelled: a newer plan superseded the round"
@@ -383,12 +385,8 @@ class AgentPlanner:
         stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
         found = solve_team(problem, stop, seed=self.seed)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
-        options = dict(self.post_opt)
-        if swarm_sized(constrained):
-            # as planner.planning does: the windowed search moved and inserted targets
-            # itself, and the swap and insertion scan every target for every drone per move
-            # (minutes at 200 x 2,000, with no deadline): a swarm's draft is only uncrossed
-            options |= {"insert": False, "swap": False}
+        # as planner.planning does: the windowed search moved and inserted targets itself
+        options = dict(self.post_opt) | swarm_moves(constrained)
         routes = post_optimise(constrained, routes, **options).routes
         solution = build_solution(mission, routes)  # validated once, by the executive
         return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
@@ -413,6 +411,7 @@ class AgentPlanner:
         constraints: OperatorConstraints,
         deadline: float,
         chain: _Chain,
+        baseline: Solution | None = None,
     ) -> None:
         """strategist -> allocator -> proposal check, filling ``chain`` as it goes (so a
         round that stops waiting still knows what happened)."""
@@ -457,13 +456,25 @@ class AgentPlanner:
             return
 
         def prepare_allocator():
-            allocation = allocate(constrain_mission(mission, constraints), self.strategy)
+            constrained = constrain_mission(mission, constraints)
+            if baseline is not None and swarm_sized(constrained):
+                # the greedy auction is minutes of Python at a swarm's size (holding the GIL
+                # the tick needs, outliving the round); the fast tier's plan is a better
+                # reference, and made already
+                allocation: Mapping[str, Sequence[int]] = {
+                    d: mission.nodes(r.visited_targets) for d, r in baseline.routes.items()
+                }
+                source = "the fast tier's plan"
+            else:
+                allocation = allocate(constrained, self.strategy)
+                source = f"{self.strategy}, deterministic rules"
             return (
                 allocator_rules(mission, allocation, self.strategy),
                 self._system(ALLOCATOR_PROMPT),
+                source,
             )
 
-        rules, system = await asyncio.to_thread(prepare_allocator)
+        rules, system, source = await asyncio.to_thread(prepare_allocator)
         reference = "; ".join(
             f"{d}: {', '.join(ts) or '-'}" for d, ts in rules["assignments"].items()
         )
@@ -473,7 +484,7 @@ class AgentPlanner:
                 current,
                 ask,
                 f"STRATEGIST ANALYSIS: {canonical_json(strategy.model_dump())}",
-                f"REFERENCE ALLOCATION ({self.strategy}, deterministic rules): {reference}",
+                f"REFERENCE ALLOCATION ({source}): {reference}",
             ]
         )
         tools = self._tools(request, mission, None)

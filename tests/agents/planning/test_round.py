@@ -458,3 +458,23 @@ def test_cancelling_the_slow_tier_leaves_nothing_running(demo):
         return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
 
     assert asyncio.run(go()) == []
+
+
+def test_a_swarms_allocator_is_shown_the_fast_tiers_plan_not_the_greedy_auction(monkeypatch):
+    """At a swarm's size the greedy auction (planner.allocation.allocate) is minutes of
+    Python holding the GIL; the allocator's reference is the fast tier's plan instead."""
+    from agents.planning import round as module
+    from planner.model import drone_label
+
+    rng = np.random.default_rng(11)
+    scenario = random_scenario(rng, n_targets=1001, n_sams=0, n_drones=101, excluded=0)
+    asked = []
+    monkeypatch.setattr(module, "allocate", lambda *a, **k: asked.append(a))
+    engine = FakeEngine()
+    outcome, _ = _plan_both(AgentPlanner(engine, ListSink(), iterations=50), _request(scenario))
+    call = next(call for call, _ in engine.calls if call.agent == "allocator")
+    assert "REFERENCE ALLOCATION (the fast tier's plan): " in call.prompt
+    assert asked == []
+    assert call.deterministic["assignments"] == {
+        drone_label(d): list(r.visited_targets) for d, r in outcome.baseline.routes.items()
+    }
