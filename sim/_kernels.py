@@ -175,7 +175,10 @@ def _near(
     return k
 
 
-@njit(cache=True, nogil=True)
+# Not nogil: a pass over a few bytes, asked every tick; releasing the GIL for it made the
+# loop wait to take it back from the trace writer's or a planner's thread (a tick of a run
+# with a trace store spent ~15 % of its time here).
+@njit(cache=True)
 def any_airborne(status: StatusArray) -> bool:
     """Is any drone flying or holding?"""
     for st in status:  # noqa: SIM110 - numba compiles the loop, not a generator in any()
