@@ -203,7 +203,8 @@ class Fleet:
         needed = lay.w_used + env.t_alive.size + env.s_alive.size + 3 * self.status.size + 8
         if self._ev.shape[0] < needed:
             self._ev = np.zeros((2 * needed, 4), dtype=np.int64)
-        ne = K.tick_kernel(
+        kernel = K.tick_kernel if self.status.size >= K.NOGIL_FLEET else K.tick_kernel_held
+        ne = kernel(
             dt,
             self.F,
             self.status,

@@ -175,7 +175,10 @@ def _near(
     return k
 
 
-@njit(cache=True, nogil=True)
+# Not nogil: a pass over a few bytes, asked every tick; releasing the GIL for it made the
+# loop wait to take it back from the trace writer's or a planner's thread (a tick of a run
+# with a trace store spent ~15 % of its time here).
+@njit(cache=True)
 def any_airborne(status: StatusArray) -> bool:
     """Is any drone flying or holding?"""
     for st in status:  # noqa: SIM110 - numba compiles the loop, not a generator in any()
@@ -378,3 +381,66 @@ def tick_kernel(
             ev[ne, 3] = 0
             ne += 1
     return ne
+
+
+# The fleet size from which a tick gives the GIL away while its kernel runs. Below it the
+# kernel takes well under 0.2 ms (bench/sim_tick.py: ~0.19 ms at 1,000 drones, tens of us
+# at 10): giving the GIL away for so little let the trace writer's or a planner's thread
+# take it, and the loop waited to get it back (a traced run of the demo as fast as
+# possible: ~15 % of its tick). From it up, the other threads run during the kernel.
+NOGIL_FLEET = 1_000
+
+
+@njit(cache=True)
+def tick_kernel_held(
+    dt: float,
+    F: FloatArray,
+    status: StatusArray,
+    cur: IntArray,
+    p_lo: IntArray,
+    p_hi: IntArray,
+    P: FloatArray,
+    wp_s: FloatArray,
+    wp_t: IntArray,
+    wp_cur: IntArray,
+    wp_hi: IntArray,
+    end_airport: IntArray,
+    T: FloatArray,
+    t_type: IntArray,
+    t_alive: BoolArray,
+    t_by: IntArray,
+    elig: BoolArray,
+    capture_r: float,
+    SM: FloatArray,
+    s_alive: BoolArray,
+    s_known: BoolArray,
+    sensor_r: float,
+    ev: IntArray,
+) -> int:
+    """``tick_kernel`` holding the GIL (a small fleet's tick, see ``NOGIL_FLEET``): the same
+    compiled code, called natively, so the same results to the bit."""
+    return tick_kernel(
+        dt,
+        F,
+        status,
+        cur,
+        p_lo,
+        p_hi,
+        P,
+        wp_s,
+        wp_t,
+        wp_cur,
+        wp_hi,
+        end_airport,
+        T,
+        t_type,
+        t_alive,
+        t_by,
+        elig,
+        capture_r,
+        SM,
+        s_alive,
+        s_known,
+        sensor_r,
+        ev,
+    )

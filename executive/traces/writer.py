@@ -31,6 +31,7 @@ meant to be called from one thread (the event loop's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -97,7 +98,8 @@ class TraceWriter:
             self._engine.dispose()
             raise
         # (sequence number, record): flush() waits for a sequence number to be written
-        self._queue: queue.Queue[tuple[int, C.TraceRecord]] = queue.Queue(maxsize=max_queue)
+        # (sequence number, record), or (0, None): close() waking the thread at once
+        self._queue: queue.Queue[tuple[int, C.TraceRecord | None]] = queue.Queue(maxsize=max_queue)
         self._interval = flush_interval
         self._batch = batch
         self._thread: threading.Thread | None = None
@@ -120,6 +122,9 @@ class TraceWriter:
         self._open: dict[str, int] = {}  # runs started and not ended -> last tick written
         self._inputs: dict[str, int] = {}  # run -> inputs emitted (numbered) so far
         self._beat = 0.0  # monotonic time of the last heartbeat
+        # drain()'s waiters (their loop and event), woken when the thread takes a batch
+        self._room_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._room_lock = threading.Lock()
 
     def __enter__(self) -> TraceWriter:
         self.start()
@@ -162,9 +167,36 @@ class TraceWriter:
 
     async def drain(self, below: float = 0.5) -> None:
         """Wait (asynchronously) until the queue is under ``below`` full: back-pressure for
-        a caller that may wait, so that nothing it emits is dropped."""
-        while self.backlog >= below:
-            await asyncio.sleep(self._interval / 4)
+        a caller that may wait, so that nothing it emits is dropped.
+
+        The writer thread wakes the waiter as soon as it takes a batch off the queue (at the
+        latest every ``flush_interval``): a run as fast as possible resumes as soon as there
+        is room, not at the next poll (polling every ``flush_interval / 4`` left both the run
+        and the writer idle, each waiting for the other)."""
+        if self.backlog < below:
+            return
+        room = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), room)
+        with self._room_lock:
+            self._room_waiters.append(waiter)
+        try:
+            while self.backlog >= below:
+                room.clear()
+                if self.backlog < below:  # taken between the check and the clear
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(room.wait(), self._interval)
+        finally:
+            with self._room_lock:
+                self._room_waiters.remove(waiter)
+
+    def _made_room(self) -> None:
+        """Wake every ``drain`` waiting (the writer thread took records off the queue)."""
+        with self._room_lock:
+            waiters = list(self._room_waiters)
+        for loop, room in waiters:
+            with contextlib.suppress(RuntimeError):  # its loop closed meanwhile
+                loop.call_soon_threadsafe(room.set)
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait up to ``timeout`` seconds for everything emitted so far to be written (or
@@ -192,6 +224,10 @@ class TraceWriter:
             self.flush(self.retry_s + 10.0 if timeout is None else timeout)
             self._give_up.set()
             self._stop.set()
+            # wake the thread now: waiting on an empty queue, it would otherwise see the
+            # stop at its next wake, up to flush_interval later (every run's end paid it)
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait((0, None))
             self._thread.join(timeout=10)
             if self._thread.is_alive():
                 with self._cond:
@@ -199,9 +235,11 @@ class TraceWriter:
                     left = list(self._inflight)
                     while True:
                         try:
-                            left.append(self._queue.get_nowait()[1])
+                            record = self._queue.get_nowait()[1]
                         except queue.Empty:
                             break
+                        if record is not None:
+                            left.append(record)
                 if left:
                     self.loss.add(left)
                     log.error("trace writer stopped with %d record(s) unwritten", len(left))
@@ -212,17 +250,19 @@ class TraceWriter:
 
     def _loop(self) -> None:
         while not (self._stop.is_set() and self._queue.empty()):
-            items: list[tuple[int, C.TraceRecord]] = []
+            items: list[tuple[int, C.TraceRecord | None]] = []
             try:
                 items.append(self._queue.get(timeout=self._interval))
                 while len(items) < self._batch:
                     items.append(self._queue.get_nowait())
             except queue.Empty:
                 pass
-            if not items:
+            if items and self._room_waiters:
+                self._made_room()
+            records = [record for _, record in items if record is not None]
+            if not records:  # nothing queued, or only close()'s wake-up
                 self._heartbeat()
                 continue
-            records = [record for _, record in items]
             ended = self._note(records)
             with self._cond:
                 self._inflight = records
@@ -232,7 +272,7 @@ class TraceWriter:
             self._heartbeat()
             with self._cond:
                 self._inflight = []
-                self._done_seq = items[-1][0]
+                self._done_seq = max(seq for seq, record in items if record is not None)
                 self._cond.notify_all()
 
     def _commit(self, records: list[C.TraceRecord]) -> None:

@@ -47,8 +47,11 @@ def _start(url: str) -> subprocess.Popen[bytes]:
     )
 
 
-def _running(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
-    """The run's id once its row and a first heartbeat tick are stored."""
+def _running(
+    url: str, proc: subprocess.Popen[bytes], after: float = 0.0, timeout: float = 60.0
+) -> dict:
+    """The run's row once a heartbeat has stamped it with a tick, later than ``after`` (a
+    ``last_seen`` already read: the next heartbeat)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
@@ -58,18 +61,19 @@ def _running(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> 
             reader.close()
         except Exception:  # the file is being created
             runs = []
-        if runs and (runs[0].get("last_tick") or 0) > 0:
-            return str(runs[0]["run_id"])
+        if runs and (runs[0].get("last_tick") or 0) > 0 and (runs[0].get("last_seen") or 0) > after:
+            return runs[0]
         time.sleep(0.2)
-    raise AssertionError("the run never started")
+    raise AssertionError("the run never started" if not after else "no heartbeat came")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, sig):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     proc = _start(url)
-    run_id = _running(url, proc)
-    time.sleep(6.0)  # past a heartbeat or two
+    first = _running(url, proc)
+    run_id = str(first["run_id"])
+    _running(url, proc, after=first["last_seen"])  # past a heartbeat or two
     proc.send_signal(sig)
     code = proc.wait(timeout=30)
     reader = TraceReader(url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 
@@ -44,6 +45,27 @@ def test_emit_never_blocks_and_drops_are_counted(tmp_path):
         writer.emit(EventRecord("r1", i, "x", {}))
     assert writer.dropped == 90
     writer.start()
+    writer.close()
+    assert writer.written == 10
+
+
+def test_drain_returns_when_the_writer_takes_a_batch_not_at_its_next_wake(tmp_path):
+    """A run as fast as possible waits in ``drain`` for room in the queue: the writer wakes
+    it when it takes the records, not a quarter of its flush interval later (an hour here)."""
+    writer = TraceWriter(f"sqlite:///{tmp_path / 't.db'}", max_queue=10, flush_interval=3600)
+    for i in range(10):
+        writer.emit(EventRecord("r1", i, "x", {}))
+    assert writer.backlog == 1.0
+
+    async def drained() -> None:
+        waiting = asyncio.ensure_future(writer.drain())
+        await asyncio.sleep(0)
+        assert not waiting.done()  # the thread has not started: no room
+        writer.start()
+        await asyncio.wait_for(waiting, 30)
+
+    asyncio.run(drained())
+    assert writer.backlog < 0.5 and writer.dropped == 0
     writer.close()
     assert writer.written == 10
 
