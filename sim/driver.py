@@ -340,6 +340,13 @@ def warmup() -> None:
             },
         }
     )
-    sim = Sim(scenario, {"1": ["A1", "T1", "A1"]})
-    sim.run(until=4)
-    sim.world.active()
+    from sim import _kernels as K
+
+    fleet = K.NOGIL_FLEET
+    try:
+        for K.NOGIL_FLEET in (fleet, 0):  # the kernel a small fleet holds the GIL in, a swarm's
+            sim = Sim(scenario, {"1": ["A1", "T1", "A1"]})
+            sim.run(until=4)
+            sim.world.active()
+    finally:
+        K.NOGIL_FLEET = fleet

@@ -208,7 +208,7 @@ def test_the_warmup_loads_every_flight_kernel_a_world_of_another_size_uses(demo)
     from sim.driver import warmup
 
     warmup()
-    kernels = (K.tick_kernel, K.any_airborne)
+    kernels = (K.tick_kernel, K.tick_kernel_held, K.any_airborne)
     loaded = [len(k.signatures) for k in kernels]
     assert all(loaded)
     mission, plan = efficient_plan(demo)
