@@ -125,3 +125,24 @@ def test_a_young_generation_a_worker_filled_is_frozen_not_walked():
     finally:
         collector.stop()
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_middle_generation_the_young_passes_filled_is_frozen_not_walked():
+    collector = Collector(20.0, middle_every_s=0.1, full_every_s=None, burst_middle=3_000)
+    collector.start()  # middle every 2 ticks
+    try:
+        kept = []
+        kept.append([[k] for k in range(2_000)])
+        collector.after_tick(1.0)  # young pass: walked (under the young burst)
+        kept.append([[k] for k in range(2_000)])
+        frozen = gc.get_freeze_count()
+        collector.after_tick(1.0)  # middle due: ~4,000 kept by young passes > 3,000
+        assert collector.stats.passes == [1, 0, 0]
+        assert collector.stats.bursts == 1
+        assert gc.get_freeze_count() >= frozen + 2_000
+        collector.after_tick(1.0)
+        collector.after_tick(1.0)  # middle due again, little kept: walked
+        assert collector.stats.passes == [2, 1, 0] and len(kept) == 2
+    finally:
+        collector.stop()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
