@@ -77,6 +77,12 @@ class RoundHost(Protocol):
         ...
 
     @property
+    def home_reserve(self) -> float | None:
+        """Km a plan keeps above each drone's way home with one more SAM on it, checked at
+        commit (planner.way_home); None: not checked."""
+        ...
+
+    @property
     def leak_reserve(self) -> dict[str, float]:
         """Km more a drone whose fuel leaked keeps (Policy.leak_share), by drone."""
         ...

@@ -27,6 +27,10 @@ class Policy(BaseModel):
     # known (detour_factor x its range) if it closed the way home; "fixed": fuel_reserve only
     reserve: Literal["fixed", "robust"] = "robust"
     detour_factor: float = Field(0.6, ge=0)
+    # "robust" only: every plan is checked at commit for each drone's way home with one more
+    # SAM of the largest known range on it (planner.way_home), its routes ended sooner where
+    # that fails; the fuel_reserve is kept on top of that way too
+    home_check: bool = True
     # A drone whose fuel an edit cut (a leak) keeps this share of the fuel left after the cut
     # on top of the reserve, from then on: a second leak of that size still leaves its way home
     leak_share: float = Field(0.25, ge=0, le=1)
@@ -51,6 +55,11 @@ class Policy(BaseModel):
     review_timeout_s: float | None = Field(None, gt=0)
     review_timeout_action: Literal["keep", "commit"] = "keep"
     review_preview_s: float = Field(1.0, gt=0)  # wall seconds between rebased previews
+
+    @property
+    def home_reserve(self) -> float | None:
+        """Km kept above the way home with one more SAM on it (None: not checked)."""
+        return self.fuel_reserve if self.reserve == "robust" and self.home_check else None
 
     def reserve_km(self, sam_ranges: Iterable[float]) -> float:
         """Km every plan keeps above its way home, and below which a drone turns home, with

@@ -8,7 +8,7 @@ blindly, never thrown away."""
 from __future__ import annotations
 
 from executive.contracts import new_id
-from executive.loop.cut import ReplanProblem
+from executive.loop.cut import ReplanProblem, fuel_at_start
 from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer, Rebase, Rebasing
 from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
@@ -20,6 +20,7 @@ from planner.mission import Mission, compile_mission
 from planner.model import Solution, drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
+from planner.way_home import guard_routes
 
 __all__ = [
     "draft_from",
@@ -124,6 +125,13 @@ def route_on(
     and named (worker thread)."""
     routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
+    routes, kept = routed.routes, routed.kept
+    if problem.home_reserve is not None:
+        # the way home with one more SAM on it: a route that fails it ends sooner
+        routes, cuts = guard_routes(mission, routes, fuel_at_start(problem), problem.home_reserve)
+        for cut in cuts:
+            dropped |= {target: cut.reason for target in cut.dropped}
+            kept = {**kept, cut.drone: tuple(t for t in kept[cut.drone] if t not in cut.dropped)}
     planned = {spec.id for spec in mission.drones}
     for drone_id, targets in intent.items():
         if drone_id in planned:
@@ -132,7 +140,7 @@ def route_on(
         for target in targets:
             if target not in gone:
                 dropped[target] = f"{drone_label(drone_id)} is not planned ({why})"
-    solution = build_solution(mission, routed.routes)
+    solution = build_solution(mission, routes)
     violations = validate_solution(mission, solution)
     commands = fly_commands(mission, solution, problem.tick, airborne(problem))
     prepare_json(solution, commands)  # the JSON its commit records, made here, not on the tick
@@ -142,7 +150,7 @@ def route_on(
         solution,
         commands,
         list(violations),
-        routed.kept,
+        kept,
         routed.ends,
         dropped,
         {**problem.left_out, **left_out},

@@ -130,6 +130,10 @@ class Host:
         return self.policy.reserve_km(s.range for s in self.sim.world.known_environment.sams)
 
     @property
+    def home_reserve(self) -> float | None:
+        return self.policy.home_reserve
+
+    @property
     def returning(self) -> dict[str, str]:
         return {}
 
