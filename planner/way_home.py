@@ -170,10 +170,15 @@ def guard_routes(
 
 
 def guard_solution(
-    mission: Mission, solution: Solution, fuel: Mapping[str, float], reserve: float
+    mission: Mission,
+    solution: Solution,
+    fuel: Mapping[str, float],
+    reserve: float,
+    way_home: WayHome | None = None,
 ) -> tuple[Solution, list[Cut]]:
     """``solution`` repaired by :func:`guard_routes` (the same object when nothing failed)."""
-    routes, cuts = guard_routes(mission, solution_routes(mission, solution), fuel, reserve)
+    routes = solution_routes(mission, solution)
+    routes, cuts = guard_routes(mission, routes, fuel, reserve, way_home)
     if not cuts:
         return solution, []
     return build_solution(mission, routes), cuts

@@ -20,7 +20,7 @@ from planner.mission import Mission, compile_mission
 from planner.model import Solution, drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
-from planner.way_home import guard_routes
+from planner.way_home import WayHome, guard_routes
 
 __all__ = [
     "draft_from",
@@ -118,17 +118,21 @@ def route_on(
     gone: dict[str, str],
     *,
     reorder: bool = False,
+    way_home: WayHome | None = None,
 ) -> Rebased:
     """Route ``intent`` on ``mission`` (``problem``'s remainder, narrowed to the drones that
     can be planned; ``left_out`` the others, and why), validated and made into commands:
     targets that no longer fit, are unsafe or belong to a drone not planned are dropped
-    and named (worker thread)."""
+    and named, and so are the targets of a route the way-home check ends sooner (``way_home``:
+    the check's figures for ``mission``, shared with the round's fresh draft) (worker thread)."""
     routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
     routes, kept = routed.routes, routed.kept
     if problem.home_reserve is not None:
         # the way home with one more SAM on it: a route that fails it ends sooner
-        routes, cuts = guard_routes(mission, routes, fuel_at_start(problem), problem.home_reserve)
+        routes, cuts = guard_routes(
+            mission, routes, fuel_at_start(problem), problem.home_reserve, way_home
+        )
         for cut in cuts:
             dropped |= {target: cut.reason for target in cut.dropped}
             kept = {**kept, cut.drone: tuple(t for t in kept[cut.drone] if t not in cut.dropped)}

@@ -81,7 +81,7 @@ from planner.intent import Intent, intent_of
 from planner.mission import Mission, compile_mission
 from planner.model import Solution, drone_label
 from planner.validation import validate_solution
-from planner.way_home import guard_solution
+from planner.way_home import WayHome, guard_solution
 
 __all__ = ["Draft", "Round", "Rounds"]
 
@@ -475,6 +475,7 @@ class Rounds:
             outcome = fresh
             mission = outcome.mission or compile_mission(problem.scenario)
             kept = None
+            way_home = WayHome(mission)  # the way-home check's figures, for both drafts
             if in_force is not None:
                 kept = rebase.route_on(
                     problem,
@@ -483,6 +484,7 @@ class Rounds:
                     in_force.intent,
                     in_force.ends,
                     in_force.gone,
+                    way_home=way_home,
                 )
             if only and kept is not None:
                 solution, why = rebase.keep_unnamed(mission, outcome.solution, kept.solution, only)
@@ -491,8 +493,9 @@ class Rounds:
                 )
             if problem.home_reserve is not None:
                 # the way home with one more SAM on it: a route that fails it ends sooner
+                fuel = fuel_at_start(problem)
                 solution, cuts = guard_solution(
-                    mission, outcome.solution, fuel_at_start(problem), problem.home_reserve
+                    mission, outcome.solution, fuel, problem.home_reserve, way_home
                 )
                 if cuts:
                     outcome = dataclasses.replace(

@@ -36,8 +36,10 @@ __all__ = [
 # Variants measure what one choice of a policy costs or buys, run when named: auto with the
 # fuel reserve kept before the robust one (a 1 km constant, no leak share: what the whole
 # reserve policy, executive.loop.policy.Policy.reserve_km and leak_share, costs and buys);
-# auto hedging with one spare drone parked until value arrives (Policy.spare_drones).
-VARIANTS = ("auto-fixed-reserve", "auto-spare")
+# auto hedging with one spare drone parked until value arrives (Policy.spare_drones); auto
+# with the reserve's SAM part (Policy.detour_factor) left to the way-home check alone
+# (Policy.home_check, planner.way_home): what that budget costs with the check guarding.
+VARIANTS = ("auto-fixed-reserve", "auto-spare", "auto-lean-reserve")
 POLICIES = (
     "auto",
     "review-accept-30s",
@@ -97,6 +99,7 @@ def config_for(task: EvalTask) -> RunConfig:
             commit="review" if task.policy.startswith("review") else "auto",
             reserve="fixed" if fixed else "robust",
             leak_share=0.0 if fixed else Policy().leak_share,
+            detour_factor=0.0 if task.policy == "auto-lean-reserve" else Policy().detour_factor,
             spare_drones=1 if task.policy == "auto-spare" else 0,
         )
     )

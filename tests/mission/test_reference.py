@@ -148,6 +148,12 @@ def test_references_fly_their_plans_on_the_whole_fuel_and_policies_keep_the_rese
     assert policy("auto-fixed-reserve").reserve_km([5.0]) == 1.0
     assert policy("auto-fixed-reserve").leak_share == 0.0 and policy("auto").leak_share > 0
     assert policy("auto-spare").spare_drones == 1 and policy("auto").spare_drones == 0
+    # the way-home check guards every robust policy; the lean variant leaves the SAM part of
+    # the reserve to it alone, the fixed one (the reserve kept before) has neither
+    assert policy("auto").home_reserve == policy("no-replan").home_reserve == 1.0
+    assert policy("auto-fixed-reserve").home_reserve is None
+    assert policy("auto-lean-reserve").reserve_km([5.0]) == 1.0
+    assert policy("auto-lean-reserve").home_reserve == 1.0
 
 
 def test_a_flight_that_broke_a_promise_is_never_the_reference():
