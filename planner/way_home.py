@@ -10,11 +10,14 @@ The placements (centres on the way home to the nearest airport, the disk clear o
 one over the drone would have killed it already, one over the airport closes the airport,
 another threat):
 
-* next to each end of the way. In the open, a disk across a straight way costs most when an
-  end touches it (about 0.9 r round it, against nothing when both ends are far away);
 * where the way passes within the new disk's reach of a known SAM (its point nearest that
   SAM): there the new disk merges with the known one into one obstacle, and that is how one
-  more SAM closes a corridor and makes the way home long, or impossible.
+  more SAM closes a corridor and makes the way home long, or impossible: what no fuel
+  budget can price;
+* with ``HomeCheck.ends``, next to each end of the way too. In the open, a disk across a
+  straight way costs most when an end touches it (about 0.9 r round it, against nothing
+  when both ends are far away): a bounded detour, which a budget (``Policy.detour_factor``)
+  can price instead.
 
 The drone is taken to fly its way home until it sees the new SAM (``sim.sensor_range`` from
 its edge, the hidden SAM's case; an announced one is seen at once, which costs no more):
@@ -39,10 +42,20 @@ from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.solution import FEASIBILITY_TOLERANCE, build_solution, solution_routes
 
-__all__ = ["Cut", "WayHome", "guard_routes", "guard_solution"]
+__all__ = ["Cut", "HomeCheck", "WayHome", "guard_routes", "guard_solution"]
 
 _CLEAR = 1e-3  # km between the new disk's planning circle and an end of the way
 _STEP = 0.5  # km between the points of the way home the placements are read from
+
+
+@dataclass(frozen=True)
+class HomeCheck:
+    """What the check asks of a plan."""
+
+    reserve: float  # km kept on top of the way home with one more SAM on it
+    # the new SAM also next to each end of the way (open ground: a detour of at most about
+    # 0.9 r, which a fuel budget can price); else only where it merges with a known SAM
+    ends: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,7 @@ class WayHome:
     SAM on its way home (see the module docstring); each node's figure found once."""
 
     mission: Mission
+    ends: bool = False  # the new SAM also next to each end of the way (HomeCheck.ends)
     _needed: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -109,14 +123,14 @@ class WayHome:
             return plain  # no disk of that size fits on the way without covering an end
         s = np.linspace(0.0, way.length, max(2, int(way.length / _STEP) + 1))
         pts = np.array([way.locate(float(t))[:2] for t in s], dtype=float)
-        spots = {lo, hi}
+        spots = {lo, hi} if self.ends else set()
         sams = mission.sams
         for c, r in zip(sams.centers, sams.radii, strict=True):
             gap = np.hypot(pts[:, 0] - c[0], pts[:, 1] - c[1]) - r
             i = int(gap.argmin())
             if gap[i] < reach:  # a new disk there merges with this SAM
                 spots.add(min(hi, max(lo, float(s[i]))))
-        return max(plain, *(self._placed(s, pts, way.locate(spot)) for spot in sorted(spots)))
+        return max([plain, *(self._placed(s, pts, way.locate(spot)) for spot in sorted(spots))])
 
     def _placed(self, s: np.ndarray, pts: np.ndarray, at: tuple[float, float, float]) -> float:
         """The fuel needed with the new SAM centred at ``at`` on the way home (``pts`` at
@@ -135,15 +149,16 @@ def guard_routes(
     mission: Mission,
     routes: Mapping[str, list[int]],
     fuel: Mapping[str, float],
-    reserve: float,
+    check: HomeCheck,
     way_home: WayHome | None = None,
 ) -> tuple[dict[str, list[int]], list[Cut]]:
     """``routes`` (drone -> node route) with each route ended before the first node (its
     start, then each target) where its fuel, ``fuel[drone]`` km at the start less the way
-    flown, falls short of ``WayHome.needed`` plus ``reserve`` km; the route keeps its end
-    airport, and the frozen targets it must begin with. Drones ``fuel`` does not name keep
-    their route."""
-    way_home = way_home or WayHome(mission)
+    flown, falls short of ``WayHome.needed`` plus ``check.reserve`` km; the route keeps its
+    end airport, and the frozen targets it must begin with. Drones ``fuel`` does not name
+    keep their route. ``way_home``: the figures of ``mission`` found so far, for ``check``."""
+    way_home = way_home or WayHome(mission, check.ends)
+    reserve = check.reserve
     out: dict[str, list[int]] = {}
     cuts: list[Cut] = []
     dist = mission.dist
@@ -173,12 +188,12 @@ def guard_solution(
     mission: Mission,
     solution: Solution,
     fuel: Mapping[str, float],
-    reserve: float,
+    check: HomeCheck,
     way_home: WayHome | None = None,
 ) -> tuple[Solution, list[Cut]]:
     """``solution`` repaired by :func:`guard_routes` (the same object when nothing failed)."""
     routes = solution_routes(mission, solution)
-    routes, cuts = guard_routes(mission, routes, fuel, reserve, way_home)
+    routes, cuts = guard_routes(mission, routes, fuel, check, way_home)
     if not cuts:
         return solution, []
     return build_solution(mission, routes), cuts

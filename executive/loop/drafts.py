@@ -23,6 +23,7 @@ from planner.intent import Intent
 from planner.mission import Mission
 from planner.model import Solution
 from planner.validation import Violation
+from planner.way_home import HomeCheck
 from sim import FlyPath, Sim
 
 __all__ = [
@@ -77,9 +78,8 @@ class RoundHost(Protocol):
         ...
 
     @property
-    def home_reserve(self) -> float | None:
-        """Km a plan keeps above each drone's way home with one more SAM on it, checked at
-        commit (planner.way_home); None: not checked."""
+    def home_check(self) -> HomeCheck | None:
+        """The way-home check every plan passes at commit (planner.way_home); None: none."""
         ...
 
     @property

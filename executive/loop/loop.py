@@ -98,7 +98,7 @@ from planner.geometry import Path
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
-from planner.way_home import guard_solution
+from planner.way_home import HomeCheck, guard_solution
 from sim import (
     Clock,
     CommandApplied,
@@ -431,11 +431,11 @@ class Executive:
             mission = outcome.mission
             left_out = {**dict(outcome.left_out), **spares}
         mission = mission or compile_mission(self.scenario)
-        if self._initial_plan is None and self.home_reserve is not None:
+        if self._initial_plan is None and self.home_check is not None:
             # the way home with one more SAM on it, from the full fuel: a route that fails
             # it ends sooner
             fuel = {d: c.fuel_budget for d, c in self.scenario.drone_configs.items()}
-            solution, cuts = guard_solution(mission, solution, fuel, self.home_reserve)
+            solution, cuts = guard_solution(mission, solution, fuel, self.home_check)
             reasons = tuple(cut.reason for cut in cuts)
         problems = validate_solution(mission, solution)
         if problems:
@@ -470,10 +470,9 @@ class Executive:
         return self.reserve_km + self.leak_reserve.get(drone_id, 0.0)
 
     @property
-    def home_reserve(self) -> float | None:
-        """Km every plan keeps above each drone's way home with one more SAM on it
-        (Policy.home_reserve; planner.way_home)."""
-        return self.policy.home_reserve
+    def home_check(self) -> HomeCheck | None:
+        """The way-home check every plan passes (Policy.home_rule; planner.way_home)."""
+        return self.policy.home_rule
 
     @property
     def reserve_km(self) -> float:

@@ -128,10 +128,10 @@ def route_on(
     routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
     routes, kept = routed.routes, routed.kept
-    if problem.home_reserve is not None:
+    if problem.home_check is not None:
         # the way home with one more SAM on it: a route that fails it ends sooner
         routes, cuts = guard_routes(
-            mission, routes, fuel_at_start(problem), problem.home_reserve, way_home
+            mission, routes, fuel_at_start(problem), problem.home_check, way_home
         )
         for cut in cuts:
             dropped |= {target: cut.reason for target in cut.dropped}

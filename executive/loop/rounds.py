@@ -373,7 +373,7 @@ class Rounds:
             reserve=host.reserve_km,
             extra=host.leak_reserve,
             not_planned={**host.returning, **self.spares},
-            home_reserve=host.home_reserve,
+            home_check=host.home_check,
         )
         round_id = new_id()
         skip = self._skip_agents(trigger)
@@ -475,7 +475,9 @@ class Rounds:
             outcome = fresh
             mission = outcome.mission or compile_mission(problem.scenario)
             kept = None
-            way_home = WayHome(mission)  # the way-home check's figures, for both drafts
+            check = problem.home_check
+            # the way-home check's figures, shared by both drafts
+            way_home = None if check is None else WayHome(mission, check.ends)
             if in_force is not None:
                 kept = rebase.route_on(
                     problem,
@@ -491,12 +493,10 @@ class Rounds:
                 outcome = dataclasses.replace(
                     outcome, solution=solution, reasons=(*outcome.reasons, why)
                 )
-            if problem.home_reserve is not None:
+            if check is not None:
                 # the way home with one more SAM on it: a route that fails it ends sooner
                 fuel = fuel_at_start(problem)
-                solution, cuts = guard_solution(
-                    mission, outcome.solution, fuel, problem.home_reserve, way_home
-                )
+                solution, cuts = guard_solution(mission, outcome.solution, fuel, check, way_home)
                 if cuts:
                     outcome = dataclasses.replace(
                         outcome,
@@ -873,7 +873,7 @@ class Rounds:
             reserve=host.reserve_km,
             extra=host.leak_reserve,
             not_planned={**host.returning, **self.spares},
-            home_reserve=host.home_reserve,
+            home_check=host.home_check,
         )
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})

@@ -34,7 +34,14 @@ HARDER_0026 = Path(__file__).resolve().parents[2] / "scenarios/suites/harder/har
 
 @pytest.mark.parametrize(
     "policy",
-    ["auto", "no-replan", "review-accept-30s", "full-knowledge-t0", "auto-lean-reserve"],
+    [
+        "auto",
+        "no-replan",
+        "review-accept-30s",
+        "full-knowledge-t0",
+        "auto-home-check",
+        "auto-lean-reserve",
+    ],
 )
 def test_no_drone_runs_dry_or_into_a_known_sam_when_threats_come_late(policy):
     flown = fly(load_scenario(MISSION), policy, path=str(MISSION))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from planner.mission import compile_mission
 from planner.scenario import parse_scenario
 from planner.solution import build_solution
-from planner.way_home import WayHome, guard_routes, guard_solution
+from planner.way_home import HomeCheck, WayHome, guard_routes, guard_solution
 
 R = 5.0  # every SAM's range (km): the largest known, the size of the one more
 
@@ -51,7 +51,7 @@ def test_a_corridor_one_more_sam_closes_fails_the_check_and_the_route_ends_befor
     a1 = mission.index["A1"]
     route = [a1, t1, mission.index["T2"], a1]
     assert mission.route_length(route) < 100.0 - 1.0  # the plan fits its fuel and reserve
-    routes, cuts = guard_routes(mission, {"1": route}, {"1": 100.0}, 1.0, way_home)
+    routes, cuts = guard_routes(mission, {"1": route}, {"1": 100.0}, HomeCheck(1.0), way_home)
     assert routes["1"] == [a1, a1]  # nothing beyond the corridor: it stays home
     (cut,) = cuts
     assert cut.drone == "1" and cut.at == "T1" and cut.dropped == ("T1", "T2")
@@ -60,7 +60,12 @@ def test_a_corridor_one_more_sam_closes_fails_the_check_and_the_route_ends_befor
 
 def test_in_open_ground_one_more_sam_costs_the_way_round_it_and_a_route_with_that_passes():
     mission = compile_mission(_scenario(FAR, fuel=100.0))
-    way_home = WayHome(mission)
+    # open ground: only the full check (the new SAM next to the ends of the way) prices it
+    assert WayHome(mission).needed(mission.index["T1"]) == float(
+        mission.dist[mission.index["T1"], mission.index["A1"]]
+    )
+    way_home = WayHome(mission, ends=True)
+    full = HomeCheck(1.0, ends=True)
     t1, a1 = mission.index["T1"], mission.index["A1"]
     plain = float(mission.dist[t1, a1])
     extra = way_home.needed(t1) - plain
@@ -70,10 +75,10 @@ def test_in_open_ground_one_more_sam_costs_the_way_round_it_and_a_route_with_tha
     route = [a1, t1, a1]
     enough = mission.route_length(route) + extra + 1.0 + 1e-6
     solution = build_solution(mission, {"1": route})
-    kept, cuts = guard_solution(mission, solution, {"1": enough}, 1.0)
+    kept, cuts = guard_solution(mission, solution, {"1": enough}, full)
     assert not cuts and kept is solution
     short = enough - 0.5  # half a km short of the way round one more SAM: T1 is dropped
-    repaired, cuts = guard_solution(mission, solution, {"1": short}, 1.0)
+    repaired, cuts = guard_solution(mission, solution, {"1": short}, full)
     assert [c.dropped for c in cuts] == [("T1",)]
     assert repaired.routes["1"].route == ["A1", "A1"]
     assert repaired.total_points == 0
@@ -83,4 +88,4 @@ def test_no_sam_seen_yet_means_the_plain_way_home():
     scenario = _scenario([], fuel=100.0)
     mission = compile_mission(scenario)
     t1, a1 = mission.index["T1"], mission.index["A1"]
-    assert WayHome(mission).needed(t1) == float(mission.dist[t1, a1])
+    assert WayHome(mission, ends=True).needed(t1) == float(mission.dist[t1, a1])
