@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner.model import Environment, Point, Scenario, synthetic_start_id
+from planner.way_home import HomeCheck
 from sim.world import World
 
-__all__ = ["Checkpoint", "ReplanProblem", "build_replan", "with_reserve"]
+__all__ = ["Checkpoint", "ReplanProblem", "build_replan", "fuel_at_start", "with_reserve"]
 
 _AT_AIRPORT = 1e-6  # km
 
@@ -50,6 +51,8 @@ class ReplanProblem:
     scenario: Scenario  # the remainder, for the planner
     checkpoints: dict[str, Checkpoint]  # per planned drone (none for lost, disabled, left out)
     left_out: dict[str, str] = field(default_factory=dict)  # drone -> why it is not planned
+    # the way-home check (planner.way_home) every plan made for this remainder passes
+    home_check: HomeCheck | None = None
 
     @property
     def frozen_targets(self) -> set[str]:
@@ -79,12 +82,14 @@ def build_replan(
     reserve: float = 0.0,
     extra: Mapping[str, float] | None = None,
     not_planned: dict[str, str] | None = None,
+    home_check: HomeCheck | None = None,
 ) -> ReplanProblem:
     """The remainder of the mission as it will be at ``tick`` (>= the next tick to run).
 
     ``tick`` is raised to ``world.tick`` if it is earlier. ``reserve`` (km) comes off each
     drone's fuel to make its budget, and ``extra`` (drone -> km) off those it names; ``not_planned`` (drone -> why) names drones to leave
-    out (sent home), on top of the lost ones. Reads ``world``, never changes it.
+    out (sent home), on top of the lost ones; ``home_check`` goes with the problem, for the
+    way-home check of its plans (``fuel_at_start``). Reads ``world``, never changes it.
     """
     tick = max(int(tick), world.tick)
     scenario = world.scenario
@@ -133,7 +138,13 @@ def build_replan(
     remainder = scenario.model_copy(
         update={"environment": environment, "drone_configs": configs, "timeline": []}
     )
-    return ReplanProblem(tick, remainder, checkpoints, left_out)
+    return ReplanProblem(tick, remainder, checkpoints, left_out, home_check)
+
+
+def fuel_at_start(problem: ReplanProblem) -> dict[str, float]:
+    """Km of fuel each planned drone has at its checkpoint (its budget plus the reserves
+    taken off it): what the way-home check (planner.way_home) counts down along a route."""
+    return {d: c.fuel for d, c in problem.checkpoints.items()}
 
 
 def _checkpoint(

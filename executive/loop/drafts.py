@@ -23,6 +23,7 @@ from planner.intent import Intent
 from planner.mission import Mission
 from planner.model import Scenario, Solution
 from planner.validation import Violation
+from planner.way_home import HomeCheck
 from sim import FlyPath, Sim
 
 __all__ = [
@@ -75,6 +76,11 @@ class RoundHost(Protocol):
     @property
     def reserve_km(self) -> float:
         """Km of fuel every plan keeps above its way home (the policy's, the SAMs known)."""
+        ...
+
+    @property
+    def home_check(self) -> HomeCheck | None:
+        """The way-home check every plan passes at commit (planner.way_home); None: none."""
         ...
 
     @property

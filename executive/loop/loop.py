@@ -98,6 +98,7 @@ from planner.geometry import Path
 from planner.mission import Mission, MissionCompiler, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
+from planner.way_home import HomeCheck, guard_solution
 from sim import (
     Clock,
     CommandApplied,
@@ -419,6 +420,7 @@ class Executive:
         mission = self._initial_mission
         latency = 0.0
         left_out: dict[str, str] = {}
+        reasons: tuple[str, ...] = ()
         if solution is None:
             started = time.perf_counter()
             planning = with_reserve(self.scenario, self.reserve_km)
@@ -436,6 +438,12 @@ class Executive:
             mission = outcome.mission
             left_out = {**dict(outcome.left_out), **spares}
         mission = mission or compile_mission(self.scenario)
+        if self._initial_plan is None and self.home_check is not None:
+            # the way home with one more SAM on it, from the full fuel: a route that fails
+            # it ends sooner
+            fuel = {d: c.fuel_budget for d, c in self.scenario.drone_configs.items()}
+            solution, cuts = guard_solution(mission, solution, fuel, self.home_check)
+            reasons = tuple(cut.reason for cut in cuts)
         problems = validate_solution(mission, solution)
         if problems:
             raise ExecutiveError("the first plan is invalid: " + "; ".join(map(str, problems)))
@@ -443,7 +451,7 @@ class Executive:
         self.recorder.sim = self._sim
         self._initial_points = solution.total_points
         left_out |= _left_out(self.scenario, mission, left_out)
-        self.rounds.commit_initial(mission, solution, latency, left_out)
+        self.rounds.commit_initial(mission, solution, latency, left_out, reasons)
         return solution
 
     async def _plan_first(self, scenario: Scenario) -> PlanOutcome:
@@ -467,6 +475,11 @@ class Executive:
         """Km of fuel ``drone_id`` keeps above its way home now: the fleet's reserve and,
         after a leak, its share of the fuel left then (Policy.leak_share)."""
         return self.reserve_km + self.leak_reserve.get(drone_id, 0.0)
+
+    @property
+    def home_check(self) -> HomeCheck | None:
+        """The way-home check every plan passes (Policy.home_rule; planner.way_home)."""
+        return self.policy.home_rule
 
     @property
     def reserve_km(self) -> float:

@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.edits import TRIGGERS, Trigger
+from planner.way_home import HomeCheck
 
 __all__ = ["TRIGGERS", "Policy", "Trigger"]
 
@@ -27,6 +28,11 @@ class Policy(BaseModel):
     # known (detour_factor x its range) if it closed the way home; "fixed": fuel_reserve only
     reserve: Literal["fixed", "robust"] = "robust"
     detour_factor: float = Field(0.6, ge=0)
+    # "robust" only: every plan is checked at commit for each drone's way home with one more
+    # SAM of the largest known range on it (planner.way_home), its routes ended sooner where
+    # that fails, fuel_reserve kept on top: "corridors" places it where it merges with a
+    # known SAM (the budget prices the open ground), "full" next to the way's ends too
+    home_check: Literal["off", "corridors", "full"] = "off"
     # A drone whose fuel an edit cut (a leak) keeps this share of the fuel left after the cut
     # on top of the reserve, from then on: a second leak of that size still leaves its way home
     leak_share: float = Field(0.25, ge=0, le=1)
@@ -51,6 +57,13 @@ class Policy(BaseModel):
     review_timeout_s: float | None = Field(None, gt=0)
     review_timeout_action: Literal["keep", "commit"] = "keep"
     review_preview_s: float = Field(1.0, gt=0)  # wall seconds between rebased previews
+
+    @property
+    def home_rule(self) -> HomeCheck | None:
+        """The way-home check every plan passes (None: none)."""
+        if self.reserve != "robust" or self.home_check == "off":
+            return None
+        return HomeCheck(self.fuel_reserve, ends=self.home_check == "full")
 
     def reserve_km(self, sam_ranges: Iterable[float]) -> float:
         """Km every plan keeps above its way home, and below which a drone turns home, with

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from executive.contracts import new_id
-from executive.loop.cut import ReplanProblem
+from executive.loop.cut import ReplanProblem, fuel_at_start
 from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer, Rebase, Rebasing
 from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
@@ -22,6 +22,7 @@ from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.solution import build_solution
 from planner.validation import validate_solution
+from planner.way_home import WayHome, guard_routes
 
 __all__ = [
     "draft_from",
@@ -120,13 +121,24 @@ def route_on(
     gone: dict[str, str],
     *,
     reorder: bool = False,
+    way_home: WayHome | None = None,
 ) -> Rebased:
     """Route ``intent`` on ``mission`` (``problem``'s remainder, narrowed to the drones that
     can be planned; ``left_out`` the others, and why), validated and made into commands:
     targets that no longer fit, are unsafe or belong to a drone not planned are dropped
-    and named (worker thread)."""
+    and named, and so are the targets of a route the way-home check ends sooner (``way_home``:
+    the check's figures for ``mission``, shared with the round's fresh draft) (worker thread)."""
     routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
+    routes, kept = routed.routes, routed.kept
+    if problem.home_check is not None:
+        # the way home with one more SAM on it: a route that fails it ends sooner
+        routes, cuts = guard_routes(
+            mission, routes, fuel_at_start(problem), problem.home_check, way_home
+        )
+        for cut in cuts:
+            dropped |= {target: cut.reason for target in cut.dropped}
+            kept = {**kept, cut.drone: tuple(t for t in kept[cut.drone] if t not in cut.dropped)}
     planned = {spec.id for spec in mission.drones}
     for drone_id, targets in intent.items():
         if drone_id in planned:
@@ -135,7 +147,7 @@ def route_on(
         for target in targets:
             if target not in gone:
                 dropped[target] = f"{drone_label(drone_id)} is not planned ({why})"
-    solution = build_solution(mission, routed.routes)
+    solution = build_solution(mission, routes)
     violations = validate_solution(mission, solution)
     commands = fly_commands(mission, solution, problem.tick, airborne(problem))
     prepare_json(solution, commands)  # the JSON its commit records, made here, not on the tick
@@ -145,7 +157,7 @@ def route_on(
         solution,
         commands,
         list(violations),
-        routed.kept,
+        kept,
         routed.ends,
         dropped,
         {**problem.left_out, **left_out},

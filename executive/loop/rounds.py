@@ -44,7 +44,7 @@ from typing import Any, Literal, assert_never
 from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
 from executive.loop import fast_tier, rebase, review, slow_tier
 from executive.loop.cadence import CADENCE, AgentCadence, cadence_roles
-from executive.loop.cut import Checkpoint, ReplanProblem, build_replan
+from executive.loop.cut import Checkpoint, ReplanProblem, build_replan, fuel_at_start
 from executive.loop.decisions import (
     AgentVerdict,
     Commit,
@@ -81,6 +81,7 @@ from planner.intent import Intent, intent_of
 from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.validation import validate_solution
+from planner.way_home import WayHome, guard_solution
 
 __all__ = ["Draft", "Round", "Rounds"]
 
@@ -296,11 +297,12 @@ class Rounds:
         solution: Solution,
         latency_ms: float,
         left_out: dict[str, str] | None = None,
+        reasons: tuple[str, ...] = (),
     ) -> None:
         """The first plan flies like every later one: fly_path commands stamped for tick 0,
         recorded as inputs, so a replay needs nothing but the inputs. Each drone in
         ``left_out`` (the plan goes around it: it stays parked) is a NOT_PLANNED event with
-        the reason."""
+        the reason; ``reasons`` (routes the way-home check ended sooner) go with its commit."""
         host = self.host
         self.plan = solution
         self.plan_id = new_id()
@@ -327,7 +329,12 @@ class Rounds:
         host.recorder.event(
             0,
             "COMMIT_PLAN",
-            {"plan_id": self.plan_id, "trigger": "initial", "points": solution.total_points},
+            {
+                "plan_id": self.plan_id,
+                "trigger": "initial",
+                "points": solution.total_points,
+                **({"reasons": list(reasons)} if reasons else {}),
+            },
         )
         for drone_id, reason in (left_out or {}).items():
             host.recorder.event(0, "NOT_PLANNED", {"drone": drone_id, "reason": reason})
@@ -366,6 +373,7 @@ class Rounds:
             reserve=host.reserve_km,
             extra=host.leak_reserve,
             not_planned={**host.returning, **self.spares},
+            home_check=host.home_check,
         )
         round_id = new_id()
         skip = self._skip_agents(trigger)
@@ -467,6 +475,9 @@ class Rounds:
             outcome = fresh
             mission = outcome.mission or self.host.compile(problem.scenario)
             kept = None
+            check = problem.home_check
+            # the way-home check's figures, shared by both drafts
+            way_home = None if check is None else WayHome(mission, check.ends)
             if in_force is not None:
                 kept = rebase.route_on(
                     problem,
@@ -475,12 +486,23 @@ class Rounds:
                     in_force.intent,
                     in_force.ends,
                     in_force.gone,
+                    way_home=way_home,
                 )
             if only and kept is not None:
                 solution, why = rebase.keep_unnamed(mission, outcome.solution, kept.solution, only)
                 outcome = dataclasses.replace(
                     outcome, solution=solution, reasons=(*outcome.reasons, why)
                 )
+            if check is not None:
+                # the way home with one more SAM on it: a route that fails it ends sooner
+                fuel = fuel_at_start(problem)
+                solution, cuts = guard_solution(mission, outcome.solution, fuel, check, way_home)
+                if cuts:
+                    outcome = dataclasses.replace(
+                        outcome,
+                        solution=solution,
+                        reasons=(*outcome.reasons, *(c.reason for c in cuts)),
+                    )
             violations = validate_solution(mission, outcome.solution)
             commands = fly_commands(mission, outcome.solution, problem.tick, airborne(problem))
             prepare_json(outcome.solution, commands)  # the JSON its draft and commit record
@@ -851,6 +873,7 @@ class Rounds:
             reserve=host.reserve_km,
             extra=host.leak_reserve,
             not_planned={**host.returning, **self.spares},
+            home_check=host.home_check,
         )
         gone = {t: "collected" for t in sim.world.collected()}
         gone.update({t: "reached before the cut" for t in problem.frozen_targets})

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from executive.contracts import HumanCommand
 from executive.loop.policy import Policy
@@ -36,8 +36,12 @@ __all__ = [
 # Variants measure what one choice of a policy costs or buys, run when named: auto with the
 # fuel reserve kept before the robust one (a 1 km constant, no leak share: what the whole
 # reserve policy, executive.loop.policy.Policy.reserve_km and leak_share, costs and buys);
-# auto hedging with one spare drone parked until value arrives (Policy.spare_drones).
-VARIANTS = ("auto-fixed-reserve", "auto-spare")
+# auto hedging with one spare drone parked until value arrives (Policy.spare_drones); auto
+# with the way-home check (Policy.home_check, planner.way_home) on the corridors one more
+# SAM closes, the robust budget kept (auto-home-check), and with the full check (open
+# ground too) and the reserve's SAM part (Policy.detour_factor) left to it alone
+# (auto-lean-reserve): what the check costs, and whether it can stand in for the budget.
+VARIANTS = ("auto-fixed-reserve", "auto-spare", "auto-home-check", "auto-lean-reserve")
 POLICIES = (
     "auto",
     "review-accept-30s",
@@ -48,6 +52,10 @@ POLICIES = (
 )
 REFERENCES = ("full-knowledge-t0", "clairvoyant")
 OLD_NAMES = {"oracle": "full-knowledge-t0"}  # how runs stored before the rename are labelled
+_HOME_CHECK: dict[str, Literal["corridors", "full"]] = {
+    "auto-home-check": "corridors",
+    "auto-lean-reserve": "full",
+}
 ITERATIONS = 1500  # the planner's budget per round: as fast as possible, reproducible
 
 
@@ -97,6 +105,8 @@ def config_for(task: EvalTask) -> RunConfig:
             commit="review" if task.policy.startswith("review") else "auto",
             reserve="fixed" if fixed else "robust",
             leak_share=0.0 if fixed else Policy().leak_share,
+            detour_factor=0.0 if task.policy == "auto-lean-reserve" else Policy().detour_factor,
+            home_check=_HOME_CHECK.get(task.policy, "off"),
             spare_drones=1 if task.policy == "auto-spare" else 0,
         )
     )

@@ -34,7 +34,14 @@ __all__ = ["GOAL_SHARE", "eval_report", "goals"]
 
 GOAL_SHARE = 0.95  # live replanning keeps at least this share of the reference's points
 # the policies the goals are about
-_LIVE = ("auto", "review-accept-30s", "auto-fixed-reserve", "auto-spare")
+_LIVE = (
+    "auto",
+    "review-accept-30s",
+    "auto-fixed-reserve",
+    "auto-spare",
+    "auto-home-check",
+    "auto-lean-reserve",
+)
 _COLOURS = {
     "auto": "tab:blue",
     "review-accept-30s": "tab:green",
@@ -42,6 +49,8 @@ _COLOURS = {
     "full-knowledge-t0": "tab:grey",
     "auto-fixed-reserve": "tab:purple",
     "auto-spare": "tab:cyan",
+    "auto-home-check": "tab:brown",
+    "auto-lean-reserve": "tab:olive",
 }
 
 

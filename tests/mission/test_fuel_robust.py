@@ -13,7 +13,10 @@ Three drones on tight fuel, each planned down to its reserve, each hit late:
 With the reserve the project kept before (``auto-fixed-reserve``: a 1 km constant, no leak
 share) D1 and D3 run dry; the robust reserve (``Policy.reserve_km``: the way round one more
 SAM of the largest known size) and the leak share (``Policy.leak_share``) bring every drone
-home under every policy.
+home under every policy. So does the way-home check (``planner.way_home``: every plan
+committed keeps, per drone, a way to an airport with one more SAM of the largest known range
+on its way home) with the reserve's SAM part taken off (``auto-lean-reserve``), here and on
+harder-0026 (a SAM moved onto D2's corridor home, which a detour factor of 0.45 did not hold).
 """
 
 from __future__ import annotations
@@ -26,9 +29,20 @@ from mission.evaluation.reference import fly
 from planner.scenario import load_scenario
 
 MISSION = Path(__file__).resolve().parents[1] / "data" / "fuel" / "late_threats.json"
+HARDER_0026 = Path(__file__).resolve().parents[2] / "scenarios/suites/harder/harder-0026.json"
 
 
-@pytest.mark.parametrize("policy", ["auto", "no-replan", "review-accept-30s", "full-knowledge-t0"])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "auto",
+        "no-replan",
+        "review-accept-30s",
+        "full-knowledge-t0",
+        "auto-home-check",
+        "auto-lean-reserve",
+    ],
+)
 def test_no_drone_runs_dry_or_into_a_known_sam_when_threats_come_late(policy):
     flown = fly(load_scenario(MISSION), policy, path=str(MISSION))
     assert flown.fuel_outs == 0
@@ -44,3 +58,13 @@ def test_the_reserve_kept_before_runs_drones_dry_on_it():
     flown = fly(load_scenario(MISSION), "auto-fixed-reserve", path=str(MISSION))
     assert flown.fuel_outs == 2
     assert flown.lost_known == 0
+
+
+def test_the_way_home_check_alone_holds_the_corridor_a_moved_sam_closes():
+    # harder-0026: S4 moves onto D2's corridor home next to S6 at 929.5 s. With the SAM part
+    # of the reserve taken off the budget, the way-home check is what keeps D2's plans short
+    # enough to get round (a 0.45 detour factor without the check ran it dry).
+    flown = fly(load_scenario(HARDER_0026), "auto-lean-reserve", path=str(HARDER_0026))
+    assert flown.fuel_outs == 0
+    assert flown.lost == 0
+    assert flown.points > 0

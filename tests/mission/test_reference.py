@@ -12,6 +12,7 @@ from mission.evaluation.reference import FIRST_PLAN, FULL_KNOWLEDGE, clairvoyant
 from mission.evaluation.report import eval_report
 from planner.scenario import parse_scenario
 from planner.scenario.generator import generate_mission
+from planner.way_home import HomeCheck
 from tests.planner.missions import TIMELINE_SUITE
 
 SPEC = TIMELINE_SUITE
@@ -148,6 +149,13 @@ def test_references_fly_their_plans_on_the_whole_fuel_and_policies_keep_the_rese
     assert policy("auto-fixed-reserve").reserve_km([5.0]) == 1.0
     assert policy("auto-fixed-reserve").leak_share == 0.0 and policy("auto").leak_share > 0
     assert policy("auto-spare").spare_drones == 1 and policy("auto").spare_drones == 0
+    # the way-home check is a variant: on corridors with the robust budget, in full with the
+    # reserve's SAM part left to it; the fixed reserve (the one kept before) has neither
+    assert policy("auto").home_rule is None and policy("auto-fixed-reserve").home_rule is None
+    assert policy("auto-home-check").home_rule == HomeCheck(1.0, ends=False)
+    assert policy("auto-home-check").reserve_km([5.0]) == policy("auto").reserve_km([5.0])
+    assert policy("auto-lean-reserve").home_rule == HomeCheck(1.0, ends=True)
+    assert policy("auto-lean-reserve").reserve_km([5.0]) == 1.0
 
 
 def test_a_flight_that_broke_a_promise_is_never_the_reference():

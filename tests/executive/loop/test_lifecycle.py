@@ -38,6 +38,7 @@ from planner.planning import plan_mission
 from planner.scenario import load_scenario
 from planner.solution import build_solution
 from planner.validation import Violation
+from planner.way_home import HomeCheck
 from sim import Sim
 from tests.conftest import SCENARIOS
 
@@ -129,6 +130,10 @@ class Host:
     @property
     def reserve_km(self) -> float:
         return self.policy.reserve_km(s.range for s in self.sim.world.known_environment.sams)
+
+    @property
+    def home_check(self) -> HomeCheck | None:
+        return self.policy.home_rule
 
     @property
     def returning(self) -> dict[str, str]:
