@@ -48,6 +48,7 @@ import asyncio
 import contextlib
 import copy
 import logging
+import math
 import sys
 import time
 from collections import deque
@@ -133,6 +134,10 @@ log = logging.getLogger(__name__)
 # writer's retries (60 s by default), so a store back in time loses nothing.
 _SETTLE_S = 90.0
 
+# a paced run's snapshots after a change come no more often than this many times the
+# drawing's own duration (in mission time): at 1,000 drones a drawing took ~0.3 s of Python
+# in a worker and one came every second, contending with the tick for the GIL
+_DRAW_SHARE = 10
 _SWITCH_INTERVAL_S = 0.001  # the interpreter's thread switch interval while a run ticks
 
 
@@ -254,6 +259,9 @@ class Executive:
         self._drawing: asyncio.Future[dict[str, Any]] | None = None  # a snapshot being drawn
         self._fork = fork  # begin where a traced run was at a tick (executive.loop.fork)
         self._last_snapshot = -(10**9)
+        # paced: the fewest ticks between two snapshots after a change, so that drawing
+        # them takes at most 1/_DRAW_SHARE of the run (a swarm's takes hundreds of ms)
+        self._draw_gap = 0
         self._initial_points = 0.0
         self.last: TickResult | None = None
 
@@ -859,13 +867,15 @@ class Executive:
         anything happened, so a replay seeks from the nearest snapshot. The tick only
         captures it; at 1x the drawing (hundreds of ms of Python at swarm sizes) runs in a
         worker thread, which hands the GIL back every switch interval, and the record is
-        stored when it is drawn (one at a time: a capture waits for the previous drawing).
+        stored when it is drawn (one at a time: a capture waits for the previous drawing,
+        and a snapshot after a change waits ten times as long as the last drawing took).
         As fast as possible it is drawn at once, so batch runs store the same records."""
         every = self.policy.snapshot_every
         if self._snapshot is None or not every or self._drawing is not None:
             return
         since = tick - self._last_snapshot
-        if since >= every or (self.recorder.changed and since >= self.policy.snapshot_gap):
+        gap = max(self.policy.snapshot_gap, self._draw_gap)
+        if since >= every or (self.recorder.changed and since >= gap):
             draw = self._snapshot(self)
             self.recorder.changed = False  # what happens from now on is in the next one
             self._last_snapshot = tick
@@ -880,9 +890,12 @@ class Executive:
                 return
             drawing = asyncio.ensure_future(asyncio.to_thread(draw))
             self._drawing = drawing
+            began = time.perf_counter()
 
             def store(done: asyncio.Future[dict[str, Any]]) -> None:
                 self._drawing = None
+                took = (time.perf_counter() - began) * self.sim.tick_hz * (self.speed or 1.0)
+                self._draw_gap = math.ceil(_DRAW_SHARE * took)
                 if not done.cancelled() and done.exception() is None:
                     self.recorder.snapshot(tick, done.result())
                 elif not done.cancelled():
