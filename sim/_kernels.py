@@ -392,55 +392,7 @@ NOGIL_FLEET = 1_000
 
 
 @njit(cache=True)
-def tick_kernel_held(
-    dt: float,
-    F: FloatArray,
-    status: StatusArray,
-    cur: IntArray,
-    p_lo: IntArray,
-    p_hi: IntArray,
-    P: FloatArray,
-    wp_s: FloatArray,
-    wp_t: IntArray,
-    wp_cur: IntArray,
-    wp_hi: IntArray,
-    end_airport: IntArray,
-    T: FloatArray,
-    t_type: IntArray,
-    t_alive: BoolArray,
-    t_by: IntArray,
-    elig: BoolArray,
-    capture_r: float,
-    SM: FloatArray,
-    s_alive: BoolArray,
-    s_known: BoolArray,
-    sensor_r: float,
-    ev: IntArray,
-) -> int:
+def tick_kernel_held(*args):  # type: ignore[no-untyped-def]  # tick_kernel's arguments
     """``tick_kernel`` holding the GIL (a small fleet's tick, see ``NOGIL_FLEET``): the same
     compiled code, called natively, so the same results to the bit."""
-    return tick_kernel(
-        dt,
-        F,
-        status,
-        cur,
-        p_lo,
-        p_hi,
-        P,
-        wp_s,
-        wp_t,
-        wp_cur,
-        wp_hi,
-        end_airport,
-        T,
-        t_type,
-        t_alive,
-        t_by,
-        elig,
-        capture_r,
-        SM,
-        s_alive,
-        s_known,
-        sensor_r,
-        ev,
-    )
+    return tick_kernel(*args)
