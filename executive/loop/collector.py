@@ -22,9 +22,10 @@ holds), more than a tick's slack. So, while a run is paced:
 * a young generation a planning worker filled past ``burst`` objects since the last
   tick (a round's mission, routes and commands at swarm size), or a middle one past
   ``burst_middle``, is frozen instead of walked:
-  ``gc.freeze()`` costs microseconds, a pass over 80,000 young objects measured 180 ms
-  (tens of ms of CPU in 1,000-drone runs, more than a tick's slack); the runs measured
-  reclaimed nothing from such passes. What a burst holds in cycles waits for the run's end.
+  ``gc.freeze()`` costs microseconds, a pass about 30-55 ns an object (2.6-4.5 ms for
+  80,000 in isolation; young passes up to 25 ms and a middle one 47 ms of CPU in
+  1,000-drone runs, more than a tick's slack); the runs measured reclaimed nothing from
+  such passes. What a burst holds in cycles waits for the run's end.
 
 (Leaving the young passes automatic, with only full passes stopped, measured the same
 at 1,000 drones; here no pass ever interrupts a tick.) The middle and full passes wait
@@ -49,11 +50,11 @@ _MIDDLE_EVERY_S = 1.0
 _FULL_EVERY_S = 600.0
 _MARGIN_S = 0.025  # slack before the next tick that a middle or full pass waits for
 # young objects (allocated less freed since the last pass) above which they are frozen, not
-# walked: a pass costs ~30 ns an object when they are few, far more in a burst
+# walked: a pass costs ~30-55 ns an object, ~1 ms at this many
 _BURST = 20_000
 # the same for the middle generation, estimated as what the young passes since the last
 # middle one walked (counting it exactly costs a third of the pass): a middle pass measured
-# 48 ms of CPU at 1,000 drones, with nothing reclaimed
+# 47 ms of CPU at 1,000 drones, with nothing reclaimed
 _BURST_MIDDLE = 50_000
 
 # The process's collector is shared by the paced runs in it: how many are running, and
