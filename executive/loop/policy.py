@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from planner.edits import TRIGGERS, Trigger
 from planner.way_home import HomeCheck
@@ -58,10 +58,19 @@ class Policy(BaseModel):
     review_timeout_action: Literal["keep", "commit"] = "keep"
     review_preview_s: float = Field(1.0, gt=0)  # wall seconds between rebased previews
 
+    @model_validator(mode="after")
+    def _home_check_needs_the_robust_reserve(self) -> Policy:
+        # asked for with the fixed reserve, the check would be silently off
+        if self.home_check != "off" and self.reserve != "robust":
+            raise ValueError(
+                f"home_check={self.home_check!r} needs reserve='robust' (reserve is 'fixed')"
+            )
+        return self
+
     @property
     def home_rule(self) -> HomeCheck | None:
         """The way-home check every plan passes (None: none)."""
-        if self.reserve != "robust" or self.home_check == "off":
+        if self.home_check == "off":
             return None
         return HomeCheck(self.fuel_reserve, ends=self.home_check == "full")
 

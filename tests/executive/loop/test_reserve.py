@@ -138,3 +138,15 @@ def test_a_drone_with_no_safe_option_runs_dry_clear_of_the_sams_not_inside_one()
     assert told and told[0].payload["action"].startswith("short of fuel, home to")
     assert report.outcome.drones["1"].lost_reason in (None, "fuel")  # never "sam"
     assert not [r for r in _events(sink, "drone_lost") if r.payload["reason"] == "sam"]
+
+
+def test_the_way_home_check_with_the_fixed_reserve_is_refused_not_silently_off():
+    import pydantic
+    import pytest
+
+    from executive.loop.policy import Policy
+
+    with pytest.raises(pydantic.ValidationError, match="home_check='full' needs reserve='robust'"):
+        Policy(reserve="fixed", home_check="full")
+    assert Policy(home_check="corridors").home_rule is not None
+    assert Policy(reserve="fixed").home_rule is None
