@@ -4,6 +4,7 @@ flight meets a known SAM turns home while a safe way still fits its fuel."""
 
 from __future__ import annotations
 
+import pydantic
 import pytest
 
 from executive.contracts import PlanVersionRecord
@@ -141,11 +142,6 @@ def test_a_drone_with_no_safe_option_runs_dry_clear_of_the_sams_not_inside_one()
 
 
 def test_the_way_home_check_with_the_fixed_reserve_is_refused_not_silently_off():
-    import pydantic
-    import pytest
-
-    from executive.loop.policy import Policy
-
     with pytest.raises(pydantic.ValidationError, match="home_check='full' needs reserve='robust'"):
         Policy(reserve="fixed", home_check="full")
     assert Policy(home_check="corridors").home_rule is not None
