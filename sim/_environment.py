@@ -55,6 +55,25 @@ class EnvironmentState:
         for sam in environment.sams:
             self.put_sam(sam.id, sam.x, sam.y, sam.range, known=True)
 
+    def frozen(self) -> EnvironmentState:
+        """A copy as it is now, for reading in another thread while this one changes: its
+        arrays, lists and dicts copied (tens of µs at 5,000 targets), the views already
+        drawn shared (they are immutable); a view not drawn yet is drawn by its reader."""
+        copy = object.__new__(EnvironmentState)
+        copy.__dict__.update(self.__dict__)
+        copy.airports, copy.synthetic_starts = list(self.airports), dict(self.synthetic_starts)
+        copy._views = dict(self._views)
+        copy.types, copy.t_ids, copy.t_index = (
+            dict(self.types),
+            list(self.t_ids),
+            dict(self.t_index),
+        )
+        copy.T, copy.t_type = self.T.copy(), self.t_type.copy()
+        copy.t_alive, copy.t_by = self.t_alive.copy(), self.t_by.copy()
+        copy.s_ids, copy.s_index, copy.SM = list(self.s_ids), dict(self.s_index), self.SM.copy()
+        copy.s_alive, copy.s_known = self.s_alive.copy(), self.s_known.copy()
+        return copy
+
     # ----- changes -------------------------------------------------------------------
 
     def changed(self) -> None:

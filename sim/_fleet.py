@@ -86,6 +86,19 @@ class Fleet:
         self.end_airport: K.IntArray = np.full(n, -1, dtype=np.int64)  # where a flight lands
         self._ev: K.IntArray = np.zeros((16, 4), dtype=np.int64)
 
+    def frozen(self, env: EnvironmentState) -> Fleet:
+        """A copy as it is now over ``env`` (the environment's own frozen copy), for reading
+        in another thread while this one ticks on: arrays and per-drone lists copied; the
+        flights are immutable and shared. Never advanced: the kernel's layout is shared."""
+        copy = object.__new__(Fleet)
+        copy.__dict__.update(self.__dict__)
+        copy.env = env
+        copy.F, copy.status, copy.points = self.F.copy(), self.status.copy(), self.points.copy()
+        copy.collected = [list(c) for c in self.collected]
+        copy.lost_reason, copy.flights = list(self.lost_reason), list(self.flights)
+        copy.holds, copy.end_airport = list(self.holds), self.end_airport.copy()
+        return copy
+
     # ----- reading -------------------------------------------------------------------
 
     def index_of(self, drone_id: str) -> int:

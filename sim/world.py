@@ -106,6 +106,18 @@ class World:
                 raise SimError(f"drone {drone_id}: route starts at {route[0]!r}, not at its start")
             self._fleet.set_flight(i, flight, K.FLYING)
 
+    def frozen(self) -> World:
+        """This world as it is now, for reading in another thread while it ticks on: the
+        same reads (``status``, ``checkpoint``, ``known_environment`` ...) on copies of its
+        arrays, taken in well under a millisecond at 1,000 drones and 5,000 targets. A cut's
+        remainder and a picture are built from it off the tick. Read only: never advanced,
+        edited or commanded."""
+        copy = object.__new__(World)
+        copy.__dict__.update(self.__dict__)
+        copy._env = self._env.frozen()
+        copy._fleet = self._fleet.frozen(copy._env)
+        return copy
+
     # ----- public views --------------------------------------------------------------
 
     @property
