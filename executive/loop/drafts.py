@@ -34,6 +34,7 @@ __all__ = [
     "Planned",
     "RebaseJob",
     "Rebased",
+    "Remainder",
     "Rival",
     "Round",
     "RoundHost",
@@ -106,19 +107,29 @@ class RoundHost(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Remainder:
+    """A round's remainder, cut: the problem, the plan in force when the round started
+    (auto: the fresh draft is judged against it rebased onto the same cut) and the
+    planner's request."""
+
+    problem: ReplanProblem
+    in_force: InForce | None
+    request: PlanRequest
+
+
 @dataclass
 class Round:
     """A planning round of the fast tier in flight."""
 
     replan: Replan
-    problem: ReplanProblem
-    request: PlanRequest
+    cut: int  # the tick its plan starts at
     task: asyncio.Task[Planned]
     known_version: int
     started: float
     invalid: str | None = None  # why its draft can no longer be used (paused, reset)
-    in_force: InForce | None = None  # the plan in force when it started (auto: judged)
     only: set[str] | None = None  # a move's round: the drones it re-plans (the others kept)
+    remainder: Remainder | None = None  # once cut (paced: in a worker, soon after the start)
 
 
 @dataclass
@@ -130,6 +141,8 @@ class Planned:
     violations: list[Violation]
     commands: list[FlyPath]
     rival: Rival | None = None  # the plan in force rebased onto the same cut (auto)
+    intent: Intent = field(default_factory=dict)  # of the outcome's solution
+    ends: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import math
 import time
@@ -64,6 +65,7 @@ from executive.loop.drafts import (
     Planned,
     Rebased,
     RebaseJob,
+    Remainder,
     Rival,
     Round,
     RoundHost,
@@ -75,13 +77,14 @@ from executive.loop.drafts import (
 from executive.loop.plan_commands import fly_commands
 from executive.loop.prepared import prepare_json, solution_json
 from executive.loop.report import Replan
-from planner.constraints import constraint_violations, keep_others
+from planner.constraints import OperatorConstraints, constraint_violations, keep_others
 from planner.geometry import Path
 from planner.intent import Intent, intent_of
 from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.validation import validate_solution
 from planner.way_home import WayHome, guard_solution
+from sim.world import World
 
 __all__ = ["Draft", "Round", "Rounds"]
 
@@ -123,8 +126,9 @@ class Rounds:
     @property
     def checkpoints(self) -> dict[str, Checkpoint]:
         """The checkpoints of the round in flight (or of the draft waiting), else {}."""
-        if self.round is not None:
-            return dict(self.round.problem.checkpoints)
+        if self.round is not None:  # paced, its remainder is cut in a worker: {} till then
+            cut = self.round.remainder
+            return {} if cut is None else dict(cut.problem.checkpoints)
         if self.review is not None:
             return dict(self.review.problem.checkpoints)
         return {}
@@ -162,7 +166,7 @@ class Rounds:
         tick = host.sim.tick
         batch = host.speed is None
         r = self.round
-        if r is not None and r.task.done() and (not batch or tick >= r.request.tick):
+        if r is not None and r.task.done() and (not batch or tick >= r.cut):
             self._finish_round()
         for job in list(self.jobs):
             if job.task.done() and (not batch or tick >= job.cut):
@@ -232,7 +236,7 @@ class Rounds:
         tick = self.host.sim.tick
         due: list[asyncio.Task[Any]] = []
         r = self.round
-        if r is not None and tick >= r.request.tick and not r.task.done():
+        if r is not None and tick >= r.cut and not r.task.done():
             due.append(r.task)
         due += [j.task for j in self.jobs if tick >= j.cut and not j.task.done()]
         due += [w.task for w in self.agents if tick >= w.due and not w.task.done()]
@@ -367,76 +371,134 @@ class Rounds:
             job.task.cancel()
             self.jobs.remove(job)
         cut = sim.tick + self.lookahead()
-        problem = build_replan(
-            sim.world,
-            cut,
-            reserve=host.reserve_km,
-            extra=host.leak_reserve,
-            not_planned={**host.returning, **self.spares},
-            home_check=host.home_check,
-        )
         round_id = new_id()
         skip = self._skip_agents(trigger)
-        in_force = None
-        constraints = host.constraints
+        keep = None
         if (host.policy.commit == "auto" or only) and self.plan_id is not None:
             # The fresh draft will be judged against the plan in force rebased onto the
             # same cut (``fast_tier``), and a move's round keeps the drones it does not
             # name on it: what that rebase needs, taken on the tick.
-            gone = {t: "collected" for t in sim.world.collected()}
+            keep = (self.plan_id, dict(self.intent), dict(self.ends))
+            if only:  # the agents would re-allocate everything
+                why = (
+                    f"not asked: a move re-plans only {_labels(only)}; the others keep their routes"
+                )
+                skip |= {r: why for r in host.options.agent_roles if r not in skip}
+        replan = Replan(round_id, trigger, sim.tick, cut)
+        self.replans.append(replan)
+        ahead = host.ahead()
+        # Paced, the tick only copies the world (``World.frozen``: well under a ms at 1,000
+        # drones) and the remainder is cut from the copy in a worker (10-50 ms of Python
+        # at that size, measured on the tick); as fast as possible it is cut now, so batch
+        # runs trace the same records at the same ticks.
+        paced = host.speed is not None
+        world = sim.world.frozen() if paced else sim.world
+        asking = (round_id, trigger, skip, host.constraints, host.instruction)
+        cutting = functools.partial(self._cut, world, self._cutter(world, cut), keep, only, asking)
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        name = f"round-{round_id}"
+        if paced:
+            task = loop.create_task(self._cut_and_plan(cutting, ahead, only), name=name)
+            self.round = Round(replan, cut, task, self.known_version, started, only=only)
+            return
+        remainder = cutting()
+        task = loop.create_task(self._plan(remainder, ahead, only), name=name)
+        self.round = Round(replan, cut, task, self.known_version, started, only=only)
+        self._cut_done(remainder)
+
+    def _cutter(self, world: World, cut: int) -> Callable[[], ReplanProblem]:
+        """The remainder at ``cut`` from ``world``, to be cut later (in a worker, from a
+        frozen world), with the reserves, the drones not planned and the way-home check
+        taken now, on the tick."""
+        host = self.host
+        return functools.partial(
+            build_replan,
+            world,
+            cut,
+            reserve=host.reserve_km,
+            extra=dict(host.leak_reserve),
+            not_planned={**host.returning, **self.spares},
+            home_check=host.home_check,
+        )
+
+    def _cut(
+        self,
+        world: World,
+        cutter: Callable[[], ReplanProblem],
+        keep: tuple[str, Intent, dict[str, str]] | None,
+        only: set[str] | None,
+        asking: tuple[str, str, dict[str, str], OperatorConstraints, str | None],
+    ) -> Remainder:
+        """The round's remainder (``cutter``) read from ``world`` (the sim's, or a frozen
+        copy of it in a worker), with the plan in force (``keep``: its id, intent and ends)
+        it is judged against, and the planner's request (``asking``: the round's id,
+        trigger, agents not asked, the constraints and the operator's words, as on the
+        tick)."""
+        host = self.host
+        round_id, trigger, skip, constraints, instruction = asking
+        problem = cutter()
+        in_force = None
+        if keep is not None:
+            gone = {t: "collected" for t in world.collected()}
             gone.update({t: "reached before the cut" for t in problem.frozen_targets})
-            in_force = InForce(self.plan_id, dict(self.intent), dict(self.ends), gone)
-        if only and in_force is not None:
-            # the planner may give each drone only what it has (a named one: less what
-            # moves away, plus what moves to it); the agents would re-allocate everything
-            left = {d: [t for t in ts if t not in in_force.gone] for d, ts in self.intent.items()}
-            constraints = keep_others(constraints, left, only)
-            why = f"not asked: a move re-plans only {_labels(only)}; the others keep their routes"
-            skip |= {r: why for r in host.options.agent_roles if r not in skip}
+            in_force = InForce(*keep, gone)
+            if only:
+                # the planner may give each drone only what it has (a named one: less what
+                # moves away, plus what moves to it)
+                left = {d: [t for t in ts if t not in gone] for d, ts in in_force.intent.items()}
+                constraints = keep_others(constraints, left, only)
         request = PlanRequest(
             host.run_id,
             round_id,
-            cut,
+            problem.tick,
             trigger,
             problem.scenario,
             host.policy.planning_deadline_s,
             constraints,
-            host.instruction,
+            instruction,
             host.run_id,
             skip,
         )
-        replan = Replan(round_id, trigger, sim.tick, cut)
-        self.replans.append(replan)
-        task = asyncio.get_running_loop().create_task(
-            self._plan(request, problem, in_force, host.ahead(), only), name=f"round-{round_id}"
-        )
-        self.round = Round(
-            replan,
-            problem,
-            request,
-            task,
-            self.known_version,
-            time.perf_counter(),
-            in_force=in_force,
-            only=only,
-        )
+        return Remainder(problem, in_force, request)
+
+    async def _cut_and_plan(
+        self,
+        cutting: Callable[[], Remainder],
+        ahead: Callable[[Iterable[Path]], None],
+        only: set[str] | None,
+    ) -> Planned:
+        """Paced: cut the remainder in a worker, trace it, then plan it."""
+        remainder = await asyncio.to_thread(cutting)
+        self._cut_done(remainder)
+        return await self._plan(remainder, ahead, only)
+
+    def _cut_done(self, remainder: Remainder) -> None:
+        """The round's remainder is cut: keep it with the round and trace it."""
+        r = self.round
+        assert r is not None and r.replan.round_id == remainder.request.round_id
+        r.remainder = remainder
+        host = self.host
+        tick = host.sim.tick
+        problem, request = remainder.problem, remainder.request
         host.recorder.event(
-            sim.tick,
+            tick,
             "CUT_AND_FREEZE",
             {
-                "round_id": round_id,
-                "cut_tick": cut,
-                "trigger": trigger,
+                "round_id": request.round_id,
+                "cut_tick": r.cut,
+                "trigger": request.trigger,
                 "checkpoints": checkpoints_json(problem),
                 "not_planned": problem.left_out,
             },
         )
+        skip, only = request.skip_agents, r.only
         host.recorder.event(
-            sim.tick,
+            tick,
             "REPLAN_REMAINDER",
             {
-                "round_id": round_id,
-                "trigger": trigger,
+                "round_id": request.round_id,
+                "trigger": request.trigger,
                 "constraints": host.constraints.model_dump(mode="json"),
                 **({"agents_skipped": dict(skip)} if skip else {}),
                 **({"only_drones": sorted(only)} if only else {}),
@@ -456,9 +518,7 @@ class Rounds:
 
     async def _plan(
         self,
-        request: PlanRequest,
-        problem: ReplanProblem,
-        in_force: InForce | None,
+        remainder: Remainder,
         ahead: Callable[[Iterable[Path]], None],
         only: set[str] | None = None,
     ) -> Planned:
@@ -466,6 +526,7 @@ class Rounds:
         turn it into commands: the tick only ever submits ready commands. With ``in_force``
         the plan in force is rebased onto the same cut and mission, to be judged against
         (auto), and with ``only`` every drone not in it flies that rebased route."""
+        problem, in_force, request = remainder.problem, remainder.in_force, remainder.request
         fresh = await self.host.planner.plan(request)
         auto = self.host.policy.commit == "auto"
 
@@ -517,7 +578,16 @@ class Rounds:
                     tuple(constraint_violations(kept.solution, constraints, mission)),
                     tuple(constraint_violations(outcome.solution, constraints, mission)),
                 )
-            return Planned(outcome, mission, list(violations), commands, rival)
+            solution = outcome.solution  # its intent and ends, for its draft (off the tick)
+            return Planned(
+                outcome,
+                mission,
+                list(violations),
+                commands,
+                rival,
+                intent_of(solution),
+                ends_of(solution),
+            )
 
         try:
             return await asyncio.to_thread(prepare)
@@ -552,6 +622,8 @@ class Rounds:
             log.warning("planning round %s failed: %s", replan.round_id, exc)
             host.replan_failed(str(exc))
             return
+        assert r.remainder is not None  # cut before the plan was asked for
+        problem, in_force = r.remainder.problem, r.remainder.in_force
         outcome = planned.outcome
         replan.reasons = tuple(outcome.reasons)
         replan.points = outcome.solution.total_points
@@ -561,11 +633,11 @@ class Rounds:
             self._cancel_followup(outcome)
             replan.status = "rejected"
             why = "; ".join(map(str, planned.violations))
-            host.recorder.plan_version(plan_id, self.plan_id, r.request.tick, "rejected", *version)
+            host.recorder.plan_version(plan_id, self.plan_id, r.cut, "rejected", *version)
             host.recorder.event(tick, "REPLAN_FAILED", {"round_id": replan.round_id, "reason": why})
             host.replan_failed(why)
             return
-        host.recorder.plan_version(plan_id, self.plan_id, r.request.tick, "draft", *version)
+        host.recorder.plan_version(plan_id, self.plan_id, r.cut, "draft", *version)
         host.recorder.event(
             tick,
             "DRAFT_READY",
@@ -575,7 +647,7 @@ class Rounds:
                 "latency_ms": latency,
                 "points": outcome.solution.total_points,
                 "reasons": list(outcome.reasons),
-                "cut_tick": r.request.tick,
+                "cut_tick": r.cut,
                 "not_planned": outcome.left_out,
             },
         )
@@ -585,9 +657,7 @@ class Rounds:
         if why_not:
             self._cancel_followup(outcome)
             replan.status = "superseded"
-            host.recorder.plan_version(
-                plan_id, self.plan_id, r.request.tick, "superseded", *version
-            )
+            host.recorder.plan_version(plan_id, self.plan_id, r.cut, "superseded", *version)
             self.pending.insert(
                 0, f"superseded:{replan.trigger}" if r.invalid is None else replan.trigger
             )
@@ -597,30 +667,27 @@ class Rounds:
             plan_id,
             replan,
             "planner",
-            r.problem,
+            problem,
             planned.mission,
             outcome.solution,
             planned.commands,
-            intent_of(outcome.solution),
-            ends_of(outcome.solution),
+            planned.intent,
+            planned.ends,
             tick,
             left_out=dict(outcome.left_out),
         )
         for drone_id, reason in outcome.left_out.items():
             host.fallback(drone_id, reason)
         if outcome.followup is not None:
-            self.agents.append(AgentWork(replan, r.problem, outcome.followup, due=r.request.tick))
+            self.agents.append(AgentWork(replan, problem, outcome.followup, due=r.cut))
         if host.policy.commit == "auto":
             # Monotone: the fresh draft flies only if worth at least the plan in force
             # rebased onto the same cut (unless the plan in force changed meanwhile).
-            in_force = r.in_force
             rival = planned.rival if in_force and in_force.plan_id == self.plan_id else None
             decision = fast_tier.judge(draft, rival, tick)
             if decision.draft is not draft:
                 replan.points = decision.draft.solution.total_points
-                host.recorder.plan_version(
-                    plan_id, self.plan_id, r.request.tick, "superseded", *version
-                )
+                host.recorder.plan_version(plan_id, self.plan_id, r.cut, "superseded", *version)
             self.apply(decision)
         else:
             self.apply(Offer(draft))
@@ -867,20 +934,17 @@ class Rounds:
         sim = host.sim
         draft, purpose = decision.draft, decision.purpose
         cut = sim.tick + self._rebase_lookahead()
-        problem = build_replan(
-            sim.world,
-            cut,
-            reserve=host.reserve_km,
-            extra=host.leak_reserve,
-            not_planned={**host.returning, **self.spares},
-            home_check=host.home_check,
-        )
-        gone = {t: "collected" for t in sim.world.collected()}
-        gone.update({t: "reached before the cut" for t in problem.frozen_targets})
-        compare = (self.intent, self.ends) if purpose == "agents" else None
+        # Read from a frozen copy of the world in the worker (see ``start``), as fast as
+        # possible too: a rebase's records do not depend on when its remainder is cut.
+        world = sim.world.frozen()
+        cutter = self._cutter(world, cut)
+        compare = (dict(self.intent), dict(self.ends)) if purpose == "agents" else None
         ahead = host.ahead()
 
         def job() -> Rebased:
+            problem = cutter()
+            gone = {t: "collected" for t in world.collected()}
+            gone.update({t: "reached before the cut" for t in problem.frozen_targets})
             rebased = rebase.rebase_job(
                 problem, draft.intent, draft.ends, gone, compare, host.compile
             )
