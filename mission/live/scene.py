@@ -124,45 +124,52 @@ def scene(
 def capture_scene(
     executive: Executive, trails: dict[str, list[list[float]]] | None = None
 ) -> Callable[[], dict[str, Any]]:
-    """What ``scene`` reads, taken now (between ticks: cheap reads, O(drones + targets)),
-    and a function that draws the picture from it later, in any thread: the paths cut and
+    """What ``scene`` reads, taken now (between ticks: copies of the world's arrays and of
+    a few dicts), and a function that draws the picture from it later, in any thread: the paths cut and
     sampled, the points of no return walked. The tick pays for the reads only; at 1,000
     drones the drawing is what costs (tens of ms of Python), so a host renders it off the
     tick."""
     sim = executive.sim
-    world = sim.world
-    known = world.known_environment
-    truth = world.truth_environment
-    collected = world.collected()
+    # The tick copies (``World.frozen``, the few dicts below); every drone is read from the
+    # copies in ``render``: reading 1,000 drones one by one took 5-50 ms on the tick.
+    world = sim.world.frozen()
     plan = executive.plan
     checkpoints = executive.checkpoints
-    returning, held = executive.returning, executive.operator_holds
+    returning, held = dict(executive.returning), set(executive.operator_holds)
     safety = executive.safety
-    drones: list[_Drone] = []
-    for drone_id in executive.scenario.drone_configs:
-        status = world.status(drone_id)
-        x, y, heading = world.position(drone_id)
-        c = checkpoints.get(drone_id)
-        drones.append(
-            _Drone(
-                drone_id,
-                status,
-                x,
-                y,
-                heading,
-                world.progress(drone_id),
-                world.fuel(drone_id),
-                world.config.speed_of(drone_id),
-                world.flight(drone_id),
-                world.kept_path(drone_id) if status == "holding" else None,
-                None if c is None else (c.airborne, c.s),
-                returning.get(drone_id),
-                "operator: hold" if drone_id in held else safety.held.get(drone_id),
-                _warning(safety, drone_id),
-                _hazard(safety, drone_id),
-                list((trails or {}).get(drone_id, [])),
+    safety_held = dict(safety.held)
+    warnings = {d: w for d in safety.infeasible if (w := _warning(safety, d)) is not None}
+    hazards = {d: h for d in safety.warnings if (h := _hazard(safety, d)) is not None}
+    flown = {d: list(points) for d, points in (trails or {}).items()}
+
+    def drones() -> list[_Drone]:
+        out = []
+        for drone_id in world.drone_ids:
+            status = world.status(drone_id)
+            x, y, heading = world.position(drone_id)
+            c = checkpoints.get(drone_id)
+            out.append(
+                _Drone(
+                    drone_id,
+                    status,
+                    x,
+                    y,
+                    heading,
+                    world.progress(drone_id),
+                    world.fuel(drone_id),
+                    world.config.speed_of(drone_id),
+                    world.flight(drone_id),
+                    world.kept_path(drone_id) if status == "holding" else None,
+                    None if c is None else (c.airborne, c.s),
+                    returning.get(drone_id),
+                    "operator: hold" if drone_id in held else safety_held.get(drone_id),
+                    warnings.get(drone_id),
+                    hazards.get(drone_id),
+                    flown.get(drone_id, []),
+                )
             )
-        )
+        return out
+
     draft = _draft(executive.review())
     if draft is not None:
         draft |= _why(executive, draft)
@@ -181,19 +188,19 @@ def capture_scene(
         # the geographic origin, if any: a view shows lat/lon next to km
         "geo": geo.model_dump() if geo is not None else None,
     }
-    airports = {a.id: (a.x, a.y) for a in known.airports}
-    tail = {
-        "draft": draft,
-        "constraints": executive.constraints.model_dump(mode="json"),
-        "collected_points": float(sum(t.priority for t in known.targets if t.id in collected)),
-    }
-    known_targets, known_sams = list(known.targets), list(known.sams)
-    truth_sams = list(truth.sams)
+    constraints = executive.constraints.model_dump(mode="json")
     configs = executive.scenario.drone_configs
     # each drone's reserve now: the fleet's and, after a leak, its own share (on the tick)
-    reserves = {d: executive.reserve_for(d) for d in configs}
+    reserve_km, leak_reserve = executive.reserve_km, dict(executive.leak_reserve)
 
     def render() -> dict[str, Any]:
+        known, truth, collected = (
+            world.known_environment,
+            world.truth_environment,
+            world.collected(),
+        )
+        airports = {a.id: (a.x, a.y) for a in known.airports}
+        known_targets, known_sams = list(known.targets), list(known.sams)
         known_ids = {k.id for k in known_sams}
         target_ids = {t.id for t in known_targets}
         return {
@@ -208,15 +215,23 @@ def capture_scene(
                     "range": s.range,
                     "known": s.id in known_ids,
                 }
-                for s in truth_sams
+                for s in truth.sams
             ],
             "drones": {
                 d.id: _drone(
-                    d, configs[d.id], plan, airports, target_ids, collected, reserves[d.id]
+                    d,
+                    configs[d.id],
+                    plan,
+                    airports,
+                    target_ids,
+                    collected,
+                    reserve_km + leak_reserve.get(d.id, 0.0),
                 )
-                for d in drones
+                for d in drones()
             },
-            **tail,
+            "draft": draft,
+            "constraints": constraints,
+            "collected_points": float(sum(t.priority for t in known_targets if t.id in collected)),
         }
 
     return render
