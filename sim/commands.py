@@ -54,7 +54,11 @@ class _Command(BaseModel):
     tick: _Tick = None
 
     def stamped(self, tick: int) -> Self:
-        """A copy stamped with ``tick``: what a trace records and a replay resubmits."""
+        """A copy stamped with ``tick``: what a trace records and a replay resubmits (the
+        command itself when it already has that tick: it is immutable, and a commit
+        stamps 1,000 of them on the tick at the door's size)."""
+        if self.tick == tick:
+            return self
         return self.model_copy(update={"tick": int(tick)})
 
 
