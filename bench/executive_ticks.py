@@ -288,6 +288,20 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         return result
 
     executive.tick_once = timed_tick
+    phases = Phases(executive) if args.phases else None
+    if phases is not None:
+
+        def phased_tick():
+            phases.begin()
+            started = time.perf_counter()
+            try:
+                return inner_tick()
+            finally:
+                took = time.perf_counter() - started
+                work.append(took)
+                phases.end(took)
+
+        executive.tick_once = phased_tick
     console.print(
         f"{args.seconds:g} s at 1x real time, {scenario.sim.tick_hz:g} Hz; planner:"
         f" {kind}; engine delay {args.engine_delay:g} s; plan budget"
@@ -385,9 +399,102 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
             f" {cpu[2]:.1f}); reclaimed {stats.collected}; bursts frozen {stats.bursts}"
             f" ({stats.burst_objects:,} objects)"
         )
+    if phases is not None:
+        phases.report(console)
     console.print(resident.summary())
     console.print(f"1-minute load: {figures['load']}")
     return figures
+
+
+class Phases:
+    """Where the tick's own time goes (``--phases``): named parts of the tick are wrapped
+    with a timer (inclusive: a part called inside another counts in both) and each tick's
+    parts are kept, so the worst ticks can be shown with what they did."""
+
+    PARTS = (
+        (
+            "rounds",
+            (
+                "decide",
+                "start",
+                "_finish_round",
+                "_start_rebase",
+                "_finish_job",
+                "_finish_agents",
+                "_commit",
+                "_offer",
+            ),
+        ),
+        ("safety", ("check",)),
+        ("sim", ("step",)),
+        ("recorder", ("event", "telemetry", "submit", "plan_version", "publish")),
+        ("executive", ("_observe", "_decide", "telemetry", "_maybe_snapshot")),
+    )
+
+    def __init__(self, executive: Any) -> None:
+        self.executive = executive
+        self.now: dict[str, float] = {}
+        self.ticks: list[tuple[float, dict[str, float]]] = []
+        self.on_tick = False
+        self.installed = False
+
+    def _install(self) -> None:
+        """Wrap the parts (at the first tick: the sim exists once the run has started)."""
+        executive, self.installed = self.executive, True
+        for owner, names in self.PARTS:
+            target = executive if owner == "executive" else getattr(executive, owner)
+            for name in names:
+                method = getattr(target, name, None)
+                if callable(method):
+                    setattr(target, name, self._timed(f"{owner}.{name}", method))
+
+    def _timed(self, label: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if not self.on_tick:
+                return method(*args, **kwargs)
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                took = time.perf_counter() - started
+                self.now[label] = self.now.get(label, 0.0) + took
+
+        return timed
+
+    def begin(self) -> None:
+        if not self.installed:
+            self._install()
+        self.on_tick, self.now = True, {}
+
+    def end(self, took: float) -> None:
+        self.on_tick = False
+        self.ticks.append((took, self.now))
+
+    def report(self, console: Console) -> None:
+        table = Table(title="the tick's parts (ms of wall inside tick_once, inclusive)")
+        for column in ("part", "ticks", "p50", "p99", "max", "total"):
+            table.add_column(column, justify="right")
+        labels = sorted({k for _, parts in self.ticks for k in parts})
+        rows = []
+        for label in labels:
+            ms = sorted(1000 * parts[label] for _, parts in self.ticks if label in parts)
+            rows.append((sum(ms), label, ms))
+        for total, label, ms in sorted(rows, reverse=True):
+            table.add_row(
+                label,
+                str(len(ms)),
+                f"{statistics.median(ms):.2f}",
+                f"{ms[int(0.99 * (len(ms) - 1))]:.2f}",
+                f"{ms[-1]:.1f}",
+                f"{total:.0f}",
+            )
+        console.print(table)
+        console.print("the 15 longest ticks (ms) and their parts over 1 ms:")
+        for took, parts in sorted(self.ticks, key=lambda t: -t[0])[:15]:
+            big = sorted(((v, k) for k, v in parts.items() if v >= 0.001), reverse=True)
+            console.print(
+                f"  {1000 * took:7.1f}: " + ", ".join(f"{k} {1000 * v:.1f}" for v, k in big)
+            )
 
 
 def by_table(store: Path, hours: float) -> str:
@@ -477,6 +584,9 @@ def main() -> None:
     )
     parser.add_argument("--store", help="where the SQLite trace files go (default: a temp dir)")
     parser.add_argument("--no-scene", action="store_true", help="no replay scene snapshots")
+    parser.add_argument(
+        "--phases", action="store_true", help="time the tick's parts and show the worst ticks"
+    )
     parser.add_argument(
         "--no-post-opt",
         action="store_true",
