@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from executive.errors import ExecutiveError
+from executive.traces.pieces import dumps
 
 __all__ = [
     "AgentCall",
@@ -185,8 +186,11 @@ def input_hash(*parts: str) -> str:
 
 
 def canonical_json(value: Any) -> str:
-    """``value`` as compact JSON with sorted keys, the same text for the same value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    """``value`` as compact JSON with sorted keys, the same text for the same value:
+    ``json.dumps``'s text, encoded in pieces (``executive.traces.pieces``): a round's
+    remainder at 1,000 drones x 5,000 targets held the GIL 12.6 ms in one call, in a
+    planning worker, while the tick waited for it."""
+    return dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def blocks_json(blocks: list[dict[str, Any]]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["dumps", "row_of"]
@@ -33,38 +34,54 @@ def _as_json(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def dumps(value: Any) -> str:
-    """``json.dumps(value)`` (dataclasses as their ``asdict``), encoded in pieces."""
+def dumps(
+    value: Any,
+    *,
+    sort_keys: bool = False,
+    separators: tuple[str, str] = (", ", ": "),
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """``json.dumps(value, sort_keys=..., separators=..., default=...)`` encoded in pieces
+    (dataclasses as their ``asdict`` when no ``default`` is given)."""
     parts: list[str] = []
-    _encode(value, 0, parts)
+    options = {"sort_keys": sort_keys, "separators": separators, "default": default or _as_json}
+    _encode(value, 0, parts, options)
     return "".join(parts)
 
 
-def _encode(value: Any, depth: int, parts: list[str]) -> None:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+def _encode(value: Any, depth: int, parts: list[str], options: dict[str, Any]) -> None:
+    dataclass = dataclasses.is_dataclass(value) and not isinstance(value, type)
+    if dataclass and options["default"] is _as_json:
         value = dataclasses.asdict(value)
     split = isinstance(value, (dict, list, tuple)) and (
         depth < _ALWAYS or (len(value) > _SPLIT and depth < _DEEPEST)
     )
     if not split:
-        parts.append(json.dumps(value, default=_as_json))
+        parts.append(json.dumps(value, **options))
         return
+    item_sep, key_sep = options["separators"]
     if isinstance(value, dict):
         parts.append("{")
-        for k, (key, item) in enumerate(value.items()):
+        items = (
+            sorted(value.items(), key=lambda kv: kv[0]) if options["sort_keys"] else value.items()
+        )
+        for k, (key, item) in enumerate(items):
             if k:
-                parts.append(", ")
+                parts.append(item_sep)
             # json.dumps's own key text (an int, float, bool or None key becomes a string)
-            parts.append(json.dumps(key) if isinstance(key, str) else json.dumps({key: 0})[1:-4])
-            parts.append(": ")
-            _encode(item, depth + 1, parts)
+            if isinstance(key, str):
+                parts.append(json.dumps(key))
+            else:
+                parts.append(json.dumps({key: 0}, **options)[1 : -len(key_sep) - 2])
+            parts.append(key_sep)
+            _encode(item, depth + 1, parts, options)
         parts.append("}")
         return
     parts.append("[")
     for k, item in enumerate(value):
         if k:
-            parts.append(", ")
-        _encode(item, depth + 1, parts)
+            parts.append(item_sep)
+        _encode(item, depth + 1, parts, options)
     parts.append("]")
 
 

@@ -65,3 +65,18 @@ def test_a_records_row_holds_its_values_not_copies():
     row = row_of(record)
     assert row == dataclasses.asdict(record)
     assert row["scene"] is scene  # encoded by the store; no deep copy on the way
+
+
+@pytest.mark.parametrize("n", [0, 33, 500])
+def test_sorted_compact_text_with_a_default_is_json_dumps_text(n):
+    scene = {**_scene(n), "points": [_Point(1.0, 2.0)] * 40, "z": {"b": 1, "a": [3] * 40}}
+    del scene["keys"]  # json.dumps cannot sort keys of mixed types either
+    options = {"sort_keys": True, "separators": (",", ":"), "default": str}
+    assert dumps(scene, **options) == json.dumps(scene, **options)
+    mixed_ok = {1: "a", 2: "b", **{str(k): k for k in range(40)}}
+    with pytest.raises(TypeError):
+        json.dumps(mixed_ok, sort_keys=True)
+    with pytest.raises(TypeError):
+        dumps(mixed_ok, sort_keys=True)
+    numbers = {3: "c", 1: "a", 2.5: "b", **{k: k for k in range(10, 50)}}
+    assert dumps(numbers, **options) == json.dumps(numbers, **options)
