@@ -1,5 +1,6 @@
 """Telemetry frames packed for the store: whole columns of float64 and a status code per
-drone, compressed, instead of a JSON object per drone.
+drone, compressed, instead of a JSON object per drone; and scene snapshots as compressed
+JSON text.
 
 A frame of 1,000 drones is about 140 kB of JSON; packed, the same frame, exactly (float64
 keeps every bit a JSON float keeps), is a few times smaller and is written without
@@ -17,9 +18,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pack_frame", "unpack_frame"]
+from executive.traces.pieces import dumps
+
+__all__ = ["pack_frame", "pack_scene", "unpack_frame", "unpack_scene"]
 
 _MAGIC = b"TLM1"
+_SCENE = b"SCN1"
 _FLOATS = ("x", "y", "heading", "fuel", "s")
 _KEYS = (*_FLOATS, "status", "points")  # a frame's keys, in the sim's order
 
@@ -78,3 +82,18 @@ def unpack_frame(blob: bytes) -> dict[str, dict[str, Any]]:
         }
         for i, d in enumerate(ids)
     }
+
+
+def pack_scene(scene: dict[str, Any]) -> bytes:
+    """A scene snapshot as its JSON text (``pieces.dumps``: the GIL is let go between
+    parts), compressed (zlib lets the GIL go while it works). At 1,000 drones x 5,000
+    targets a scene is 1.4 MB of JSON, two thirds of the store per mission hour."""
+    return _SCENE + zlib.compress(dumps(scene).encode(), 1)
+
+
+def unpack_scene(blob: bytes) -> dict[str, Any]:
+    """The scene ``pack_scene`` packed, as ``json.loads`` of its JSON gives it."""
+    if bytes(blob[:4]) != _SCENE:
+        raise ValueError("not a packed scene snapshot")
+    scene: dict[str, Any] = json.loads(zlib.decompress(blob[4:]))
+    return scene

@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement, Select, Table, select
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
-from executive.traces.packing import unpack_frame
+from executive.traces.packing import unpack_frame, unpack_scene
 
 __all__ = [
     "MIN_PREFIX",
@@ -264,13 +264,15 @@ class TraceReader:
 
     def snapshot_at(self, run_id: str, tick: int) -> Row | None:
         """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
-        return self._latest(S.snapshots, (S.snapshots.c.tick, S.snapshots.c.scene), run_id, tick)
+        c = S.snapshots.c
+        row = self._latest(S.snapshots, (c.tick, c.scene, c.packed), run_id, tick)
+        return None if row is None else _scene(row)
 
     def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
         c = S.snapshots.c
-        q = self._ranged(S.snapshots, (c.tick, c.scene), run_id, start, end)
-        return self._rows(q.order_by(c.tick))
+        q = self._ranged(S.snapshots, (c.tick, c.scene, c.packed), run_id, start, end)
+        return [_scene(row) for row in self._rows(q.order_by(c.tick))]
 
     def close(self) -> None:
         """Release the database connections."""
@@ -350,6 +352,14 @@ def _summary(row: Row) -> Row:
 
 def _frame(row: Row | None) -> Row | None:
     return None if row is None else _unpacked(row)
+
+
+def _scene(row: Row) -> Row:
+    """A snapshot row as it was given: a packed scene unpacked into ``scene``."""
+    packed = row.pop("packed", None)
+    if packed is not None:
+        row["scene"] = unpack_scene(packed)
+    return row
 
 
 def _unpacked(row: Row) -> Row:

@@ -136,7 +136,11 @@ agent_runs = Table(
 
 state_hashes = _per_tick("state_hashes", Column("hash", String(64), nullable=False))
 
-snapshots = _per_tick("snapshots", Column("scene", JSON, nullable=False))
+# A scene is stored compressed in ``packed`` (``packing.pack_scene``; ``scene`` then holds
+# {}); a store made before holds it as JSON in ``scene``. The reader hands both back.
+snapshots = _per_tick(
+    "snapshots", Column("scene", JSON, nullable=False), Column("packed", LargeBinary)
+)
 
 # Persistent memories (seed 001): instruction | note | preference | warning, injected into
 # every agent prompt while active; removing one clears ``active`` (kept for the record).

@@ -51,7 +51,7 @@ from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 from executive.traces.loss import TraceLoss
-from executive.traces.packing import pack_frame
+from executive.traces.packing import pack_frame, pack_scene
 from executive.traces.pieces import row_of
 
 __all__ = ["TraceWriter"]
@@ -409,6 +409,15 @@ class TraceWriter:
                     self._upsert_plan(conn, record)
                 elif isinstance(record, C.TelemetryRecord):
                     rows[S.telemetry].append(_telemetry_row(record))
+                elif isinstance(record, C.SnapshotRecord):
+                    rows[S.snapshots].append(
+                        {
+                            "run_id": record.run_id,
+                            "tick": record.tick,
+                            "scene": {},
+                            "packed": pack_scene(record.scene),
+                        }
+                    )
                 else:
                     row = row_of(record)
                     if isinstance(record, C.StateHashRecord):

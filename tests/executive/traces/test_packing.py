@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from executive.contracts import RunRecord, TelemetryRecord
+from executive.contracts import RunRecord, SnapshotRecord, TelemetryRecord
 from executive.traces import TraceReader, TraceWriter
-from executive.traces.packing import pack_frame, unpack_frame
+from executive.traces.packing import pack_frame, pack_scene, unpack_frame, unpack_scene
 from planner.scenario import load_scenario
 from sim import Sim
 from tests.conftest import SCENARIOS
@@ -84,3 +84,66 @@ def test_the_store_keeps_packed_and_json_frames_and_reads_old_rows(tmp_path):
     assert reader.telemetry_at("run-pack", 4) == {"tick": 0, "drones": sim_frame}
     last = reader.last_telemetry("run-pack")
     assert last is not None and last["drones"] == old and "packed" not in last
+
+
+def _scene(n: int) -> dict:
+    """A scene of the live picture's shape: floats, nested lists, odd values."""
+    return {
+        "tick": 40,
+        "targets": [{"id": f"T{i}", "x": i / 3, "status": "pending"} for i in range(n)],
+        "drones": {
+            str(i): {"planned": [[i + 0.25 * k, -k / 7] for k in range(30)]} for i in range(n)
+        },
+        "odd": [1e-300, -0.0, "é ☃", None, True],
+    }
+
+
+def test_scenes_are_stored_packed_read_back_as_given_and_old_rows_still_read(tmp_path):
+    path = tmp_path / "t.db"
+    url = f"sqlite:///{path}"
+    small, big = _scene(2), _scene(400)
+    with TraceWriter(url) as writer:
+        writer.emit(RunRecord("run-scene", {"x": 1}, 0, {}))
+        writer.emit(SnapshotRecord("run-scene", 0, small))
+        writer.emit(SnapshotRecord("run-scene", 20, big))
+    old = _scene(3)  # as a store written before packing holds it: JSON, nothing packed
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO snapshots (run_id, tick, scene) VALUES (?, ?, ?)",
+            ("run-scene", 30, json.dumps(old)),
+        )
+        stored = conn.execute(
+            "SELECT tick, scene, length(packed) FROM snapshots ORDER BY tick"
+        ).fetchall()
+    assert [(t, s) for t, s, _ in stored[:2]] == [(0, "{}"), (20, "{}")]
+    assert stored[1][2] * 4 < len(json.dumps(big))  # several times smaller than its JSON
+    assert stored[2][2] is None
+    reader = TraceReader(url)
+    rows = reader.snapshots("run-scene")
+    assert rows == [
+        {"tick": 0, "scene": small},
+        {"tick": 20, "scene": big},
+        {"tick": 30, "scene": old},
+    ]
+    assert reader.snapshot_at("run-scene", 25) == {"tick": 20, "scene": big}
+    assert reader.snapshot_at("run-scene", 99) == {"tick": 30, "scene": old}
+    assert unpack_scene(pack_scene(big)) == json.loads(json.dumps(big))
+
+
+def test_a_store_made_before_packed_scenes_gets_the_column_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "old.db"
+    scene = _scene(5)
+    with sqlite3.connect(path) as conn:  # the snapshots table as it was made before
+        conn.execute(
+            "CREATE TABLE snapshots (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " run_id VARCHAR(32) NOT NULL, tick INTEGER NOT NULL, scene JSON NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO snapshots (run_id, tick, scene) VALUES (?, ?, ?)",
+            ("old-run", 7, json.dumps(scene)),
+        )
+    url = f"sqlite:///{path}"
+    with TraceWriter(url) as writer:  # opening it adds the column; new scenes are packed
+        writer.emit(SnapshotRecord("old-run", 9, scene))
+    rows = TraceReader(url).snapshots("old-run")
+    assert rows == [{"tick": 7, "scene": scene}, {"tick": 9, "scene": scene}]
