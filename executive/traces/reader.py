@@ -21,7 +21,7 @@ from sqlalchemy import ColumnElement, Select, Table, select
 from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
-from executive.traces.packing import unpack_frame, unpack_scene
+from executive.traces.packing import unpack_frame, unpack_json
 
 __all__ = [
     "MIN_PREFIX",
@@ -186,11 +186,12 @@ class TraceReader:
 
     def plan_versions(self, run_id: str) -> list[Row]:
         """Every plan version (committed, draft, superseded ...), by the tick it was made."""
-        return self._rows(
+        rows = self._rows(
             select(S.plan_versions)
             .where(S.plan_versions.c.run_id == run_id)
             .order_by(S.plan_versions.c.tick)
         )
+        return [_json_in(row, "solution") for row in rows]
 
     def state_hashes(self, run_id: str) -> dict[int, str]:
         """Tick -> the state hash recorded there (every ``hash_every`` ticks)."""
@@ -266,13 +267,13 @@ class TraceReader:
         """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
         c = S.snapshots.c
         row = self._latest(S.snapshots, (c.tick, c.scene, c.packed), run_id, tick)
-        return None if row is None else _scene(row)
+        return None if row is None else _json_in(row, "scene")
 
     def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
         c = S.snapshots.c
         q = self._ranged(S.snapshots, (c.tick, c.scene, c.packed), run_id, start, end)
-        return [_scene(row) for row in self._rows(q.order_by(c.tick))]
+        return [_json_in(row, "scene") for row in self._rows(q.order_by(c.tick))]
 
     def close(self) -> None:
         """Release the database connections."""
@@ -354,11 +355,12 @@ def _frame(row: Row | None) -> Row | None:
     return None if row is None else _unpacked(row)
 
 
-def _scene(row: Row) -> Row:
-    """A snapshot row as it was given: a packed scene unpacked into ``scene``."""
+def _json_in(row: Row, key: str) -> Row:
+    """A row with packed JSON (``packing.pack_json``) as it was given: unpacked into
+    ``key``; a row a store made before packing holds is read as it is."""
     packed = row.pop("packed", None)
     if packed is not None:
-        row["scene"] = unpack_scene(packed)
+        row[key] = unpack_json(packed)
     return row
 
 

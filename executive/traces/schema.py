@@ -107,9 +107,12 @@ plan_versions = Table(
     Column("tick", Integer, nullable=False),
     Column("status", String(16), nullable=False),
     Column("trigger", Text, nullable=False),
+    # compressed in ``packed`` (``packing.pack_json``; then {}), or JSON from a store made
+    # before packing: the reader hands both back as ``solution``
     Column("solution", JSON, nullable=False),
     Column("latency_ms", Float),
     Column("provenance", JSON),
+    Column("packed", LargeBinary),
 )
 
 agent_runs = Table(
@@ -136,7 +139,7 @@ agent_runs = Table(
 
 state_hashes = _per_tick("state_hashes", Column("hash", String(64), nullable=False))
 
-# A scene is stored compressed in ``packed`` (``packing.pack_scene``; ``scene`` then holds
+# A scene is stored compressed in ``packed`` (``packing.pack_json``; ``scene`` then holds
 # {}); a store made before holds it as JSON in ``scene``. The reader hands both back.
 snapshots = _per_tick(
     "snapshots", Column("scene", JSON, nullable=False), Column("packed", LargeBinary)

@@ -51,7 +51,7 @@ from executive.errors import ExecutiveError
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 from executive.traces.loss import TraceLoss
-from executive.traces.packing import pack_frame, pack_scene
+from executive.traces.packing import pack_frame, pack_json
 from executive.traces.pieces import row_of
 
 __all__ = ["TraceWriter"]
@@ -415,7 +415,7 @@ class TraceWriter:
                             "run_id": record.run_id,
                             "tick": record.tick,
                             "scene": {},
-                            "packed": pack_scene(record.scene),
+                            "packed": pack_json(record.scene),
                         }
                     )
                 else:
@@ -434,13 +434,19 @@ class TraceWriter:
             S.plan_versions.select().where(S.plan_versions.c.plan_id == record.plan_id)
         ).first()
         if exists is None:
-            conn.execute(S.plan_versions.insert().values(**row_of(record)))
+            row = row_of(record)
+            row.update(solution={}, packed=pack_json(record.solution))
+            conn.execute(S.plan_versions.insert().values(**row))
             return
         changes: dict[str, Any] = {"status": record.status}
         if record.provenance:
             changes["provenance"] = record.provenance
         if record.solution:
-            changes.update(solution=record.solution, trigger=record.trigger or exists.trigger)
+            changes.update(
+                solution={},
+                packed=pack_json(record.solution),
+                trigger=record.trigger or exists.trigger,
+            )
         conn.execute(
             update(S.plan_versions)
             .where(S.plan_versions.c.plan_id == record.plan_id)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from executive.contracts import RunRecord, SnapshotRecord, TelemetryRecord
+from executive.contracts import PlanVersionRecord, RunRecord, SnapshotRecord, TelemetryRecord
 from executive.traces import TraceReader, TraceWriter
-from executive.traces.packing import pack_frame, pack_scene, unpack_frame, unpack_scene
+from executive.traces.packing import pack_frame, pack_json, unpack_frame, unpack_json
 from planner.scenario import load_scenario
 from sim import Sim
 from tests.conftest import SCENARIOS
@@ -127,7 +127,7 @@ def test_scenes_are_stored_packed_read_back_as_given_and_old_rows_still_read(tmp
     ]
     assert reader.snapshot_at("run-scene", 25) == {"tick": 20, "scene": big}
     assert reader.snapshot_at("run-scene", 99) == {"tick": 30, "scene": old}
-    assert unpack_scene(pack_scene(big)) == json.loads(json.dumps(big))
+    assert unpack_json(pack_json(big)) == json.loads(json.dumps(big))
 
 
 def test_a_store_made_before_packed_scenes_gets_the_column_and_keeps_its_rows(tmp_path):
@@ -147,3 +147,38 @@ def test_a_store_made_before_packed_scenes_gets_the_column_and_keeps_its_rows(tm
         writer.emit(SnapshotRecord("old-run", 9, scene))
     rows = TraceReader(url).snapshots("old-run")
     assert rows == [{"tick": 7, "scene": scene}, {"tick": 9, "scene": scene}]
+
+
+def test_plan_versions_keep_their_solution_packed_through_every_upsert(tmp_path):
+    path = tmp_path / "t.db"
+    url = f"sqlite:///{path}"
+    draft = {
+        "routes": {
+            str(d): {"route": ["A1", *(f"T{k}" for k in range(40)), "A1"]} for d in range(50)
+        }
+    }
+    better = {**draft, "total_points": 12.5}
+    with TraceWriter(url) as writer:
+        writer.emit(RunRecord("run-plan", {"x": 1}, 0, {}))
+        writer.emit(PlanVersionRecord("run-plan", "p1", None, 3, "draft", "t", draft, 12.0))
+        writer.emit(PlanVersionRecord("run-plan", "p1", None, 3, "committed", "", {}))  # status
+        writer.emit(PlanVersionRecord("run-plan", "p2", "p1", 9, "draft", "t2", draft))
+        writer.emit(PlanVersionRecord("run-plan", "p2", "p1", 9, "committed", "t2", better))
+    old = {"routes": {"1": {"route": ["A1", "A1"]}}}  # as a store made before holds it
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO plan_versions (plan_id, run_id, tick, status, trigger, solution)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            ("p0", "run-plan", 0, "superseded", "initial", json.dumps(old)),
+        )
+        stored = conn.execute(
+            "SELECT plan_id, solution, packed IS NOT NULL FROM plan_versions ORDER BY tick"
+        ).fetchall()
+    assert stored == [("p0", json.dumps(old), 0), ("p1", "{}", 1), ("p2", "{}", 1)]
+    versions = TraceReader(url).plan_versions("run-plan")
+    assert [(v["plan_id"], v["status"], v["solution"]) for v in versions] == [
+        ("p0", "superseded", old),
+        ("p1", "committed", draft),
+        ("p2", "committed", better),
+    ]
+    assert all("packed" not in v for v in versions)
