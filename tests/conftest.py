@@ -112,6 +112,14 @@ class _SuiteBroker:
 
 _BROKER = _SuiteBroker()
 
+# The grouped tests of a worker whose xdist could not group them (pytest_collection_finish).
+_UNGROUPED: set[str] = set()
+_NO_GROUPS = (
+    "--dist loadgroup does not group with pytest {} and this pytest-xdist (pytest-xdist#1386):"
+    " every worker would build this module's shared fixture; install the pytest that "
+    "pyproject.toml allows (make .venv/.installed)"
+)
+
 
 def _available(part: str) -> bool:
     if part == "mqtt":
@@ -122,6 +130,8 @@ def _available(part: str) -> bool:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in _UNGROUPED:
+        pytest.fail(_NO_GROUPS.format(pytest.__version__), pytrace=False)
     for part in ("mqtt", "postgres", "browser"):
         if item.get_closest_marker(part) is not None and not _available(part):
             why = (
@@ -146,6 +156,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             for d in defs
         ):
             item.add_marker(pytest.mark.xdist_group(module))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # xdist hands a test's group to its scheduler in the test's node id (``...@group``);
+    # with a pytest whose node ids it cannot rewrite (9.2: pytest-xdist#1386) the groups
+    # are silently dropped and every worker builds the shared fixtures again (test_fork's
+    # flown run four times over). The grouped tests then fail saying so (pytest_runtest_setup).
+    if getattr(session.config.option, "loadgroup", False):  # set in loadgroup workers
+        grouped = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group")]
+        if not any("@" in nodeid for nodeid in grouped):
+            _UNGROUPED.update(grouped)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -173,6 +173,10 @@ def _structure_problems(data: Any) -> list[str]:
         if isinstance(value, _Object):
             keys = ", ".join(json.dumps(k) for k in value.duplicates)
             problems.append(f"{json_path(loc)}: key given more than once: {keys}")
-        # reversed, so that problems come out in the order of the document
-        stack.extend(reversed([(child, (*loc, key)) for key, child in children]))
+        # reversed, so that problems come out in the order of the document; only containers
+        # (a scalar has no keys and no depth: pushing the numbers of a large file cost more
+        # than parsing it)
+        stack.extend(
+            reversed([(c, (*loc, key)) for key, c in children if isinstance(c, dict | list)])
+        )
     return problems
