@@ -247,16 +247,26 @@ def test_one_drones_commands_through_the_dashboard(mission):
         ),
     )
     assert flying
-    out = _ok(isr("command", run, "HOLD", "D3", "--url", url, "--token", TOKEN))
-    assert "HOLD 3" in out
-    mission.until(
-        "D3 held",
-        lambda: (
-            (mission.state()["scene"] or {}).get("drones", {}).get("3", {}).get("held")
-            == "operator: hold"
-        ),
-    )
-    _ok(isr("command", run, "RESUME", "3", "--url", url, "--token", TOKEN))
+    for _ in range(3):
+        commits = sum(e["kind"] == "COMMIT_PLAN" for e in mission.events())
+        out = _ok(isr("command", run, "HOLD", "D3", "--url", url, "--token", TOKEN))
+        assert "HOLD 3" in out
+        mission.until(
+            "D3 held",
+            lambda: (
+                (mission.state()["scene"] or {}).get("drones", {}).get("3", {}).get("held")
+                == "operator: hold"
+            ),
+        )
+        resumed = isr("command", run, "RESUME", "3", "--url", url, "--token", TOKEN)
+        if resumed.exit_code == 0:
+            break
+        # A plan committed meanwhile (a round the module's edits started) re-tasks a held
+        # drone, as it should: RESUME is then refused with why, and the hold is tried again.
+        _refused(resumed, 2, "RESUME refused: D3 is flying, not holding")
+        assert sum(e["kind"] == "COMMIT_PLAN" for e in mission.events()) > commits
+    else:
+        pytest.fail("every RESUME met a plan committed since its HOLD")
     mission.until(
         "D3 resumed",
         lambda: any(
