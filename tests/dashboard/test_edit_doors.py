@@ -111,13 +111,21 @@ async def test_an_edit_may_name_what_the_edit_before_it_creates_or_removes():
             event(lambda e: e["kind"] == "edit_applied" and e["edit"]["op"] == "move_target"),
             what="the move of T77 applied",
         )
-        await ws.until(
+        removed = await ws.until(
             event(lambda e: e["kind"] == "edit_applied" and e["edit"]["op"] == "remove_target"),
             what="the removal of T12 applied",
         )
+        # a scene is the picture at its own tick: one drawn between the move and the removal
+        # (already read, or still being drawn) shows T77 moved and T12 still there
+        after = removed["data"]["tick"]
         final = await ws.until(
-            scene(lambda s: any(t["id"] == "T77" and t["x"] == 21 for t in s["targets"])),
-            what="T77 moved in the scene",
+            scene(
+                lambda s: (
+                    s["tick"] > after
+                    and any(t["id"] == "T77" and t["x"] == 21 for t in s["targets"])
+                )
+            ),
+            what="T77 moved in a scene after the removal",
         )
         assert "T12" not in {t["id"] for t in final["data"]["targets"]}
         events = (await http.get("/api/events")).json()["events"]
