@@ -59,6 +59,13 @@ class ReplanProblem:
         """Targets reached on the frozen paths: they count as collected in the remainder."""
         return {t for c in self.checkpoints.values() for t in c.frozen_targets}
 
+    def gone(self, world: World) -> dict[str, str]:
+        """The targets a plan rebased onto this cut can no longer visit, with why: those
+        ``world`` (the one it was cut from) has collected, and those reached before the cut."""
+        gone = {t: "collected" for t in world.collected()}
+        gone.update({t: "reached before the cut" for t in self.frozen_targets})
+        return gone
+
 
 def with_reserve(scenario: Scenario, reserve: float) -> Scenario:
     """``scenario`` with ``reserve`` (km) off each drone's fuel budget: the first plan keeps

@@ -440,8 +440,7 @@ class Rounds:
         problem = cutter()
         in_force = None
         if keep is not None:
-            gone = {t: "collected" for t in world.collected()}
-            gone.update({t: "reached before the cut" for t in problem.frozen_targets})
+            gone = problem.gone(world)
             in_force = InForce(*keep, gone)
             if only:
                 # the planner may give each drone only what it has (a named one: less what
@@ -943,10 +942,8 @@ class Rounds:
 
         def job() -> Rebased:
             problem = cutter()
-            gone = {t: "collected" for t in world.collected()}
-            gone.update({t: "reached before the cut" for t in problem.frozen_targets})
             rebased = rebase.rebase_job(
-                problem, draft.intent, draft.ends, gone, compare, host.compile
+                problem, draft.intent, draft.ends, problem.gone(world), compare, host.compile
             )
             ahead(c.path for c in rebased.commands)  # for the first check after its commit
             return rebased

@@ -125,8 +125,8 @@ def capture_scene(
     executive: Executive, trails: dict[str, list[list[float]]] | None = None
 ) -> Callable[[], dict[str, Any]]:
     """What ``scene`` reads, taken now (between ticks: copies of the world's arrays and of
-    a few dicts), and a function that draws the picture from it later, in any thread: the paths cut and
-    sampled, the points of no return walked. The tick pays for the reads only; at 1,000
+    a few dicts), and a function that draws the picture from it later, in any thread: the
+    drones read, the paths cut and sampled, the points of no return walked. The tick pays for the reads only; at 1,000
     drones the drawing is what costs (tens of ms of Python), so a host renders it off the
     tick."""
     sim = executive.sim
