@@ -216,9 +216,11 @@ def test_slow_reply_times_out_without_blocking_the_loop(messages_api):
     error, elapsed, stamps, gaps = asyncio.run(go())
     assert error.kind == "timeout"
     assert timeout_s <= elapsed < timeout_s + 0.5
-    # ~40 ticks of 10 ms fit in the call; a blocked loop would show few ticks, one big gap
-    assert len(stamps) >= 0.5 * elapsed / 0.01
-    assert max(gaps) < 0.2  # jitter on a shared machine; a blocked loop would gap >= 0.4 s
+    # the loop kept ticking through the call: no gap near the call's length (a blocked
+    # loop gaps >= 0.4 s), and ticks until its end; how many ticks a loaded machine fits
+    # in 0.4 s is not the claim (CI once fitted 20 where 20.05 were asked)
+    assert max(gaps) < 0.2
+    assert stamps[-1] >= stamps[0] + elapsed - 0.2
 
 
 def test_text_only_reply_is_malformed(messages_api):

@@ -216,8 +216,11 @@ def test_slow_reply_times_out_without_blocking_the_loop(chat_api):
     error, elapsed, stamps, gaps = asyncio.run(go())
     assert error.kind == "timeout"
     assert timeout_s <= elapsed < timeout_s + 0.5
-    assert len(stamps) >= 0.5 * elapsed / 0.01  # the loop kept ticking during the call
+    # the loop kept ticking through the call: no gap near the call's length (a blocked
+    # loop gaps >= 0.4 s), and ticks until its end; how many ticks a loaded machine fits
+    # in 0.4 s is not the claim (CI once fitted 20 where 20.05 were asked)
     assert max(gaps) < 0.2
+    assert stamps[-1] >= stamps[0] + elapsed - 0.2
 
 
 def test_a_slow_call_fails_cleanly_through_call_validated(chat_api):
