@@ -72,6 +72,8 @@ class Cluster:
 
 @pytest.fixture
 def suite(tmp_path):
+    """Four small missions (a 30 km square, the generator's smallest: each flies in about
+    0.6 CPU s instead of 1.7 on the default 100 km), one per disruption class twice."""
     out = tmp_path / "suite"
     done = runner.invoke(
         app,
@@ -86,6 +88,8 @@ def suite(tmp_path):
             "10..18",
             "--drones",
             "2..4",
+            "--size",
+            "30",
             "--disruptions",
             "popup_sam,lost_drone",
             "--out",
