@@ -4,9 +4,11 @@ killed mid-batch (SIGKILL, on a real LocalCluster) costs a retry, never a run st
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -16,7 +18,32 @@ from executive.traces.engine import open_store
 from mission.evaluation.batch import batch_client, run_batch, warm
 from mission.evaluation.policies import EvalTask, suite_tasks
 from mission.evaluation.run import run_one
+from planner.scenario.generator import SuiteSpec, generate_mission
 from tests.conftest import SCENARIOS
+
+
+def small_suite(folder: Path) -> Path:
+    """Four small missions written as ``isr scenario generate`` writes a suite: a 30 km
+    square (the generator's smallest) and 10-18 targets, each flown in about 0.6 CPU s
+    where the standard suite's take 2; the batch is what is under test, not the missions."""
+    spec = SuiteSpec(
+        name="once",
+        count=4,
+        drones=(2, 4),
+        targets=(10, 18),
+        size=30.0,
+        disruptions=["popup_sam", "lost_drone"],
+    )
+    folder.mkdir()
+    missions = []
+    for index in range(spec.count):
+        made = generate_mission(spec, index)
+        file = f"{spec.name}-{index:04d}.json"
+        (folder / file).write_text(json.dumps(made.scenario))
+        missions.append({"file": file, "index": index, "disruption": made.disruption})
+    manifest = {"spec": spec.model_dump(mode="json"), "missions": missions}
+    (folder / "suite.json").write_text(json.dumps(manifest))
+    return folder
 
 
 def test_a_task_run_twice_stores_one_run(tmp_path):
@@ -45,9 +72,12 @@ def test_a_worker_killed_mid_batch_costs_a_retry_and_no_run_twice(tmp_path):
     is stored once, ended with its outcome, and Dask reports the killed run retried."""
     url = f"sqlite:///{tmp_path / 'eval.db'}"
     TraceReader(url).close()  # the schema, as isr eval makes it before the workers write
+    # 8 tasks on 2 threads: more than twice the threads, so Dask queues them on the
+    # scheduler, as it does a real suite's (a smaller batch is handed out whole)
     _, tasks = suite_tasks(
-        SCENARIOS / "suites" / "standard", ["auto", "no-replan"], url, limit=4, agents=False
+        small_suite(tmp_path / "suite"), ["auto", "no-replan"], url, agents=False
     )
+    assert len(tasks) == 8
     killed: list[list[str]] = []
     with batch_client(2) as client:
         warm(client)
