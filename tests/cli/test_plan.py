@@ -1,4 +1,5 @@
-"""`isr validate` and `isr plan` as a user runs them: real process, real files."""
+"""`isr validate` and `isr plan` as a user runs them: real process, real files; the
+strategies' plans and the refused options through the same typer app in this process."""
 
 from __future__ import annotations
 
@@ -9,14 +10,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+from cli.main import build_app
 from tests.conftest import ROOT
 
 ISR = [sys.executable, "-m", "cli"]
+APP = build_app()
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([*ISR, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def invoke(*args: str) -> Result:
+    """The same command in this process, through the same typer app: where what is checked
+    is the app's answer (a plan, a refusal), not the process (a process start costs ~0.6
+    CPU s of imports; the tests above and below keep a real process where it matters)."""
+    return CliRunner().invoke(APP, list(args))
 
 
 def test_plan_json_is_one_valid_solution_object(demo_path):
@@ -70,8 +82,8 @@ def test_plan_table_and_files(demo_path, tmp_path):
 
 @pytest.mark.parametrize("strategy", ["efficient", "greedy", "balanced", "geographic", "exclusive"])
 def test_every_strategy_plans_the_demo(demo_path, strategy):
-    done = run("plan", str(demo_path), "--strategy", strategy, "--json")
-    assert done.returncode == 0, done.stderr
+    done = invoke("plan", str(demo_path), "--strategy", strategy, "--json")
+    assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["total_points"] > 0
 
 
@@ -110,13 +122,13 @@ def test_malformed_json_exit_2(tmp_path):
 
 
 def test_unwritable_output_is_refused_before_planning(demo_path, tmp_path):
-    done = run("plan", str(demo_path), "--out", str(tmp_path / "missing" / "plan.json"))
-    assert done.returncode == 2 and "does not exist" in done.stderr
-    done = run("plan", str(demo_path), "--plot", str(tmp_path / "plan.txt"))
-    assert done.returncode == 2 and "--plot" in done.stderr
+    done = invoke("plan", str(demo_path), "--out", str(tmp_path / "missing" / "plan.json"))
+    assert done.exit_code == 2 and "does not exist" in done.stderr, done.output
+    done = invoke("plan", str(demo_path), "--plot", str(tmp_path / "plan.txt"))
+    assert done.exit_code == 2 and "--plot" in done.stderr, done.output
     assert not (tmp_path / "plan.txt").exists()
 
 
 def test_unknown_strategy(demo_path):
-    done = run("plan", str(demo_path), "--strategy", "clever")
-    assert done.returncode == 2 and "choose one of" in done.stderr
+    done = invoke("plan", str(demo_path), "--strategy", "clever")
+    assert done.exit_code == 2 and "choose one of" in done.stderr, done.output
