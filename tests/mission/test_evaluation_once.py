@@ -4,45 +4,36 @@ killed mid-batch (SIGKILL, on a real LocalCluster) costs a retry, never a run st
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
 from pathlib import Path
 
 import sqlalchemy as sa
+from typer.testing import CliRunner
 
+from cli.main import build_app
 from executive.traces import TraceReader
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 from mission.evaluation.batch import batch_client, run_batch, warm
 from mission.evaluation.policies import EvalTask, suite_tasks
 from mission.evaluation.run import run_one
-from planner.scenario.generator import SuiteSpec, generate_mission
 from tests.conftest import SCENARIOS
 
 
 def small_suite(folder: Path) -> Path:
-    """Four small missions written as ``isr scenario generate`` writes a suite: a 30 km
-    square (the generator's smallest) and 10-18 targets, each flown in about 0.6 CPU s
-    where the standard suite's take 2; the batch is what is under test, not the missions."""
-    spec = SuiteSpec(
-        name="once",
-        count=4,
-        drones=(2, 4),
-        targets=(10, 18),
-        size=30.0,
-        disruptions=["popup_sam", "lost_drone"],
+    """Four small missions, written by ``isr scenario generate`` (one writer of a suite's
+    files and manifest): a 30 km square (the generator's smallest) and 10-18 targets, each
+    flown in about 0.6 CPU s where the standard suite's take 2; the batch is what is under
+    test, not the missions."""
+    done = CliRunner().invoke(
+        build_app(),
+        ["scenario", "generate", "--name", "once", "--count", "4", "--targets", "10..18"]
+        + ["--drones", "2..4", "--size", "30", "--disruptions", "popup_sam,lost_drone"]
+        + ["--out", str(folder)],
     )
-    folder.mkdir()
-    missions = []
-    for index in range(spec.count):
-        made = generate_mission(spec, index)
-        file = f"{spec.name}-{index:04d}.json"
-        (folder / file).write_text(json.dumps(made.scenario))
-        missions.append({"file": file, "index": index, "disruption": made.disruption})
-    manifest = {"spec": spec.model_dump(mode="json"), "missions": missions}
-    (folder / "suite.json").write_text(json.dumps(manifest))
+    assert done.exit_code == 0, done.output
     return folder
 
 
