@@ -12,8 +12,12 @@ or between ticks.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import struct
 import time
+import zlib
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Table, select
@@ -191,7 +195,7 @@ class TraceReader:
             .where(S.plan_versions.c.run_id == run_id)
             .order_by(S.plan_versions.c.tick)
         )
-        return [_json_in(row, "solution") for row in rows]
+        return [_json_in(row, "solution", run_id, "plan_versions") for row in rows]
 
     def state_hashes(self, run_id: str) -> dict[int, str]:
         """Tick -> the state hash recorded there (every ``hash_every`` ticks)."""
@@ -220,7 +224,7 @@ class TraceReader:
 
     def last_telemetry(self, run_id: str) -> Row | None:
         """The latest telemetry row, or None when none was recorded."""
-        return _frame(self._latest(S.telemetry, (S.telemetry,), run_id, 2**62))
+        return _frame(self._latest(S.telemetry, (S.telemetry,), run_id, 2**62), run_id)
 
     def agent_runs(self, run_id: str) -> list[Row]:
         """The agent runs recorded under this mission run, in no guaranteed order."""
@@ -251,12 +255,12 @@ class TraceReader:
         q = self._ranged(t, (t.c.tick, t.c.drones, t.c.packed), run_id, start, end)
         if every > 1:
             q = q.where(t.c.tick % every == 0)
-        return [_unpacked(row) for row in self._rows(q.order_by(t.c.tick))]
+        return [_unpacked(row, run_id) for row in self._rows(q.order_by(t.c.tick))]
 
     def telemetry_at(self, run_id: str, tick: int) -> Row | None:
         """The last telemetry row (tick, drones) at or before ``tick``."""
         t = S.telemetry
-        return _frame(self._latest(t, (t.c.tick, t.c.drones, t.c.packed), run_id, tick))
+        return _frame(self._latest(t, (t.c.tick, t.c.drones, t.c.packed), run_id, tick), run_id)
 
     def events_range(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """Events with ``start <= tick <= end``, in the order they were recorded."""
@@ -267,13 +271,14 @@ class TraceReader:
         """The last scene snapshot at or before ``tick`` (tick, scene), or None."""
         c = S.snapshots.c
         row = self._latest(S.snapshots, (c.tick, c.scene, c.packed), run_id, tick)
-        return None if row is None else _json_in(row, "scene")
+        return None if row is None else _json_in(row, "scene", run_id, "snapshots")
 
     def snapshots(self, run_id: str, start: int = 0, end: int | None = None) -> list[Row]:
         """The scene snapshots (tick, scene) with ``start <= tick <= end``, in tick order."""
         c = S.snapshots.c
         q = self._ranged(S.snapshots, (c.tick, c.scene, c.packed), run_id, start, end)
-        return [_json_in(row, "scene") for row in self._rows(q.order_by(c.tick))]
+        rows = self._rows(q.order_by(c.tick))
+        return [_json_in(row, "scene", run_id, "snapshots") for row in rows]
 
     def close(self) -> None:
         """Release the database connections."""
@@ -351,22 +356,38 @@ def _summary(row: Row) -> Row:
     }
 
 
-def _frame(row: Row | None) -> Row | None:
-    return None if row is None else _unpacked(row)
+def _frame(row: Row | None, run_id: str) -> Row | None:
+    return None if row is None else _unpacked(row, run_id)
 
 
-def _json_in(row: Row, key: str) -> Row:
+def _json_in(row: Row, key: str, run_id: str, table: str) -> Row:
     """A row with packed JSON (``packing.pack_json``) as it was given: unpacked into
     ``key``; a row a store made before packing holds is read as it is."""
     packed = row.pop("packed", None)
     if packed is not None:
-        row[key] = unpack_json(packed)
+        with _readable(run_id, table, row):
+            row[key] = unpack_json(packed)
     return row
 
 
-def _unpacked(row: Row) -> Row:
+def _unpacked(row: Row, run_id: str) -> Row:
     """A telemetry row as it was given: a packed frame unpacked into ``drones``."""
     packed = row.pop("packed", None)
     if packed is not None:
-        row["drones"] = unpack_frame(packed)
+        with _readable(run_id, "telemetry", row):
+            row["drones"] = unpack_frame(packed)
     return row
+
+
+@contextlib.contextmanager
+def _readable(run_id: str, table: str, row: Row) -> Iterator[None]:
+    """A packed value that does not unpack (a damaged file, a row written by something
+    else) as ``ExecutiveError`` naming the run, the table and the row's tick: never a
+    traceback, never read as an empty scene or frame."""
+    try:
+        yield
+    except (ValueError, zlib.error, struct.error) as exc:  # JSON and UTF-8 errors are ValueErrors
+        raise ExecutiveError(
+            f"run {run_id}: the trace store's {table} row at tick {row.get('tick')} is damaged"
+            f" and cannot be read ({exc})"
+        ) from exc

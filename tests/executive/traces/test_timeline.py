@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 
 import pytest
+from typer.testing import CliRunner
 
+from cli.main import build_app
+from executive.errors import ExecutiveError
 from executive.loop import Policy
 from executive.traces import TraceReader
 from executive.traces.replay import resimulate
@@ -134,3 +138,66 @@ def test_a_seek_applies_every_kind_of_edit_as_the_run_did(edited):
         live_sams = {s.id: (s.x, s.y, s.range, s.id in known) for s in world.truth_environment.sams}
         seen_sams = {s["id"]: (s["x"], s["y"], s["range"], s["known"]) for s in scene["sams"]}
         assert seen_sams == live_sams, tick
+
+
+def test_a_damaged_packed_row_is_said_with_its_table_and_tick_never_read_as_empty(stored, tmp_path):
+    """A packed scene, frame or plan that does not unpack (a damaged file) is an error
+    naming the run, the table and the tick, in the reader, the seek and ``isr report``
+    (exit 2, nothing written); the rows around it still read."""
+    reader, run, report = stored
+    rid = run["run_id"]
+    copy = tmp_path / "damaged.db"
+    with (
+        sqlite3.connect(reader.url.removeprefix("sqlite:///")) as source,
+        sqlite3.connect(copy) as target,
+    ):
+        source.backup(target)  # the store is in WAL mode: a file copy could miss pages
+    with sqlite3.connect(copy) as conn:
+        (scene_tick,) = conn.execute(
+            "SELECT max(tick) FROM snapshots WHERE run_id = ? AND packed IS NOT NULL", (rid,)
+        ).fetchone()
+        (frame_tick,) = conn.execute(
+            "SELECT max(tick) FROM telemetry WHERE run_id = ? AND packed IS NOT NULL", (rid,)
+        ).fetchone()
+        (plan_tick,) = conn.execute(
+            "SELECT min(tick) FROM plan_versions WHERE run_id = ? AND packed IS NOT NULL", (rid,)
+        ).fetchone()
+        for table, tick, blob in (
+            ("snapshots", scene_tick, b"\x00\x01junk"),  # not even the packed header
+            ("telemetry", frame_tick, None),  # a packed frame cut short (set below)
+            ("plan_versions", plan_tick, None),
+        ):
+            if blob is None:  # the right header, the compressed body cut in half
+                (whole,) = conn.execute(
+                    f"SELECT packed FROM {table} WHERE run_id = ? AND tick = ?", (rid, tick)
+                ).fetchone()
+                blob = whole[: len(whole) // 2]
+            conn.execute(
+                f"UPDATE {table} SET packed = ? WHERE run_id = ? AND tick = ?", (blob, rid, tick)
+            )
+    damaged = TraceReader(f"sqlite:///{copy}")
+    try:
+        for read, table, tick in (
+            (lambda: damaged.snapshot_at(rid, report.ticks), "snapshots", scene_tick),
+            (lambda: damaged.snapshots(rid), "snapshots", scene_tick),
+            (lambda: damaged.telemetry_range(rid), "telemetry", frame_tick),
+            (lambda: damaged.last_telemetry(rid), "telemetry", frame_tick),
+            (lambda: damaged.plan_versions(rid), "plan_versions", plan_tick),
+            (lambda: state_at(damaged, run, report.ticks), "snapshots", scene_tick),
+        ):
+            with pytest.raises(ExecutiveError) as info:
+                read()
+            said = str(info.value)
+            assert f"run {rid}" in said and f"{table} row at tick {tick} is damaged" in said
+        # what is not damaged still reads
+        assert damaged.telemetry_at(rid, frame_tick - 1)["tick"] < frame_tick
+        assert damaged.snapshot_at(rid, scene_tick - 1) is not None
+    finally:
+        damaged.close()
+    out = tmp_path / "report.html"
+    done = CliRunner().invoke(
+        build_app(), ["report", rid, "--db", f"sqlite:///{copy}", "--out", str(out)]
+    )
+    assert done.exit_code == 2, done.output
+    assert "is damaged" in done.stderr and "Traceback" not in done.output
+    assert not out.exists()
