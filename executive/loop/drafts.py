@@ -29,6 +29,7 @@ from sim import FlyPath, Sim
 __all__ = [
     "AgentWork",
     "Approval",
+    "Asking",
     "Draft",
     "InForce",
     "Planned",
@@ -105,6 +106,19 @@ class RoundHost(Protocol):
         """Called on the tick; what it returns, called in a worker thread with the paths a
         plan will fly, works out their first contacts with the SAMs known at the call."""
         ...
+
+
+@dataclass(frozen=True)
+class Asking:
+    """What the tick knew when a round started, for the planner's request made once the
+    remainder is cut (paced: in a worker): the round's id, its trigger, the agents not
+    asked (role -> why), the operator's constraints and words in force then."""
+
+    round_id: str
+    trigger: str
+    skip: dict[str, str]
+    constraints: OperatorConstraints
+    instruction: str | None
 
 
 @dataclass(frozen=True)

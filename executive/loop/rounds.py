@@ -60,6 +60,7 @@ from executive.loop.decisions import (
 from executive.loop.drafts import (
     AgentWork,
     Approval,
+    Asking,
     Draft,
     InForce,
     Planned,
@@ -77,7 +78,7 @@ from executive.loop.drafts import (
 from executive.loop.plan_commands import fly_commands
 from executive.loop.prepared import prepare_json, solution_json
 from executive.loop.report import Replan
-from planner.constraints import OperatorConstraints, constraint_violations, keep_others
+from planner.constraints import constraint_violations, keep_others
 from planner.geometry import Path
 from planner.intent import Intent, intent_of
 from planner.mission import Mission
@@ -393,7 +394,7 @@ class Rounds:
         # runs trace the same records at the same ticks.
         paced = host.speed is not None
         world = sim.world.frozen() if paced else sim.world
-        asking = (round_id, trigger, skip, host.constraints, host.instruction)
+        asking = Asking(round_id, trigger, skip, host.constraints, host.instruction)
         cutting = functools.partial(self._cut, world, self._cutter(world, cut), keep, only, asking)
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
@@ -428,15 +429,13 @@ class Rounds:
         cutter: Callable[[], ReplanProblem],
         keep: tuple[str, Intent, dict[str, str]] | None,
         only: set[str] | None,
-        asking: tuple[str, str, dict[str, str], OperatorConstraints, str | None],
+        asking: Asking,
     ) -> Remainder:
         """The round's remainder (``cutter``) read from ``world`` (the sim's, or a frozen
         copy of it in a worker), with the plan in force (``keep``: its id, intent and ends)
-        it is judged against, and the planner's request (``asking``: the round's id,
-        trigger, agents not asked, the constraints and the operator's words, as on the
-        tick)."""
+        it is judged against, and the planner's request (``asking``, as on the tick)."""
         host = self.host
-        round_id, trigger, skip, constraints, instruction = asking
+        constraints = asking.constraints
         problem = cutter()
         in_force = None
         if keep is not None:
@@ -449,15 +448,15 @@ class Rounds:
                 constraints = keep_others(constraints, left, only)
         request = PlanRequest(
             host.run_id,
-            round_id,
+            asking.round_id,
             problem.tick,
-            trigger,
+            asking.trigger,
             problem.scenario,
             host.policy.planning_deadline_s,
             constraints,
-            instruction,
+            asking.instruction,
             host.run_id,
-            skip,
+            asking.skip,
         )
         return Remainder(problem, in_force, request)
 
