@@ -67,3 +67,24 @@ def test_a_swarms_drone_is_described_by_type_with_the_targets_it_may_not_visit()
         "ELIGIBLE TARGETS: every target of type a, b (300 targets) except T0, T1,"
     )
     assert line.endswith(", T59 and 40 more")
+
+
+def test_drones_of_one_sensor_fit_share_their_line_and_a_narrowed_one_keeps_its_own():
+    # the line is made once per eligible tuple (compile_mission shares one per sensor fit):
+    # a drone with the same sensors but a constraint's narrower tuple must not inherit it
+    mission = compile_mission(_scenario(400))
+    wide = mission.drones[1]
+    same = dataclasses.replace(wide, id="3")
+    taken = {mission.index["T0"]}
+    fewer = dataclasses.replace(
+        wide, id="4", eligible=tuple(n for n in wide.eligible if n not in taken)
+    )
+    equal = dataclasses.replace(wide, id="5", eligible=tuple(list(wide.eligible)))
+    text = mission_context(
+        dataclasses.replace(mission, drones=[*mission.drones, same, fewer, equal])
+    )
+    full = "ELIGIBLE TARGETS: every target of type a, b (400 targets)"
+    assert [_line(text, d).strip() for d in (2, 3, 5)] == [full] * 3
+    assert _line(text, 4).strip() == (
+        "ELIGIBLE TARGETS: every target of type a, b (399 targets) except T0"
+    )
