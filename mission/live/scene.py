@@ -126,9 +126,9 @@ def capture_scene(
 ) -> Callable[[], dict[str, Any]]:
     """What ``scene`` reads, taken now (between ticks: copies of the world's arrays and of
     a few dicts), and a function that draws the picture from it later, in any thread: the
-    drones read, the paths cut and sampled, the points of no return walked. The tick pays for the reads only; at 1,000
-    drones the drawing is what costs (tens of ms of Python), so a host renders it off the
-    tick."""
+    drones read, the paths cut and sampled, the points of no return walked. The tick pays
+    for the copies only; at 1,000 drones the drawing is what costs (tens of ms of Python),
+    so a host renders it off the tick."""
     sim = executive.sim
     # The tick copies (``World.frozen``, the few dicts below); every drone is read from the
     # copies in ``render``: reading 1,000 drones one by one took 5-50 ms on the tick.
