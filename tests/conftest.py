@@ -140,8 +140,27 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.fail(_HOW_TO_START[part] + why, pytrace=False)
 
 
+def _stray_marks(items: list[pytest.Item]) -> list[str]:
+    """Helpers carrying a test's marker (``@pytest.mark.mqtt`` left above a helper put in
+    front of its test): the test then runs without its part, failing only when run alone."""
+    modules = {id(m): m for i in items if (m := getattr(i, "module", None)) is not None}
+    return [
+        f"{module.__name__}.{name}"
+        for module in modules.values()
+        for name, value in vars(module).items()
+        if callable(value)
+        and not name.startswith("test")
+        and getattr(value, "__module__", None) == module.__name__
+        and getattr(value, "pytestmark", None)
+        and not hasattr(value, "_fixture_function_marker")
+        and not isinstance(value, type)
+    ]
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if stray := _stray_marks(items):
+        raise pytest.UsageError(f"a test's marker on a helper, not a test: {', '.join(stray)}")
     # A test module's own module-scoped fixture (a mission flown and stored, a live run) is
     # built once per process that runs its tests: keep those tests on one worker
     # (``--dist loadgroup``), so it is built once, not once per worker.

@@ -236,7 +236,6 @@ def test_commands_and_questions_through_the_dashboard(mission):
     )
 
 
-@pytest.mark.mqtt
 def _held(mission: Mission) -> int:
     """How many times the executive has held D3 for the operator (its HOLD event)."""
     return sum(
@@ -245,31 +244,44 @@ def _held(mission: Mission) -> int:
     )
 
 
+def _status(mission: Mission, drone: str) -> str | None:
+    """A drone's status in the telemetry the dashboard mirrors (what its door judges by)."""
+    return (mission.state()["telemetry"] or {}).get("drones", {}).get(drone, {}).get("status")
+
+
+def _commits(mission: Mission) -> int:
+    return sum(e["kind"] == "COMMIT_PLAN" for e in mission.events())
+
+
+@pytest.mark.mqtt
 def test_one_drones_commands_through_the_dashboard(mission):
     url, run = mission.url, mission.run_id
-    flying = mission.until(
-        "D3 flying",
-        lambda: (
-            (mission.state()["telemetry"] or {}).get("drones", {}).get("3", {}).get("status")
-            == "flying"
-        ),
-    )
+    flying = mission.until("D3 flying", lambda: _status(mission, "3") == "flying")
     assert flying
     for _ in range(3):
-        commits = sum(e["kind"] == "COMMIT_PLAN" for e in mission.events())
+        commits = _commits(mission)
         held = _held(mission)
         out = _ok(isr("command", run, "HOLD", "D3", "--url", url, "--token", TOKEN))
         assert "HOLD 3" in out
         # the executive's event, not the scene: a scene drawn while D3 holds may come after
         # a plan committed meanwhile has re-tasked it (scenes are drawn paced, in a worker)
         mission.until("D3 held", lambda held=held: _held(mission) > held)
+        # The door judges RESUME by the telemetry it mirrors, which trails the event by up
+        # to a frame: wait until it shows the hold, or a plan committed since re-tasked D3.
+        mission.until(
+            "the door's mirror of the hold",
+            lambda commits=commits: (
+                _status(mission, "3") == "holding" or _commits(mission) > commits
+            ),
+        )
         resumed = isr("command", run, "RESUME", "3", "--url", url, "--token", TOKEN)
         if resumed.exit_code == 0:
             break
         # A plan committed meanwhile (a round the module's edits started) re-tasks a held
         # drone, as it should: RESUME is then refused with why, and the hold is tried again.
         _refused(resumed, 2, "RESUME refused: D3 is flying, not holding")
-        assert sum(e["kind"] == "COMMIT_PLAN" for e in mission.events()) > commits
+        # (its COMMIT_PLAN event may reach the dashboard a frame after the telemetry)
+        mission.until("a plan committed since the hold", lambda c=commits: _commits(mission) > c)
     else:
         pytest.fail("every RESUME met a plan committed since its HOLD")
     mission.until(

@@ -166,7 +166,6 @@ def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
     assert not errors, errors
 
 
-@pytest.mark.browser
 def _click_label(page: Page, selector: str) -> None:
     """Click a map label the way a user does. Labels are laid out again on every frame and one
     with no clear place left is hidden for that frame (a drone flying past), so wait until it
@@ -182,6 +181,7 @@ def _click_label(page: Page, selector: str) -> None:
                 raise
 
 
+@pytest.mark.browser
 def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(chromium):
     errors: list[str] = []
     with (
