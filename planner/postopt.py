@@ -19,10 +19,14 @@ is kept, so the guarantees hold for any distance matrix (non-metric, ``inf`` leg
 :class:`Change` carries the exact points and fuel difference of the move.
 
 Only drones present in ``routes`` take part; the input dict is not modified.
+
+A ``deadline`` (a ``time.perf_counter()`` instant) makes a tool anytime: no move starts
+after it, and what was kept is whole, so the guarantees above hold whenever it stops.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -32,6 +36,8 @@ from planner.errors import PlannerError
 from planner.model import drone_label
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from planner.mission import DroneSpec, Mission
 
 __all__ = [
@@ -133,6 +139,11 @@ class _Plan:
         return PostOptResult({d: list(r) for d, r in self.routes.items()}, changes)
 
 
+def _due(deadline: float | None) -> bool:
+    """The caller's deadline has passed: start no new move."""
+    return deadline is not None and time.perf_counter() >= deadline
+
+
 def _free(spec: DroneSpec, route: list[int]) -> range:
     """Indices of the movable targets of ``route`` (after the prefix, before the end)."""
     return range(1 + len(spec.prefix), len(route) - 1)
@@ -186,7 +197,9 @@ def _removal(plan: _Plan, spec: DroneSpec, route: list[int], i: int) -> list[int
 # ----------------------------------------------------------------------------- tools
 
 
-def insert_missed(mission: Mission, routes: dict[str, list[int]]) -> PostOptResult:
+def insert_missed(
+    mission: Mission, routes: dict[str, list[int]], deadline: float | None = None
+) -> PostOptResult:
     """Insert unvisited eligible targets where they fit, best priority/extra fuel first.
 
     Targets with no points are not inserted (they would only cost fuel); frozen targets of
@@ -197,6 +210,8 @@ def insert_missed(mission: Mission, routes: dict[str, list[int]]) -> PostOptResu
     visited = plan.visited()
     banned: set[tuple[str, int]] = set()
     for _ in range(_MAX_MOVES):
+        if _due(deadline):
+            break
         best = None
         for k, spec in enumerate(plan.specs):
             route = plan.routes[spec.id]
@@ -264,7 +279,10 @@ def _best_move(
 
 
 def trajectory_swap(
-    mission: Mission, routes: dict[str, list[int]], cascade: bool = True
+    mission: Mission,
+    routes: dict[str, list[int]],
+    cascade: bool = True,
+    deadline: float | None = None,
 ) -> PostOptResult:
     """Move targets to drones whose routes pass closer, while that shortens the plan.
 
@@ -285,6 +303,8 @@ def trajectory_swap(
         ]
         owner = {t: spec for spec, t in todo}
         for _, t in todo:
+            if _due(deadline):
+                return plan.result(changes)
             src = owner[t]
             if t in plan.frozen:
                 continue
@@ -313,9 +333,13 @@ def trajectory_swap(
     return plan.result(changes)
 
 
-def _two_opt(plan: _Plan, spec: DroneSpec, changes: list[Change]) -> None:
+def _two_opt(
+    plan: _Plan, spec: DroneSpec, changes: list[Change], deadline: float | None = None
+) -> None:
     d = plan.dist
     for _ in range(_MAX_MOVES):
+        if _due(deadline):
+            return
         route = plan.routes[spec.id]
         old = plan.lengths[spec.id]
         lo = 1 + len(spec.prefix)
@@ -374,7 +398,9 @@ def _closer_end(plan: _Plan, spec: DroneSpec, changes: list[Change]) -> bool:
     return False
 
 
-def crossing_removal(mission: Mission, routes: dict[str, list[int]]) -> PostOptResult:
+def crossing_removal(
+    mission: Mission, routes: dict[str, list[int]], deadline: float | None = None
+) -> PostOptResult:
     """2-opt each route's free part until no reversal shortens it; then the closest end.
 
     Reversals never touch the start, the frozen prefix or the end; the best reversal (by
@@ -384,8 +410,10 @@ def crossing_removal(mission: Mission, routes: dict[str, list[int]]) -> PostOptR
     changes: list[Change] = []
     for spec in plan.specs:
         for _ in range(_MAX_MOVES):
-            _two_opt(plan, spec, changes)
-            if not _closer_end(plan, spec, changes):
+            if _due(deadline):
+                return plan.result(changes)
+            _two_opt(plan, spec, changes, deadline)
+            if _due(deadline) or not _closer_end(plan, spec, changes):
                 break  # a new end could open a new reversal; otherwise we are done
     return plan.result(changes)
 
@@ -396,15 +424,19 @@ def post_optimise(
     insert: bool = True,
     swap: bool = True,
     no_cross: bool = True,
+    deadline: float | None = None,
 ) -> PostOptResult:
     """No-cross, swap (cascade), insert, no-cross -- the enabled ones, changes concatenated.
 
     Uncrossing first gives the swap true route geometry; the swap frees fuel that the
     insertion then spends; a last no-cross tidies the routes that received insertions.
+    With a ``deadline`` each step stops starting moves once it has passed (a real-time
+    round's budget); without one every step runs until nothing improves, so the same
+    routes always give the same result.
     """
     current = {d: list(r) for d, r in routes.items()}
     changes: list[Change] = []
-    steps = []
+    steps: list[Callable[..., PostOptResult]] = []
     if no_cross:
         steps.append(crossing_removal)
     if swap:
@@ -414,7 +446,7 @@ def post_optimise(
     if no_cross and (swap or insert):
         steps.append(crossing_removal)
     for step in steps:
-        done = step(mission, current)
+        done = step(mission, current, deadline=deadline)
         current, changes = done.routes, changes + done.changes
     if not steps:
         _Plan(mission, current)  # still check the plan's shape

@@ -16,7 +16,11 @@ The fast tier (never waits on a model):
 1. The mission is compiled; drones that cannot be planned are helped or left out with the
    reason (``planner.feasibility``), so one drone never fails the round for the others.
 2. The baseline (team search with the operator constraints applied, post-optimised) runs
-   in a worker thread within the round's deadline; the event loop is never blocked.
+   in a worker thread within the round's deadline; the event loop is never blocked. With
+   a time budget (no fixed ``iterations``) the deadline is the whole round's: the search
+   and the post-optimisation end at 80 % of it (``baseline_budget``), what is left is the
+   executive's, to validate the plan and turn it into commands. With fixed ``iterations``
+   (batch runs) the post-optimisation runs to the end, so a seed reproduces the plan.
 
 The slow tier (the agents, off the critical path, each call bounded by its own
 ``agent_timeout_s``):
@@ -121,7 +125,15 @@ __all__ = ["AgentPlanner", "PlanningFailed"]
 
 log = logging.getLogger(__name__)
 
-_BASELINE_SHARE = 0.8  # of the deadline, for the team search (the agents do not share it)
+_BASELINE_SHARE = 0.8  # of the deadline, for a seeded (fixed iterations) team search
+_POST_OPT_END = 0.8  # of a timed round's deadline: the search and post-optimisation end
+# (the last fifth is the executive's: the plan validated, rebased against, made commands,
+# then committed at the next tick: about 0.1 s at 50 drones)
+_POST_OPT_SLOT = 0.1  # of the deadline: the post-optimisation's, after the search
+# of the deadline: the least a timed search gets, even when the compile took the rest (at
+# 200 drones x 2,000 targets its plan is then within 2 % of a 10 s search; a fifth of the
+# deadline was 2.6 % short): such a round is late by its compile, not short of quality
+_MIN_SEARCH = 0.5
 _MIN_CALL_S = 0.02  # below this much time left, an agent call is not attempted
 _EPS = 1e-6
 
@@ -173,8 +185,13 @@ class AgentPlanner:
         post_opt: Mapping[str, bool] | None = None,
         agent_tools: bool = False,
         compile: Callable[[Scenario], Mission] | None = None,
+        whole_round: bool = True,
     ) -> None:
         self.engine = engine
+        # a request's deadline is the whole round's (a live round, the tick waiting on its
+        # commit); False: the search's 80 % of it, post-optimised to the end (a posted
+        # mission's plan, nothing waiting on a tick)
+        self.whole_round = whole_round
         # the rounds' missions on one incremental distance table (shared with the
         # executive's rebases when the session wires it so)
         self.compile = compile if compile is not None else MissionCompiler()
@@ -211,9 +228,9 @@ class AgentPlanner:
         mission = narrowed.mission
         reasons += list(narrowed.rerouted.values()) + list(narrowed.left_out.values())
         reasons += [f"constraint not applied: {n}" for n in constraint_notes(mission, constraints)]
-        seconds = max(0.01, _BASELINE_SHARE * request.deadline_s)
+        seconds, until = self.baseline_budget(request.deadline_s, started)
         try:
-            baseline = await asyncio.to_thread(self._baseline, mission, constraints, seconds)
+            baseline = await asyncio.to_thread(self._baseline, mission, constraints, seconds, until)
         except Exception as exc:
             kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
             self._emit_root(request, text, started, None, reasons, error=f"{kind}: {exc}")
@@ -375,10 +392,30 @@ class AgentPlanner:
 
     # ------------------------------------------------------------------ baseline
 
+    def baseline_budget(self, deadline_s: float, started: float) -> tuple[float, float | None]:
+        """The baseline's share of the round's deadline, from the round's start
+        (``started``, ``time.perf_counter()``), once the mission is compiled: the search's
+        seconds, and the instant after which the post-optimisation starts no move (None:
+        it runs to the end: for fixed ``iterations``, or not ``whole_round``). The two end at 80 % of the deadline,
+        the post-optimisation taking its last tenth; when the compile left less, the search
+        still gets half the deadline and the post-optimisation a tenth after it."""
+        if self.iterations is not None or not self.whole_round:
+            return max(0.01, _BASELINE_SHARE * deadline_s), None
+        now = time.perf_counter()
+        end = started + _POST_OPT_END * deadline_s
+        slot = _POST_OPT_SLOT * deadline_s
+        seconds = max(_MIN_SEARCH * deadline_s, end - now - slot)
+        return seconds, max(end, now + seconds + slot)
+
     def _baseline(
-        self, mission: Mission, constraints: OperatorConstraints, seconds: float
+        self,
+        mission: Mission,
+        constraints: OperatorConstraints,
+        seconds: float,
+        until: float | None = None,
     ) -> _Baseline:
-        """Team search on the constrained arrays, post-optimised, validated (worker thread)."""
+        """Team search on the constrained arrays, post-optimised until ``until`` (a
+        ``time.perf_counter()`` instant; None: to the end), validated (worker thread)."""
         t0 = time.perf_counter()
         constrained = constrain_mission(mission, constraints)
         problem = constrain_problem(team_problem(constrained), mission, constraints)
@@ -387,7 +424,7 @@ class AgentPlanner:
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
         # as planner.planning does: the windowed search moved and inserted targets itself
         options = dict(self.post_opt) | swarm_moves(constrained)
-        routes = post_optimise(constrained, routes, **options).routes
+        routes = post_optimise(constrained, routes, **options, deadline=until).routes
         solution = build_solution(mission, routes)  # validated once, by the executive
         return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
 

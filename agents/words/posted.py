@@ -168,6 +168,7 @@ class PostedVenue:
             iterations=self.preferences.get("iterations"),
             agent_timeout_s=AGENT_TIMEOUT_S,
             use_agents=agents,
+            whole_round=False,  # the preferences' seconds are the search's; nothing ticks
             strategy=policy.allocation_strategy,
             post_opt={
                 "insert": post_opt.insert_unvisited,
