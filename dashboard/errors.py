@@ -4,7 +4,9 @@ The body is always ``{"error": "<what went wrong>", "problems": [{"path": "$.com
 "message": "..."}]}`` (``problems`` may be empty). Paths are JSON paths into the request body
 (``$.environment.targets[3].priority``); query and path parameters are named
 ``query.since`` / ``path.run_id``. Nothing a client sends produces a traceback or a 500: an
-unexpected exception is logged here and answered with a 500 that says only that.
+unexpected exception is logged here and answered with a 500 that says only that; a trace
+store whose row cannot be read (``TraceDamaged``) is a 500 that says which row, since the
+fault is the store's and the reason is the operator's to act on.
 
 Routes raise an ``ApiError`` (one of the named ones below when the case has a name, so that
 every status code and message of the dashboard is written here) or let a domain error
@@ -32,7 +34,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dashboard.live_view import AskRejected
-from executive.errors import ExecutiveError
+from executive.errors import ExecutiveError, TraceDamaged
 from planner.errors import PlannerError
 from planner.scenario import ScenarioError, json_path
 
@@ -307,6 +309,9 @@ def api_error_for(exc: Exception) -> ApiError:
             return ApiError(422, f"cannot plan this: {exc}")
         case AskRejected():
             return ApiError(429, str(exc))
+        case TraceDamaged():  # the store's fault, not the request's: a 500 that says why
+            log.error("%s", exc)
+            return ApiError(500, str(exc))
         case ExecutiveError():
             return ApiError(400, str(exc))
         case StarletteHTTPException():

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Table, select
 
-from executive.errors import ExecutiveError
+from executive.errors import ExecutiveError, TraceDamaged
 from executive.traces import schema as S
 from executive.traces.engine import open_store
 from executive.traces.packing import unpack_frame, unpack_json
@@ -382,12 +382,12 @@ def _unpacked(row: Row, run_id: str) -> Row:
 @contextlib.contextmanager
 def _readable(run_id: str, table: str, row: Row) -> Iterator[None]:
     """A packed value that does not unpack (a damaged file, a row written by something
-    else) as ``ExecutiveError`` naming the run, the table and the row's tick: never a
+    else) as ``TraceDamaged`` naming the run, the table and the row's tick: never a
     traceback, never read as an empty scene or frame."""
     try:
         yield
     except (ValueError, zlib.error, struct.error) as exc:  # JSON and UTF-8 errors are ValueErrors
-        raise ExecutiveError(
+        raise TraceDamaged(
             f"run {run_id}: the trace store's {table} row at tick {row.get('tick')} is damaged"
             f" and cannot be read ({exc})"
         ) from exc

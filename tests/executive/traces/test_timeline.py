@@ -8,10 +8,13 @@ import asyncio
 import json
 import sqlite3
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
 from cli.main import build_app
+from dashboard.server import start_dashboard
+from executive.bus import InProcessBus
 from executive.errors import ExecutiveError
 from executive.loop import Policy
 from executive.traces import TraceReader
@@ -142,8 +145,9 @@ def test_a_seek_applies_every_kind_of_edit_as_the_run_did(edited):
 
 def test_a_damaged_packed_row_is_said_with_its_table_and_tick_never_read_as_empty(stored, tmp_path):
     """A packed scene, frame or plan that does not unpack (a damaged file) is an error
-    naming the run, the table and the tick, in the reader, the seek and ``isr report``
-    (exit 2, nothing written); the rows around it still read."""
+    naming the run, the table and the tick, in the reader, the seek, the dashboard (a 500,
+    the store's fault) and ``isr report`` (exit 2, nothing written); the rows around it
+    still read."""
     reader, run, report = stored
     rid = run["run_id"]
     copy = tmp_path / "damaged.db"
@@ -194,6 +198,26 @@ def test_a_damaged_packed_row_is_said_with_its_table_and_tick_never_read_as_empt
         assert damaged.snapshot_at(rid, scene_tick - 1) is not None
     finally:
         damaged.close()
+
+    # the dashboard over the damaged store: the store's fault, a 500 that names the row
+    async def serve() -> list[httpx.Response]:
+        server = await start_dashboard(
+            InProcessBus(), port=0, token="t", trace_url=f"sqlite:///{copy}"
+        )
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+                return [
+                    await http.get(f"/api/runs/{rid}/{path}")
+                    for path in (f"state?tick={scene_tick}", "plans")
+                ]
+        finally:
+            await server.stop()
+
+    for answer, (table, tick) in zip(
+        asyncio.run(serve()), (("snapshots", scene_tick), ("plan_versions", plan_tick))
+    ):
+        said = answer.json()["error"]
+        assert answer.status_code == 500 and f"{table} row at tick {tick} is damaged" in said
     out = tmp_path / "report.html"
     done = CliRunner().invoke(
         build_app(), ["report", rid, "--db", f"sqlite:///{copy}", "--out", str(out)]
