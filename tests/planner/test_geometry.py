@@ -7,6 +7,7 @@ their own visibility graph) rather than by re-using the module's internals.
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ from planner.geometry import (
     SamField,
     planning_radius,
 )
+from planner.geometry.sam_field import static_nodes
 
 EPS = 1e-9
 
@@ -493,3 +495,15 @@ def test_path_table_type_and_lazy_paths():
     p = table.path(0, 1)
     assert p is table.path(0, 1)  # cached
     assert p.length == pytest.approx(table.dist[0, 1])
+
+
+@FAST
+@given(sams=st.lists(sam_st, max_size=6))
+def test_the_counted_graph_is_the_built_one_and_is_remembered_per_sam_set(sams):
+    # every replan's compile checks the budgets with the count (planner.mission): the count
+    # is the graph a field builds, and the same SAMs (as any sequence) are counted once
+    counted = static_nodes(sams)
+    assert counted == SamField(sams).static_nodes
+    with mock.patch("planner.geometry.sam_field.count_static_nodes") as count:
+        assert static_nodes([list(s) for s in sams]) == counted
+    count.assert_not_called()
