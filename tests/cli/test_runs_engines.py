@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import build_app
-from tests.conftest import SCENARIOS
+from tests.conftest import short_demo
 from tests.openai_api import ChatAPIServer, ToolCall
 
 runner = CliRunner()
@@ -30,19 +30,9 @@ def _run(url: str, scenario: Path, *args: str) -> str:
     return json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
 
 
-def _short_demo(folder: Path) -> Path:
-    """The demo ended by its ``sim.max_duration`` after 300 s of its 1,695: what is listed is
-    each run's engines, which its flight does not change (0.4 CPU s a run instead of 1.7)."""
-    data = json.loads((SCENARIOS / "demo.json").read_text())
-    data["sim"] = {**data.get("sim", {}), "max_duration": 300}
-    path = folder / "demo-300s.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
 def test_isr_runs_shows_each_roles_engine_when_roles_are_mixed(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    demo = _short_demo(tmp_path)
+    demo = short_demo(tmp_path)  # its engines are in its config, not its flight
     answer = {"review": "ok", "issues": [], "suggestions": [], "final_verdict": "APPROVED"}
     with ChatAPIServer(lambda request: ToolCall(answer), models=["llama3.1:latest"]) as api:
         mixed = _run(url, demo, "--agent-engine", f"critic=openai:llama3.1@{api.url}")
