@@ -19,14 +19,17 @@ repeatable; a developer's run keeps exploring new examples.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
 import os
 import shutil
 import signal
 import socket
+import sqlite3
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from functools import cache
 from pathlib import Path
 
@@ -253,6 +256,36 @@ def demo_path() -> Path:
 @pytest.fixture
 def demo_data(demo_path) -> dict:
     return json.loads(demo_path.read_text())
+
+
+def stored_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, fly: Callable[[str], str]
+) -> tuple[Path, str]:
+    """(SQLite file, run id) of the run ``fly(url)`` stores (it returns the run's id), flown
+    once per test session for every module that asks for ``name``: the session's xdist
+    workers share it (the first to ask flies it under a file lock, the others wait for it).
+    Nobody writes to it: a module takes a copy of its own (``copy_of``)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this session's, shared by its workers (not the previous ones')
+    folder = root / f"stored-{name}"
+    folder.mkdir(exist_ok=True)
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "run_id"
+        if not done.exists():
+            done.write_text(fly(f"sqlite:///{folder / 'traces.db'}"))
+        return folder / "traces.db", done.read_text()
+
+
+def copy_of(run: tuple[Path, str], folder: Path) -> tuple[str, str]:
+    """(url, run id) of a copy of ``run``'s store in ``folder`` (SQLite's backup: the WAL's
+    pages too), as if the module had flown the run itself."""
+    source, run_id = run
+    target = folder / "traces.db"
+    with closing(sqlite3.connect(source)) as a, closing(sqlite3.connect(target)) as b:
+        a.backup(b)
+    return f"sqlite:///{target}", run_id
 
 
 def short_demo(folder: Path, seconds: float = 300) -> Path:

@@ -13,7 +13,6 @@ The live mission behind a real dashboard, and the websocket reader, are in ``har
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SCENARIOS, chromium_path
+from tests.conftest import SCENARIOS, chromium_path, stored_once
 
 OUTPUT = Path(__file__).resolve().parents[1] / "output"  # tests/output/ (gitignored)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -63,28 +62,18 @@ def shoot(output_dir: Path) -> Callable[[Any, str], Path]:
 @pytest.fixture(scope="session")
 def popup_sam_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """(SQLite file, run id) of one finished popup_sam run (a hidden SAM detected mid-flight,
-    a replan committed), flown headless in batch with no agents, once per test session: the
-    xdist workers of one session share it (the first one to ask flies it under a file lock,
-    the others wait for it). Nobody writes to it: each test module gets a copy of its own
-    (``harness.copy_of``), as if it had flown the run itself."""
-    from mission.config import RunConfig
-    from mission.session import run_mission
-    from planner.scenario import parse_scenario
+    a replan committed), flown headless in batch with no agents, once per test session
+    (``stored_once``); a module takes its copy with ``copy_of``."""
 
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # this session's, shared by its workers (not the previous ones')
-    folder = root / "popup-sam-run"
-    folder.mkdir(exist_ok=True)
-    with (folder / "lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = folder / "run_id"
-        if not done.exists():
-            url = f"sqlite:///{folder / 'traces.db'}"
-            data = json.loads((SCENARIOS / "popup_sam.json").read_text())
-            report = asyncio.run(
-                run_mission(parse_scenario(data, "popup"), RunConfig(trace_url=url, agents=False))
-            )
-            assert report is not None
-            done.write_text(report.run_id)
-        return folder / "traces.db", done.read_text()
+    def fly(url: str) -> str:
+        from mission.config import RunConfig
+        from mission.session import run_mission
+        from planner.scenario import parse_scenario
+
+        data = json.loads((SCENARIOS / "popup_sam.json").read_text())
+        config = RunConfig(trace_url=url, agents=False)
+        report = asyncio.run(run_mission(parse_scenario(data, "popup"), config))
+        assert report is not None
+        return report.run_id
+
+    return stored_once(tmp_path_factory, "popup_sam", fly)

@@ -15,14 +15,12 @@ import os
 import queue
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import websockets
@@ -257,13 +255,3 @@ class CliProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-def copy_of(run: tuple[Path, str], folder: Path) -> tuple[str, str]:
-    """(url, run id) of a copy of ``run``'s store in ``folder`` (SQLite's backup: the WAL's
-    pages too)."""
-    source, run_id = run
-    target = folder / "traces.db"
-    with closing(sqlite3.connect(source)) as a, closing(sqlite3.connect(target)) as b:
-        a.backup(b)
-    return f"sqlite:///{target}", run_id

@@ -38,7 +38,8 @@ from cli.main import build_app
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN, copy_of
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 30_000

@@ -31,7 +31,8 @@ from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.loop import Policy
 from planner.geo import GeoOrigin, local_frame
-from tests.dashboard.harness import AUTH, SCENARIOS, TOKEN, CliProcess, Frames, copy_of
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, SCENARIOS, TOKEN, CliProcess, Frames
 from tests.dashboard.test_browser import BROWSER_ARGS, SCREEN
 from tests.dashboard.test_replay_browser import SETTLED, serving
 

@@ -13,7 +13,8 @@ import pytest
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN, copy_of
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 
 HIDDEN = "SAM3"  # popup_sam's hidden SAM
 

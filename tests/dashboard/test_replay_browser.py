@@ -30,7 +30,8 @@ from playwright.sync_api import Page, sync_playwright
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN, copy_of
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 HIDDEN = "SAM3"  # popup_sam's hidden SAM
