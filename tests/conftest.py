@@ -18,6 +18,7 @@ repeatable; a developer's run keeps exploring new examples.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import fcntl
 import json
@@ -286,6 +287,40 @@ def copy_of(run: tuple[Path, str], folder: Path) -> tuple[str, str]:
     with closing(sqlite3.connect(source)) as a, closing(sqlite3.connect(target)) as b:
         a.backup(b)
     return f"sqlite:///{target}", run_id
+
+
+@pytest.fixture(scope="session")
+def popup_sam_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(SQLite file, run id) of one finished popup_sam run (a hidden SAM detected mid-flight,
+    a replan committed), flown headless in batch with no agents, once per test session
+    (``stored_once``); a module takes its copy with ``copy_of``."""
+    return stored_once(tmp_path_factory, "popup_sam", _batch_run("popup_sam.json"))
+
+
+@pytest.fixture(scope="session")
+def new_target_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(SQLite file, run id) of one finished new_target run (a target added mid-flight),
+    flown headless in batch with no agents, once per test session (``stored_once``); a
+    module takes its copy with ``copy_of``."""
+    return stored_once(tmp_path_factory, "new_target", _batch_run("new_target.json"))
+
+
+def _batch_run(name: str) -> Callable[[str], str]:
+    """``scenarios/<name>`` flown to its end in batch, no agents, into the store at a URL:
+    its run id."""
+
+    def fly(url: str) -> str:
+        from mission.config import RunConfig
+        from mission.session import run_mission
+        from planner.scenario import parse_scenario
+
+        data = json.loads((SCENARIOS / name).read_text())
+        config = RunConfig(trace_url=url, agents=False)
+        report = asyncio.run(run_mission(parse_scenario(data, name), config))
+        assert report is not None
+        return report.run_id
+
+    return fly
 
 
 def short_demo(folder: Path, seconds: float = 300) -> Path:

@@ -12,8 +12,6 @@ The live mission behind a real dashboard, and the websocket reader, are in ``har
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SCENARIOS, chromium_path, stored_once
+from tests.conftest import chromium_path
 
 OUTPUT = Path(__file__).resolve().parents[1] / "output"  # tests/output/ (gitignored)
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -57,37 +55,3 @@ def shoot(output_dir: Path) -> Callable[[Any, str], Path]:
         return path
 
     return take
-
-
-@pytest.fixture(scope="session")
-def popup_sam_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """(SQLite file, run id) of one finished popup_sam run (a hidden SAM detected mid-flight,
-    a replan committed), flown headless in batch with no agents, once per test session
-    (``stored_once``); a module takes its copy with ``copy_of``."""
-    return stored_once(tmp_path_factory, "popup_sam", _batch_run("popup_sam.json"))
-
-
-@pytest.fixture(scope="session")
-def new_target_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """(SQLite file, run id) of one finished new_target run (a target added mid-flight),
-    flown headless in batch with no agents, once per test session (``stored_once``); a
-    module takes its copy with ``copy_of``."""
-    return stored_once(tmp_path_factory, "new_target", _batch_run("new_target.json"))
-
-
-def _batch_run(name: str) -> Callable[[str], str]:
-    """``scenarios/<name>`` flown to its end in batch, no agents, into the store at a URL:
-    its run id."""
-
-    def fly(url: str) -> str:
-        from mission.config import RunConfig
-        from mission.session import run_mission
-        from planner.scenario import parse_scenario
-
-        data = json.loads((SCENARIOS / name).read_text())
-        config = RunConfig(trace_url=url, agents=False)
-        report = asyncio.run(run_mission(parse_scenario(data, name), config))
-        assert report is not None
-        return report.run_id
-
-    return fly
