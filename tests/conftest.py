@@ -18,15 +18,19 @@ repeatable; a developer's run keeps exploring new examples.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
+import fcntl
 import json
 import os
 import shutil
 import signal
 import socket
+import sqlite3
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import closing
 from functools import cache
 from pathlib import Path
 
@@ -253,6 +257,81 @@ def demo_path() -> Path:
 @pytest.fixture
 def demo_data(demo_path) -> dict:
     return json.loads(demo_path.read_text())
+
+
+def stored_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, fly: Callable[[str], str]
+) -> tuple[Path, str]:
+    """(SQLite file, run id) of the run ``fly(url)`` stores (it returns the run's id), flown
+    once per test session for every module that asks for ``name``: the session's xdist
+    workers share it (the first to ask flies it under a file lock, the others wait for it).
+    Nobody writes to it: a module takes a copy of its own (``copy_of``)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this session's, shared by its workers (not the previous ones')
+    folder = root / f"stored-{name}"
+    folder.mkdir(exist_ok=True)
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "run_id"
+        if not done.exists():
+            done.write_text(fly(f"sqlite:///{folder / 'traces.db'}"))
+        return folder / "traces.db", done.read_text()
+
+
+def copy_of(run: tuple[Path, str], folder: Path) -> tuple[str, str]:
+    """(url, run id) of a copy of ``run``'s store in ``folder`` (SQLite's backup: the WAL's
+    pages too), as if the module had flown the run itself."""
+    source, run_id = run
+    target = folder / "traces.db"
+    with closing(sqlite3.connect(source)) as a, closing(sqlite3.connect(target)) as b:
+        a.backup(b)
+    return f"sqlite:///{target}", run_id
+
+
+@pytest.fixture(scope="session")
+def popup_sam_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(SQLite file, run id) of one finished popup_sam run (a hidden SAM detected mid-flight,
+    a replan committed), flown headless in batch with no agents, once per test session
+    (``stored_once``); a module takes its copy with ``copy_of``."""
+    return stored_once(tmp_path_factory, "popup_sam", _batch_run("popup_sam.json"))
+
+
+@pytest.fixture(scope="session")
+def new_target_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """(SQLite file, run id) of one finished new_target run (a target added mid-flight),
+    flown headless in batch with no agents, once per test session (``stored_once``); a
+    module takes its copy with ``copy_of``."""
+    return stored_once(tmp_path_factory, "new_target", _batch_run("new_target.json"))
+
+
+def _batch_run(name: str) -> Callable[[str], str]:
+    """``scenarios/<name>`` flown to its end in batch, no agents, into the store at a URL:
+    its run id."""
+
+    def fly(url: str) -> str:
+        from mission.config import RunConfig
+        from mission.session import run_mission
+        from planner.scenario import parse_scenario
+
+        data = json.loads((SCENARIOS / name).read_text())
+        config = RunConfig(trace_url=url, agents=False)
+        report = asyncio.run(run_mission(parse_scenario(data, name), config))
+        assert report is not None
+        return report.run_id
+
+    return fly
+
+
+def short_demo(folder: Path, seconds: float = 300) -> Path:
+    """The demo ended by its own ``sim.max_duration`` after ``seconds`` of its 1,695 s, written
+    in ``folder``: for a test whose claim is what a run records of its options (its config,
+    its engines), which its flight does not change (a run in 0.4 CPU s instead of 1.7)."""
+    data = json.loads((SCENARIOS / "demo.json").read_text())
+    data["sim"] = {**data.get("sim", {}), "max_duration": seconds}
+    path = folder / f"demo-{seconds:g}s.json"
+    path.write_text(json.dumps(data))
+    return path
 
 
 @pytest.fixture

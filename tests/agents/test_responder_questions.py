@@ -10,10 +10,8 @@ themselves answered."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from typer.testing import CliRunner
 
 from agents.engines import make_engine
 from agents.responder import responder_rules
@@ -22,11 +20,10 @@ from agents.responder.numbers import number_problems, supported
 from agents.responder.role import ResponderOutput
 from agents.words.ask import answer
 from agents.words.state import MissionState, from_executive, replay_trace
-from cli.main import build_app
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
 from planner.geometry import SamField
-from tests.conftest import SCENARIOS
+from tests.conftest import copy_of
 from tests.flown import flown
 
 QUESTIONS = [
@@ -51,15 +48,10 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def ended(tmp_path_factory) -> tuple[MissionState, dict]:
-    """(state, last telemetry row) of demo.json flown headless to its end and traced."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('responder_q') / 'runs.db'}"
-    app = build_app()
-    done = CliRunner().invoke(
-        app, ["run", str(SCENARIOS / "demo.json"), "--headless", "--db", url, "--json"]
-    )
-    assert done.exit_code == 0, done.output
-    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+def ended(demo_ended_run, tmp_path_factory) -> tuple[MissionState, dict]:
+    """(state, last telemetry row) of demo.json flown headless to its end and traced (this
+    module's copy of the session's run)."""
+    url, run_id = copy_of(demo_ended_run, tmp_path_factory.mktemp("responder_q"))
     reader = TraceReader(url)
     try:
         state, _world = replay_trace(reader, run_id)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cli.main import build_app
 from executive.traces import TraceReader
-from tests.conftest import SCENARIOS
+from tests.conftest import SCENARIOS, short_demo
 from tests.openai_api import ChatAPIServer, ToolCall
 
 runner = CliRunner()
@@ -52,7 +52,7 @@ def test_the_file_gives_the_engines_and_the_options_win(tmp_path):
         "  allocator: {engine: openai, model: qwen2.5:14b}\n"
     )
     out = _run(
-        str(SCENARIOS / "demo.json"),
+        str(short_demo(tmp_path)),  # what is checked is the run's config, not its flight
         "--no-agents",
         "--db",
         url,
@@ -78,7 +78,7 @@ def test_another_engine_on_the_command_line_drops_the_files_model_and_server(tmp
     engines = tmp_path / "engines.json"
     engines.write_text(json.dumps({"engine": "openai", "model": "m", "engine_url": "http://h/v1"}))
     out = _run(
-        str(SCENARIOS / "demo.json"), "--no-agents", "--db", url, "--engines", str(engines),
+        str(short_demo(tmp_path)), "--no-agents", "--db", url, "--engines", str(engines),
         "--engine", "rules",
     )  # fmt: skip
     config = _recorded(url, out)["config"]
@@ -142,7 +142,7 @@ def test_a_bad_engines_file_names_the_file_and_the_field(tmp_path):
 
 def test_isr_ask_answers_with_a_model_on_a_local_server(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    out = _run(str(SCENARIOS / "demo.json"), "--no-agents", "--db", url)
+    out = _run(str(short_demo(tmp_path)), "--no-agents", "--db", url)  # any stored run
     answer = {"answer": "The mission is under way.", "numbers": [], "ids": []}
     with ChatAPIServer(lambda request: ToolCall(answer), models=["llama3.1:latest"]) as api:
         done = runner.invoke(
@@ -171,8 +171,8 @@ def test_a_fork_keeps_the_parents_engine_per_role_with_keys_from_the_environment
         "  critic: {engine: openai, model: llama3.1, base_url: 'http://gpu-box:11434/v1',"
         " api_key: sk-file-secret}\n"
     )
-    parent = _run(
-        str(SCENARIOS / "demo.json"), "--no-agents", "--db", url, "--engines", str(engines)
+    parent = _run(  # the parent and its fork end at 300 s: their configs are what is checked
+        str(short_demo(tmp_path)), "--no-agents", "--db", url, "--engines", str(engines)
     )
     done = runner.invoke(
         app, ["fork", parent["run_id"], "--at-tick", "20", "--headless", "--db", url, "--json"]

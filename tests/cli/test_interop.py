@@ -1,5 +1,6 @@
-"""`isr plan --export` and `isr import qgc` as a user runs them: real process, real files (a
-run of refused options after the first through the same typer app in this process)."""
+"""`isr plan --export` and `isr import qgc` as a user runs them: real process, real files
+(every success, and a refusal of each command, in a real process; the other refusals
+through the same typer app in this process: their exit code and message are the app's)."""
 
 from __future__ import annotations
 
@@ -129,12 +130,13 @@ def test_lat_lon_without_origin_and_bad_plan_files_are_named(tmp_path):
     done = run("import", "qgc", str(scenario))  # a scenario is not a plan file
     assert done.returncode == 2
     assert '$.fileType: must be "Plan"' in done.stderr and "Traceback" not in done.stderr
+    # the other refusal of import: the one above went through a real process
     plan = json.loads((ROOT / "tests/data/qgc/SectionTest.plan").read_text())
     plan["mission"]["items"][3]["autoContinue"] = "yes"
     bad = tmp_path / "bad.plan"
     bad.write_text(json.dumps(plan))
-    done = run("import", "qgc", str(bad))
-    assert done.returncode == 2
+    done = invoke("import", "qgc", str(bad))
+    assert done.exit_code == 2, done.output
     assert f"{bad}: $.mission.items[3].autoContinue: Input should be a valid boolean" in done.stderr
 
 
@@ -156,11 +158,11 @@ def test_every_repeated_export_is_written_and_two_on_one_file_are_refused(demo_p
     assert done.stderr.count("wrote ") == 10
     again = tmp_path / "again"
     again.mkdir()
-    done = run(
+    done = invoke(  # a refusal: the plan above went through a real process
         "plan", str(demo_path), "--origin", "47.4,8.5",
         "--export", "qgc", str(again / "p.plan"), "--export", "qgc", str(again / "." / "p.plan"),
     )  # fmt: skip
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.exit_code == 2 and "Traceback" not in done.stderr, done.output
     assert (
         "--export qgc already writes" in done.stderr
         and "give each export its own file" in done.stderr
@@ -186,9 +188,9 @@ def test_import_reads_text_missions_and_names_every_bad_file(tmp_path):
     for path, expected in [
         (bad, f"{bad}: $.mission.items[1].coordinate[0]: Input should be less than or equal to 90"),
         (text, f"{text}: line 3: 6 fields; an item has 12"),
-    ]:
-        done = run("import", "qgc", str(path))
-        assert done.returncode == 2, done.stderr
+    ]:  # refusals: the import above, and one in test_lat_lon_..., went through a real process
+        done = invoke("import", "qgc", str(path))
+        assert done.exit_code == 2, done.output
         assert expected in done.stderr
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 

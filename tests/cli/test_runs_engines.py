@@ -5,12 +5,13 @@ real CLI (``isr run`` with ``--agent-engine``), listed from the real SQLite stor
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from cli.main import build_app
-from tests.conftest import SCENARIOS
+from tests.conftest import short_demo
 from tests.openai_api import ChatAPIServer, ToolCall
 
 runner = CliRunner()
@@ -23,21 +24,22 @@ def _no_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def _run(url: str, *args: str) -> str:
-    done = runner.invoke(
-        app, ["run", str(SCENARIOS / "demo.json"), "--headless", "--json", "--db", url, *args]
-    )
+def _run(url: str, scenario: Path, *args: str) -> str:
+    done = runner.invoke(app, ["run", str(scenario), "--headless", "--json", "--db", url, *args])
     assert done.exit_code == 0, done.output
     return json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
 
 
 def test_isr_runs_shows_each_roles_engine_when_roles_are_mixed(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
+    demo = short_demo(tmp_path)  # its engines are in its config, not its flight
     answer = {"review": "ok", "issues": [], "suggestions": [], "final_verdict": "APPROVED"}
     with ChatAPIServer(lambda request: ToolCall(answer), models=["llama3.1:latest"]) as api:
-        mixed = _run(url, "--agent-engine", f"critic=openai:llama3.1@{api.url}")
-    plain = _run(url)
-    no_agents = _run(url, "--no-agents", "--agent-engine", "responder=openai:qwen2.5@http://h/v1")
+        mixed = _run(url, demo, "--agent-engine", f"critic=openai:llama3.1@{api.url}")
+    plain = _run(url, demo)
+    no_agents = _run(
+        url, demo, "--no-agents", "--agent-engine", "responder=openai:qwen2.5@http://h/v1"
+    )
 
     listed = runner.invoke(app, ["runs", "--db", url, "--json"])
     assert listed.exit_code == 0, listed.output

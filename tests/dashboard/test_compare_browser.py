@@ -38,10 +38,8 @@ from cli.main import build_app
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from mission.config import RunConfig
-from mission.session import run_mission
-from planner.scenario import parse_scenario
-from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 30_000
@@ -51,16 +49,14 @@ SETTLED = """(tick) => { const r = window.isr && window.isr.replay;
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
-    """(url, run_id, detection tick) of one finished popup_sam run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('compare') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "popup_sam.json").read_text()), "popup")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
+def stored(popup_sam_run, tmp_path_factory):
+    """(url, run_id, detection tick) of one finished popup_sam run (this module's copy of the
+    session's)."""
+    url, run_id = copy_of(popup_sam_run, tmp_path_factory.mktemp("compare"))
     reader = TraceReader(url)
-    detected = next(e for e in reader.events(report.run_id) if e["kind"] == "sam_detected")
+    detected = next(e for e in reader.events(run_id) if e["kind"] == "sam_detected")
     reader.close()
-    return url, report.run_id, detected["tick"]
+    return url, run_id, detected["tick"]
 
 
 @contextmanager

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 
 import httpx
 import pytest
 
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
-from mission.config import RunConfig
-from mission.session import run_mission
-from planner.scenario import parse_scenario
+from tests.conftest import copy_of
 from tests.dashboard.harness import (
     AUTH,
-    SCENARIOS,
     TIMEOUT,
     TOKEN,
     Frames,
@@ -196,13 +192,9 @@ async def test_a_run_nobody_watches_is_stopped_after_the_idle_timeout():
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
-    """(url, run_id) of one finished demo run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('console') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "new_target.json").read_text()), "t")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
-    return url, report.run_id
+def stored(new_target_run, tmp_path_factory):
+    """(url, run_id) of one finished new_target run (this module's copy of the session's)."""
+    return copy_of(new_target_run, tmp_path_factory.mktemp("console"))
 
 
 class _SlowForks:

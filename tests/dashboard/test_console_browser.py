@@ -30,10 +30,8 @@ from playwright.sync_api import sync_playwright
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.loop import Policy
-from mission.config import RunConfig
-from mission.session import run_mission
 from planner.geo import GeoOrigin, local_frame
-from planner.scenario import parse_scenario
+from tests.conftest import copy_of
 from tests.dashboard.harness import AUTH, SCENARIOS, TOKEN, CliProcess, Frames
 from tests.dashboard.test_browser import BROWSER_ARGS, SCREEN
 from tests.dashboard.test_replay_browser import SETTLED, serving
@@ -354,13 +352,10 @@ LAST = 3000
 
 
 @pytest.fixture(scope="module")
-def stored_run(tmp_path_factory):
-    """(trace url, run id) of one finished popup_sam run (a hidden SAM detected mid-flight)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('console') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "popup_sam.json").read_text()), "popup")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
-    return url, report.run_id
+def stored_run(popup_sam_run, tmp_path_factory):
+    """(trace url, run id) of one finished popup_sam run (a hidden SAM detected mid-flight;
+    this module's copy of the session's)."""
+    return copy_of(popup_sam_run, tmp_path_factory.mktemp("console"))
 
 
 @pytest.mark.browser

@@ -83,33 +83,41 @@ def test_a_dashboard_with_no_run_of_its_own_has_no_engines_and_says_so():
     assert "/api/engines" in spec.json()["paths"]
 
 
-@pytest.mark.browser
-def test_the_engines_panel_on_a_live_run_whose_critic_runs_on_a_local_model(chromium):
+@pytest.fixture(scope="module")
+def engines_run():
+    """The real ``isr run`` of the demo whose critic runs on a local model (a chat-completions
+    server of the test's own) and whose allocator plans every minute: its dashboard's URL.
+    One process for both browser tests below (the engines panel reads it, the switches turn
+    its critic off and on again); a process start is ~2 CPU s."""
     api = ChatAPIServer(models=["llama3.1:latest"]).start()
-    errors: list[str] = []
     try:
-        with (
-            CliProcess(
-                "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
-                "--speed", "5", "--agent-engine", f"critic=openai:llama3.1@{api.url}",
-            ) as cli,
-            sync_playwright() as pw,
-        ):  # fmt: skip
-            url = cli.wait_for(r"dashboard: (http://\S+)")
-            browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
-            try:
-                page = browser.new_page()
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(url)
-                page.set_default_timeout(60_000)
-                page.wait_for_selector("#engines-panel:not([hidden])")
-                ok = page.wait_for_selector("#engines li[data-engine='openai'][data-ok='true']")
-                line = ok.text_content() or ""
-                rules = page.text_content("#engines li[data-engine='rules']") or ""
-            finally:
-                browser.close()
+        with CliProcess(
+            "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
+            "--speed", "5", "--agent-engine", f"critic=openai:llama3.1@{api.url}",
+            "--agent-cadence", "allocator=60",
+        ) as cli:  # fmt: skip
+            yield cli.wait_for(r"dashboard: (http://\S+)")
     finally:
         api.close()
+
+
+@pytest.mark.browser
+def test_the_engines_panel_on_a_live_run_whose_critic_runs_on_a_local_model(chromium, engines_run):
+    errors: list[str] = []
+    url = engines_run
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url)
+            page.set_default_timeout(60_000)
+            page.wait_for_selector("#engines-panel:not([hidden])")
+            ok = page.wait_for_selector("#engines li[data-engine='openai'][data-ok='true']")
+            line = ok.text_content() or ""
+            rules = page.text_content("#engines li[data-engine='rules']") or ""
+        finally:
+            browser.close()
     assert "critic" in line and "llama3.1" in line and " ms" in line
     assert "strategist" in rules and "allocator" in rules and "responder" in rules
     assert errors == []
@@ -164,21 +172,17 @@ def test_the_view_follows_the_agent_switches_from_the_running_status_and_agents_
 
 
 @pytest.mark.browser
-def test_the_engines_panel_switches_an_agent_off_and_on_through_the_command_door(chromium):
+def test_the_engines_panel_switches_an_agent_off_and_on_through_the_command_door(
+    chromium, engines_run
+):
     """The real ``isr run`` and headless Chromium: the panel shows each planning agent with
     its cadence; unticking the critic sends AGENT_OFF through ``POST /api/commands``, and the
     switch shows off once the run's AGENTS event says so (with the reason from the run);
     ticking it again switches it back on."""
     errors: list[str] = []
     posted: list[dict] = []
-    with (
-        CliProcess(
-            "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
-            "--speed", "5", "--agent-cadence", "allocator=60",
-        ) as cli,
-        sync_playwright() as pw,
-    ):  # fmt: skip
-        url = cli.wait_for(r"dashboard: (http://\S+)")
+    url = engines_run
+    with sync_playwright() as pw:
         base = url.split("/?")[0]
         browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS)
         try:

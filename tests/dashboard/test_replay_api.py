@@ -13,22 +13,16 @@ import pytest
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from mission.config import RunConfig
-from mission.session import run_mission
-from planner.scenario import parse_scenario
+from tests.conftest import copy_of
 from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
 
 HIDDEN = "SAM3"  # popup_sam's hidden SAM
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
-    """(url, run_id) of one finished popup_sam run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('replay') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "popup_sam.json").read_text()), "popup")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
-    return url, report.run_id
+def stored(popup_sam_run, tmp_path_factory):
+    """(url, run_id) of one finished popup_sam run (this module's copy of the session's)."""
+    return copy_of(popup_sam_run, tmp_path_factory.mktemp("replay"))
 
 
 def served(fn):

@@ -17,7 +17,6 @@ is saved to tests/output/replay.png.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import statistics
 import threading
@@ -31,10 +30,8 @@ from playwright.sync_api import Page, sync_playwright
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.traces import TraceReader
-from mission.config import RunConfig
-from mission.session import run_mission
-from planner.scenario import parse_scenario
-from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 HIDDEN = "SAM3"  # popup_sam's hidden SAM
@@ -57,13 +54,9 @@ SETTLED_ANY = """() => { const r = window.isr && window.isr.replay;
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory):
-    """(url, run_id) of one finished popup_sam run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('replay') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "popup_sam.json").read_text()), "popup")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
-    return url, report.run_id
+def stored(popup_sam_run, tmp_path_factory):
+    """(url, run_id) of one finished popup_sam run (this module's copy of the session's)."""
+    return copy_of(popup_sam_run, tmp_path_factory.mktemp("replay"))
 
 
 @contextmanager

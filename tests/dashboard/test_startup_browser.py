@@ -14,7 +14,6 @@ mission's event loop.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import httpx
@@ -26,23 +25,17 @@ from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from executive.contracts import PlanOutcome, PlanRequest
 from executive.planning.algorithmic import AlgorithmicPlanner
-from mission.config import RunConfig
-from mission.session import run_mission
-from planner.scenario import parse_scenario
-from tests.dashboard.harness import AUTH, SCENARIOS, TIMEOUT, TOKEN, CliProcess, live_mission
+from tests.conftest import copy_of
+from tests.dashboard.harness import AUTH, TIMEOUT, TOKEN, CliProcess, live_mission
 from tests.dashboard.test_browser import BROWSER_ARGS
 
 TIMEOUT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """(url, run_id) of one finished new_target run."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('startup') / 'traces.db'}"
-    scenario = parse_scenario(json.loads((SCENARIOS / "new_target.json").read_text()), "nt")
-    report = asyncio.run(run_mission(scenario, RunConfig(trace_url=url, agents=False)))
-    assert report is not None
-    return url, report.run_id
+def store(new_target_run, tmp_path_factory):
+    """(url, run_id) of one finished new_target run (this module's copy of the session's)."""
+    return copy_of(new_target_run, tmp_path_factory.mktemp("startup"))
 
 
 @pytest.mark.browser

@@ -16,12 +16,21 @@ radius = st.floats(0.2, 6)
 
 
 def _sampled(path: Path, disks, start: float, step: float = 1e-3) -> float | None:
+    """The first of the points every ``step`` of arc length from ``start`` inside a disk, or
+    None. A point whose clearance from every disk is ``m`` lets the points of the next
+    ``m / 2`` go unread: along a path by arc length none of them has moved ``m``, so none is
+    inside (the same points as reading them all, the same answer, in a fraction of the time).
+    """
     s = start
     while s <= path.length:
         x, y, _ = path.locate(s)
-        if any(math.hypot(x - cx, y - cy) < r - 1e-9 for cx, cy, r in disks):
+        clearance = min(math.hypot(x - cx, y - cy) - (r - 1e-9) for cx, cy, r in disks)
+        if clearance < 0:
             return s
+        clear_until = s + clearance / 2
         s += step
+        while s < clear_until:  # the same sums of steps as reading each point
+            s += step
     return None
 
 

@@ -32,7 +32,9 @@ def brute_force(dist, scores, start, candidates, ends, budget, prefix=()):
 
     Independent of the solver: a depth-first walk over all simple paths from the last
     prefix node through the candidates, closed at every allowed end. Lengths are summed
-    left to right from the start. Returns None when no route fits the budget.
+    left to right from the start. A path already longer than the budget is not walked on:
+    every leg is >= 0, so nothing it leads to fits (the same answer, a tenth of the time).
+    Returns None when no route fits the budget.
     """
     head = [start, *prefix]
     length0 = 0.0
@@ -52,6 +54,8 @@ def brute_force(dist, scores, start, candidates, ends, budget, prefix=()):
                     best = key
 
     def walk(node, length, score, remaining):
+        if length > budget + TOL:  # every extension and closing leg only adds (>= 0)
+            return
         close(node, length, score)
         for c in remaining:
             walk(c, length + dist[node, c], score + scores[c], remaining - {c})

@@ -6,20 +6,17 @@ internal message."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from typer.testing import CliRunner
 
 from agents.engines import make_engine
 from agents.words.ask import answer
 from agents.words.state import from_executive, replay_trace
 from agents.words.whatif import read_budgets
-from cli.main import build_app
 from executive.loop import Executive
 from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
-from tests.conftest import SCENARIOS
+from tests.conftest import copy_of
 from tests.flown import flown
 
 
@@ -29,14 +26,10 @@ def live() -> Executive:
 
 
 @pytest.fixture(scope="module")
-def ended(tmp_path_factory):
-    """(state, world, first committed plan) of demo.json flown to its end, traced."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('whatif_end') / 'runs.db'}"
-    done = CliRunner().invoke(
-        build_app(), ["run", str(SCENARIOS / "demo.json"), "--headless", "--db", url, "--json"]
-    )
-    assert done.exit_code == 0, done.output
-    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+def ended(demo_ended_run, tmp_path_factory):
+    """(state, world, first committed plan) of demo.json flown to its end, traced (this
+    module's copy of the session's run)."""
+    url, run_id = copy_of(demo_ended_run, tmp_path_factory.mktemp("whatif_end"))
     reader = TraceReader(url)
     try:
         state, world = replay_trace(reader, run_id)

@@ -5,15 +5,12 @@ plan is its first version that flew, even once a replan superseded it."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from typer.testing import CliRunner
 
 from agents.engines import make_engine
 from agents.words.ask import answer
 from agents.words.state import from_executive, replay_trace
-from cli.main import build_app
 from executive.contracts import PlanVersionRecord
 from executive.loop import Executive
 from executive.loop.options import LoopOptions
@@ -23,7 +20,7 @@ from executive.traces import TraceReader
 from executive.traces.sinks import ListSink
 from planner.model import Solution
 from planner.scenario import load_scenario
-from tests.conftest import SCENARIOS
+from tests.conftest import SCENARIOS, copy_of
 
 # popup_sam.json: a hidden SAM on a planned path is detected in flight, so the run replans
 SCENARIO = SCENARIOS / "popup_sam.json"
@@ -68,13 +65,9 @@ def test_a_finished_live_run_keeps_the_plan_it_started_with(finished):
     )
 
 
-def test_a_stored_runs_first_plan_is_its_first_flown_even_when_superseded(tmp_path):
-    url = f"sqlite:///{tmp_path / 'runs.db'}"
-    done = CliRunner().invoke(
-        build_app(), ["run", str(SCENARIO), "--headless", "--no-agents", "--db", url, "--json"]
-    )
-    assert done.exit_code == 0, done.output
-    run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+def test_a_stored_runs_first_plan_is_its_first_flown_even_when_superseded(popup_sam_run, tmp_path):
+    # popup_sam flown to its end with no agents into SQLite: a copy of the session's store
+    url, run_id = copy_of(popup_sam_run, tmp_path)
     reader = TraceReader(url)
     try:
         versions = reader.plan_versions(run_id)

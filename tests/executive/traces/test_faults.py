@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from cli.main import build_app
 from executive.errors import ExecutiveError
-from executive.traces import TraceReader, TraceWriter
-from tests.conftest import POSTGRES_ADMIN, SCENARIOS
+from executive.traces import TraceWriter
+from tests.conftest import POSTGRES_ADMIN, SCENARIOS, copy_of
 from tests.executive.traces.fault_kit import (
     can_mount,
     emit_run,
@@ -138,17 +138,11 @@ def test_postgresql_refusing_and_killing_connections_loses_nothing(postgres_url)
     assert stored_rows(postgres_url, "pgdownrun0000001") == emitted
 
 
-def test_replay_of_a_run_with_gaps_says_so_and_names_them(tmp_path):
-    path = tmp_path / "runs.db"
-    url = f"sqlite:///{path}"
-    done = runner.invoke(
-        app,
-        ["run", str(SCENARIOS / "popup_sam.json"), "--headless", "--no-agents", "--db", url],
-    )
-    assert done.exit_code == 0, done.output
-    reader = TraceReader(url)
-    run_id = reader.runs()[0]["run_id"]
-    reader.close()
+def test_replay_of_a_run_with_gaps_says_so_and_names_them(popup_sam_run, tmp_path):
+    # popup_sam flown to its end with no agents: a copy of the session's store (the run is
+    # flown once for every module that needs it), then gaps cut into the copy
+    url, run_id = copy_of(popup_sam_run, tmp_path)
+    path = tmp_path / "traces.db"
     with sqlite3.connect(path) as conn:  # as if the store had refused these batches
         conn.execute("delete from telemetry where tick between 585 and 1605")
         conn.execute(

@@ -17,7 +17,7 @@ from executive.traces.sinks import ListSink, TeeSink
 from mission.config import RunConfig
 from mission.session import run_mission
 from planner.scenario import load_scenario
-from tests.conftest import SCENARIOS
+from tests.conftest import SCENARIOS, short_demo
 
 
 def _run(url: str, *, speed: float | None, max_queue: int, until: int | None = None):
@@ -36,7 +36,10 @@ def _run(url: str, *, speed: float | None, max_queue: int, until: int | None = N
 
 def test_as_fast_as_possible_the_run_waits_for_the_writer(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
-    executive, report, _ = _run(url, speed=None, max_queue=64)  # far smaller than a run
+    # 8,000 ticks of telemetry (of the demo's 33,900: the same back-pressure, a fifth of
+    # the rows to write) through a queue of 64, far smaller than the run
+    executive, report, _ = _run(url, speed=None, max_queue=64, until=8000)
+    assert report.ticks == 8000
     assert report.trace_dropped == 0
     reader = TraceReader(url)
     last = reader.last_telemetry(executive.run_id)
@@ -60,7 +63,8 @@ def test_paced_losses_are_counted_raised_and_reported(tmp_path):
 def test_a_run_that_stopped_beating_reads_as_crashed(tmp_path):
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     config = RunConfig(trace_url=url, agents=False, policy=Policy(replan=False))
-    report = asyncio.run(run_mission(load_scenario(SCENARIOS / "demo.json"), config))
+    # the demo ended by its max_duration after 300 s: a run that ended properly all the same
+    report = asyncio.run(run_mission(load_scenario(short_demo(tmp_path)), config))
     reader = TraceReader(url)
     row = reader.run(report.run_id)
     # ended properly: "ended" whatever time it is, and the last tick stored
