@@ -146,28 +146,20 @@ class MissionCompiler:
     drones x 5,000 targets x 500 SAMs). Thread-safe: one compile at a time (the rounds' and
     the rebases' worker threads share it). The missions it returns are snapshots (later
     compiles leave them as they are) and equal a from-scratch ``compile_mission`` up to
-    floating-point rounding in the distances (``DistanceTable``'s contract). The same
-    scenario object asked for again, with no other compile between, is the same mission
-    (a round's planner and its rebase of the plan in force compile one remainder)."""
+    floating-point rounding in the distances (``DistanceTable``'s contract)."""
 
     def __init__(self, *, workers: int = 1) -> None:
         self.workers = workers
         self._table: DistanceTable | None = None
         self._lock = threading.Lock()
-        self._last: tuple[Scenario, Mission] | None = None
 
     def __call__(self, scenario: Scenario) -> Mission:
         with self._lock:
-            if self._last is not None and self._last[0] is scenario:
-                return self._last[1]
             if self._table is None:
                 # refused by the budgets before anything is built, as compile_mission is
                 _refuse_oversized(scenario, planning_disks(scenario.environment.sams, scenario.geo))
                 self._table = DistanceTable(*table_world(scenario), workers=self.workers)
-            self._last = None  # a compile that raises leaves nothing to hand out again
-            mission = compile_mission(scenario, table=self._table)
-            self._last = (scenario, mission)
-            return mission
+            return compile_mission(scenario, table=self._table)
 
 
 def compile_mission(

@@ -30,7 +30,6 @@ __all__ = [
     "fly",
     "keep_unnamed",
     "rebase_job",
-    "route_compiled",
     "route_on",
     "settle_commit",
 ]
@@ -163,21 +162,6 @@ def route_on(
         dropped,
         {**problem.left_out, **left_out},
     )
-
-
-def route_compiled(
-    compile: Callable[[Scenario], Mission],
-    problem: ReplanProblem,
-    intent: Intent,
-    ends: dict[str, str],
-    gone: dict[str, str],
-) -> Rebased:
-    """``route_on`` the mission the round's planner plans on: ``problem``'s remainder
-    compiled by the planner's own ``compile`` (one compile for the two) and narrowed to the
-    drones that can be planned as the planner narrows it (``plannable``), so the plan in
-    force is rebased while the search runs (worker thread)."""
-    narrowed = plannable(compile(problem.scenario))
-    return route_on(problem, narrowed.mission, dict(narrowed.left_out), intent, ends, gone)
 
 
 def keep_unnamed(

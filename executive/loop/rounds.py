@@ -525,33 +525,8 @@ class Rounds:
         the plan in force is rebased onto the same cut and mission, to be judged against
         (auto), and with ``only`` every drone not in it flies that rebased route."""
         problem, in_force, request = remainder.problem, remainder.in_force, remainder.request
-        host = self.host
-        early: asyncio.Future[Rebased] | None = None
-        if (
-            in_force is not None
-            and problem.home_check is None  # the check's figures are shared with the fresh draft
-            and getattr(host.planner, "compile", None) is host.compile
-        ):
-            # The plan in force rebased onto the cut while the search runs (its kernels
-            # release the GIL): on the planner's compile, so the remainder is compiled once.
-            early = asyncio.ensure_future(
-                asyncio.to_thread(
-                    rebase.route_compiled,
-                    host.compile,
-                    problem,
-                    in_force.intent,
-                    in_force.ends,
-                    in_force.gone,
-                )
-            )
-        try:
-            fresh = await host.planner.plan(request)
-        except BaseException:
-            if early is not None:
-                early.cancel()
-            raise
-        rebased = await early if early is not None else None
-        auto = host.policy.commit == "auto"
+        fresh = await self.host.planner.plan(request)
+        auto = self.host.policy.commit == "auto"
 
         def prepare() -> Planned:
             # The planner hands over the mission it compiled; one that does not (a plain
@@ -562,9 +537,7 @@ class Rounds:
             check = problem.home_check
             # the way-home check's figures, shared by both drafts
             way_home = None if check is None else WayHome(mission, check.ends)
-            if rebased is not None:
-                kept = rebased
-            elif in_force is not None:
+            if in_force is not None:
                 kept = rebase.route_on(
                     problem,
                     mission,

@@ -55,22 +55,3 @@ def test_a_mission_too_large_is_refused_before_the_table_is_built(monkeypatch):
     with pytest.raises(module.PlannerError, match="too large"):
         MissionCompiler()(scenario)
     assert built == []
-
-
-def test_the_same_remainder_asked_twice_is_compiled_once():
-    # a round's planner and its rebase of the plan in force ask for one remainder: the second
-    # gets the same mission; after another compile, or for another object, it is compiled
-    scenario = load_scenario(SCENARIOS / "demo.json")
-    sim = Sim(scenario, plan_mission(compile_mission(scenario), "efficient").solution)
-    compile = MissionCompiler()
-    sim.run(until=60)
-    first = build_replan(sim.world, 60, reserve=1.0).scenario
-    sim.run(until=400)
-    second = build_replan(sim.world, 400, reserve=1.0).scenario
-    mission = compile(first)
-    assert compile(first) is mission
-    assert compile(first.model_copy()) is not mission
-    other = compile(second)
-    again = compile(first)
-    assert again is not mission and compile(second) is not other
-    _same(again, mission)

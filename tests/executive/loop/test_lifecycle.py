@@ -30,7 +30,6 @@ from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
 from executive.traces.sinks import ListSink
 from planner.constraints import OperatorConstraints
-from planner.feasibility import plannable
 from planner.geometry import Path
 from planner.intent import intent_of, route_intent
 from planner.mission import Mission, MissionCompiler, compile_mission
@@ -79,11 +78,8 @@ class FakePlanner:
         self.propose = propose
         self.settled: list[tuple[bool, str]] = []  # what the executive decided on proposals
 
-    compile: Callable[[Scenario], Mission] | None = None  # the host's, when shared
-
     async def plan(self, request: PlanRequest) -> PlanOutcome:
-        compile = self.compile or compile_mission
-        mission = plannable(await asyncio.to_thread(compile, request.scenario)).mission
+        mission = compile_mission(request.scenario)
         solution = self.make(mission)
         followup = None
         if self.propose is not None:
@@ -543,37 +539,6 @@ def test_a_fresh_search_worse_than_the_plan_in_force_rebased_does_not_fly():
     assert versions[draft["plan_id"]] == "superseded"  # the fresh draft, passed over
     assert rounds.replans[0].status == "committed"
     assert rounds.replans[0].points == commit["points"]
-
-
-def test_the_plan_in_force_is_rebased_on_the_planners_compile_while_it_searches(monkeypatch):
-    # A planner that compiles on the executive's compiler (as a session's does): the plan in
-    # force is rebased onto the cut while the search runs, on the one compile of the round's
-    # remainder, and the round decides as it does when the rebase comes after the search.
-    from planner import mission as module
-
-    compiled: list[Scenario] = []
-    real = module.compile_mission
-    monkeypatch.setattr(
-        module, "compile_mission", lambda s, **k: compiled.append(s) or real(s, **k)
-    )
-    early: list[int] = []
-    route_compiled = rebase.route_compiled
-    monkeypatch.setattr(rebase, "route_compiled", lambda *a: early.append(1) or route_compiled(*a))
-    seen = {}
-    for shared in (False, True):
-        planner = FakePlanner(nothing)
-        host, rounds = lifecycle(planner, in_force=best)
-        if shared:
-            planner.compile = host.compile
-        compiled.clear(), early.clear()
-        asyncio.run(replan(host, rounds))
-        (commit,) = host.events("COMMIT_PLAN")[1:]
-        seen[shared] = (commit["origin"], commit["points"], commit["why"])
-        assert len(early) == int(shared)
-        # shared: one compile of the remainder on the host's compiler, for the search and the
-        # rebase (a planner of its own compiles alone, and the rebase routes on its mission)
-        assert len(compiled) == int(shared)
-    assert seen[True] == seen[False] and seen[True][0] == "rebase"
 
 
 def test_a_fresh_search_better_than_the_plan_in_force_rebased_flies():
