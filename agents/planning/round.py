@@ -395,8 +395,9 @@ class AgentPlanner:
     # ------------------------------------------------------------------ baseline
 
     def baseline_budget(self, deadline_s: float, started: float) -> tuple[float, float | None]:
-        """The baseline's share of the round's deadline, from the round's start
-        (``started``, ``time.perf_counter()``), once the mission is compiled: the search's
+        """The baseline's share of the round's deadline, from when the planner got the
+        request (``started``, ``time.perf_counter()``: the cut before it takes a few ms),
+        once the mission is compiled: the search's
         seconds, and the instant after which the post-optimisation starts no move (None:
         it runs to the end: for fixed ``iterations``, or not ``whole_round``). The two end
         at 80 % of the deadline, the post-optimisation taking its last tenth, if that
