@@ -20,7 +20,13 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 
 
-def _fly(monkeypatch: pytest.MonkeyPatch, speed: float | None, commit: str = "auto", also=None):
+def _fly(
+    monkeypatch: pytest.MonkeyPatch,
+    speed: float | None,
+    commit: str = "auto",
+    also=None,
+    until: int = 200,
+):
     cut_in: list[str] = []
     build = rounds_module.build_replan
 
@@ -44,7 +50,7 @@ def _fly(monkeypatch: pytest.MonkeyPatch, speed: float | None, commit: str = "au
             also(executive, result)
 
     executive.watch(on_tick=replan_once)
-    asyncio.run(executive.run(speed, until=200))
+    asyncio.run(executive.run(speed, until=until))
     events = [r for r in sink.records if isinstance(r, EventRecord)]
     return executive, cut_in, events
 
@@ -72,14 +78,18 @@ def test_as_fast_as_possible_the_round_is_cut_on_the_tick_it_starts(monkeypatch)
 
 def test_a_late_accept_rebases_from_a_frozen_world_in_a_worker(monkeypatch):
     accepted: list[int] = []
+    in_force: list[str | None] = []
 
     def accept_late(executive: Executive, result) -> None:
         draft = executive.rounds.review
         if draft is not None and not accepted and result.tick > draft.cut + 5:
             accepted.append(result.tick)  # past its cut: it flies rebased onto a new one
+            in_force.append(executive.rounds.plan_id)
             executive.command(HumanCommand("ACCEPT"))
+        elif accepted and executive.rounds.plan_id != in_force[0]:
+            executive.stop()  # committed (however long the rebase took on a loaded machine)
 
-    _, cut_in, events = _fly(monkeypatch, speed=20.0, commit="review", also=accept_late)
+    _, cut_in, events = _fly(monkeypatch, speed=20.0, commit="review", also=accept_late, until=4000)
     main = threading.main_thread().name
     assert accepted and cut_in.count(main) == 0
     rebase = next(e for e in events if e.kind == "REBASE")
