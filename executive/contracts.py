@@ -54,6 +54,7 @@ __all__ = [
     "TelemetryRecord",
     "TraceRecord",
     "TraceSink",
+    "WarmStart",
     "new_id",
 ]
 
@@ -101,6 +102,17 @@ class HumanCommand:
 
 
 @dataclass(frozen=True)
+class WarmStart:
+    """The plan in force when a round was cut, for its search to start from: per drone,
+    the ordered targets it still meant to visit (``intent``) and its end airport
+    (``ends``); ``gone``, the targets collected or reached before the cut, and why."""
+
+    intent: Mapping[str, tuple[str, ...]]
+    ends: Mapping[str, str]
+    gone: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class PlanRequest:
     """Plan the remainder of the mission as it will be at ``tick``.
 
@@ -120,6 +132,9 @@ class PlanRequest:
     # The agents of the chain not to ask in this round, each with why (switched off; not
     # asked by a cadence round of another agent): the planner traces each as skipped.
     skip_agents: Mapping[str, str] = field(default_factory=dict)
+    # The plan in force, for a timed round's search to start from (so its first plan is
+    # never worth less than keeping it); None: from scratch
+    warm_start: WarmStart | None = None
 
 
 @dataclass(frozen=True)

@@ -368,9 +368,14 @@ class _Prepared:
         self,
         sol: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
         routes: Sequence[Sequence[int]],
+        *,
+        trim: bool = False,
     ) -> None:
         """Put ``routes`` (start, prefix, targets, end per vehicle) into the fresh solution
-        ``sol`` (its heads only). PlannerError if a route does not fit its vehicle."""
+        ``sol`` (its heads only). PlannerError if a route does not fit its vehicle; with
+        ``trim`` what does not fit is left out instead: a target not eligible for its
+        vehicle or already routed, then the route's last targets while it is over budget
+        (the distances are a metric: leaving a target out never lengthens a route)."""
         seq, L, rlen, where = sol
         if len(routes) != self.m:
             raise PlannerError(f"{len(routes)} initial routes for {self.m} vehicles")
@@ -378,15 +383,22 @@ class _Prepared:
             body = [int(u) for u in route[self.fp[k] : -1]]
             if list(route[: self.fp[k]]) != [int(x) for x in seq[k, : self.fp[k]]]:
                 raise PlannerError(f"initial route {k} does not begin with its start and prefix")
+            if trim:
+                free = {u for u in body if 0 <= u < self.n and self.elig[k, u] and where[u] < 0}
+                body = [u for u in dict.fromkeys(body) if u in free]
             for u in body:
                 if not (0 <= u < self.n and self.elig[k, u]) or where[u] >= 0:
                     raise PlannerError(f"initial route {k}: node {u} is not free for it")
                 where[u] = k
-            seq[k, self.fp[k] : self.fp[k] + len(body)] = body
-            L[k] = self.fp[k] + len(body)
-            rlen[k] = route_length(self.dist, self.endd, seq, L, k)
-            if not rlen[k] <= self.budget[k] + LENGTH_TOL:
-                raise PlannerError(f"initial route {k} is over its budget")
+            while True:
+                seq[k, self.fp[k] : self.fp[k] + len(body)] = body
+                L[k] = self.fp[k] + len(body)
+                rlen[k] = route_length(self.dist, self.endd, seq, L, k)
+                if rlen[k] <= self.budget[k] + LENGTH_TOL:
+                    break
+                if not (trim and body):
+                    raise PlannerError(f"initial route {k} is over its budget")
+                where[body.pop()] = -1
 
     def to_solution(
         self, seq: np.ndarray, L: np.ndarray, rlen: np.ndarray, iterations: int, seconds: float
@@ -511,6 +523,7 @@ def solve_team(
     params: dict[str, float] | None = None,
     exact: bool = True,
     initial: Sequence[Sequence[int]] | None = None,
+    warm: Sequence[Sequence[int]] | None = None,
 ) -> TeamSolution:
     """Plan all vehicles together; anytime until ``stop(iterations, seconds)``.
 
@@ -525,7 +538,9 @@ def solve_team(
     ``TeamSolution.routes``: start, prefix, targets, end; all feasible) are the search's
     starting point instead of empty routes, so its result is never worse than them. With
     more than ``LARGE_PAIRS`` vehicle x candidate pairs the search works window by window
-    (see ``_solve_large``).
+    (see ``_solve_large``). ``warm`` routes (as ``initial``; a plan made before, on a world
+    that has changed since) are a starting point too, trimmed to fit (``_Prepared.load``),
+    at every size; ``initial`` wins when both are given.
     """
     t0 = time.perf_counter()
     stop_fn = _as_stop(stop)
@@ -536,7 +551,7 @@ def solve_team(
 
     n_usable = int(pr.cand.size)
     if exact and initial is None and pr.m * n_usable > LARGE_PAIRS:
-        return _solve_large(pr, problem, stop_fn, seed, on_improvement, t0)
+        return _solve_large(pr, problem, stop_fn, seed, on_improvement, t0, warm)
     if exact and n_usable <= EXACT_TEAM_MAX:
         sol = _exact_team(pr, t0)
         sol.history.append((sol.seconds, sol.score))
@@ -562,6 +577,8 @@ def solve_team(
     cur = pr.new_solution()
     if initial is not None:
         pr.load(cur, initial)
+    elif warm is not None:
+        pr.load(cur, warm, trim=True)
     best = pr.new_solution()
     scratch = pr.new_solution()
     fstate = np.zeros(N_FSTATE)
@@ -650,14 +667,19 @@ def _solve_large(
     seed: int,
     on_improvement: Callable[[TeamSolution], None] | None,
     t0: float,
+    warm: Sequence[Sequence[int]] | None = None,
 ) -> TeamSolution:
     """A swarm-sized problem: a first plan from ``greedy_nearest`` (each target among its
-    nearest routes), every route polished alone (2-opt, or-opt), then windows until the
+    nearest routes; with ``warm``, those routes trimmed to fit, then each target not on them
+    among its nearest routes), every route polished alone (2-opt, or-opt), then windows until the
     stop: a few vehicles with routes close together and the unrouted targets nearest them,
     searched as a small problem from their current routes (``solve_team`` with
     ``initial``), kept when the score rises or the length falls at equal score. The
     iterations counted are the windows' own."""
-    seq, L, rlen, where = pr.new_solution()
+    arrays = pr.new_solution()
+    seq, L, rlen, where = arrays
+    if warm is not None:
+        pr.load(arrays, warm, trim=True)
     greedy_nearest(
         pr.dist, pr.score, pr.endd, pr.budget, pr.elig, pr.fp, pr.cand, pr.dscale,
         NEAR_ROUTES, seq, L, rlen, where,

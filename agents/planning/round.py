@@ -16,7 +16,10 @@ The fast tier (never waits on a model):
 1. The mission is compiled; drones that cannot be planned are helped or left out with the
    reason (``planner.feasibility``), so one drone never fails the round for the others.
 2. The baseline (team search with the operator constraints applied, post-optimised) runs
-   in a worker thread within the round's deadline; the event loop is never blocked. With
+   in a worker thread within the round's deadline; the event loop is never blocked. A timed
+   round's search starts from the plan in force (``request.warm_start``) routed on the
+   round's mission, what no longer fits left out, so its first plan is never worth less
+   than keeping that plan; a seeded one starts from scratch. With
    a time budget (no fixed ``iterations``) the deadline is the whole round's: the search
    and the post-optimisation end at 80 % of it (``baseline_budget``), what is left is the
    executive's, to validate the plan and turn it into commands. A round whose compile left
@@ -102,6 +105,7 @@ from executive.contracts import (
     PlanOutcome,
     PlanRequest,
     TraceSink,
+    WarmStart,
     new_id,
 )
 from executive.planning import algorithmic
@@ -116,6 +120,7 @@ from planner.constraints import (
 )
 from planner.errors import PlannerError
 from planner.feasibility import plannable
+from planner.intent import route_intent
 from planner.mission import Mission, MissionCompiler
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import swarm_moves, swarm_sized, team_problem
@@ -232,7 +237,9 @@ class AgentPlanner:
         reasons += [f"constraint not applied: {n}" for n in constraint_notes(mission, constraints)]
         seconds, until = self.baseline_budget(request.deadline_s, started)
         try:
-            baseline = await asyncio.to_thread(self._baseline, mission, constraints, seconds, until)
+            baseline = await asyncio.to_thread(
+                self._baseline, mission, constraints, seconds, until, self._warm(request)
+            )
         except Exception as exc:
             kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__
             self._emit_root(request, text, started, None, reasons, error=f"{kind}: {exc}")
@@ -416,20 +423,32 @@ class AgentPlanner:
             return seconds, now + seconds + 2 * slot
         return seconds, end
 
+    def _warm(self, request: PlanRequest) -> WarmStart | None:
+        """The plan in force for a timed round's search to start from. A seeded round
+        (fixed ``iterations``: batch runs, whose figures a seed reproduces) starts from
+        scratch, as it always has; the executive's judge keeps it monotone."""
+        return request.warm_start if self.iterations is None else None
+
     def _baseline(
         self,
         mission: Mission,
         constraints: OperatorConstraints,
         seconds: float,
         until: float | None = None,
+        warm: WarmStart | None = None,
     ) -> _Baseline:
-        """Team search on the constrained arrays, post-optimised until ``until`` (a
-        ``time.perf_counter()`` instant; None: to the end), validated (worker thread)."""
+        """Team search on the constrained arrays, from ``warm`` (the plan in force routed on
+        ``mission``, what does not fit left out) or from scratch, post-optimised until
+        ``until`` (a ``time.perf_counter()`` instant; None: to the end) (worker thread)."""
         t0 = time.perf_counter()
         constrained = constrain_mission(mission, constraints)
         problem = constrain_problem(team_problem(constrained), mission, constraints)
         stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
-        found = solve_team(problem, stop, seed=self.seed)
+        start = None
+        if warm is not None:
+            routed = route_intent(mission, warm.intent, ends=warm.ends, gone=warm.gone)
+            start = [routed.routes[spec.id] for spec in mission.drones]
+        found = solve_team(problem, stop, seed=self.seed, warm=start)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
         # as planner.planning does: the windowed search moved and inserted targets itself
         options = dict(self.post_opt) | swarm_moves(constrained)

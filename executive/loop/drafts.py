@@ -175,9 +175,12 @@ class Rival:
     round's fresh draft is judged against it (``executive.loop.fast_tier``)."""
 
     plan_id: str
-    rebased: Rebased
-    breaks: tuple[str, ...]  # the operator's constraints it does not honour
-    fresh_breaks: tuple[str, ...]  # ... and those the fresh draft does not
+    points: float  # what it collects, routed
+    # validated and made into commands only when it might win (``fast_tier.contends``):
+    # None when the fresh draft is worth at least as much, which it usually is
+    rebased: Rebased | None
+    breaks: tuple[str, ...] = ()  # the operator's constraints it does not honour
+    fresh_breaks: tuple[str, ...] = ()  # ... and those the fresh draft does not
 
 
 @dataclass

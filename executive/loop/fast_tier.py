@@ -13,9 +13,17 @@ from executive.loop.decisions import Commit, Rebase
 from executive.loop.drafts import Draft, Rival
 from executive.loop.rebase import fly
 
-__all__ = ["judge"]
+__all__ = ["contends", "judge"]
 
 _EPS = 1e-6
+
+
+def contends(kept_points: float, fresh_points: float) -> bool:
+    """Whether the plan in force, routed onto the cut to collect ``kept_points``, could be
+    flown instead of a fresh draft worth ``fresh_points``: only then is it worth validating
+    and making into commands (a fresh draft worth as much flies whatever the rebase's
+    validation would say)."""
+    return kept_points > fresh_points + _EPS
 
 
 def judge(fresh: Draft, rival: Rival | None, tick: int) -> Commit | Rebase:
@@ -24,6 +32,15 @@ def judge(fresh: Draft, rival: Rival | None, tick: int) -> Commit | Rebase:
     if rival is None:
         return fly(fresh, "auto", tick, "the fresh search: no plan in force to compare with")
     kept = rival.rebased
+    if kept is None:  # routed only: the fresh draft is worth at least as much
+        assert not contends(rival.points, f)
+        return fly(
+            fresh,
+            "auto",
+            tick,
+            f"the fresh search: {f:g} points, the plan in force rebased onto the cut"
+            f" {rival.points:g}",
+        )
     k = kept.solution.total_points
     if kept.violations:
         why = "; ".join(map(str, kept.violations))
@@ -35,7 +52,7 @@ def judge(fresh: Draft, rival: Rival | None, tick: int) -> Commit | Rebase:
         return fly(
             fresh, "auto", tick, f"the fresh search: the plan in force breaks a constraint ({why})"
         )
-    if k <= f + _EPS:
+    if not contends(k, f):
         return fly(
             fresh,
             "auto",

@@ -8,6 +8,7 @@ blindly, never thrown away."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from executive.contracts import new_id
 from executive.loop.cut import ReplanProblem, fuel_at_start
@@ -25,12 +26,15 @@ from planner.validation import validate_solution
 from planner.way_home import WayHome, guard_routes
 
 __all__ = [
+    "Routed",
     "draft_from",
     "failed",
+    "finish",
     "fly",
     "keep_unnamed",
     "rebase_job",
     "route_on",
+    "route_only",
     "settle_commit",
 ]
 
@@ -112,6 +116,33 @@ def rebase_job(
     return rebased
 
 
+@dataclass(frozen=True)
+class Routed:
+    """An intent routed on a mission, before its solution, validation and commands are made
+    (``finish``): enough to know the points it keeps (``points``) for a fraction of the
+    work. A round whose fresh draft is worth at least as much finishes none of it."""
+
+    problem: ReplanProblem
+    mission: Mission
+    routes: dict[str, list[int]]
+    intent: Intent
+    ends: dict[str, str]
+    dropped: dict[str, str]
+    left_out: dict[str, str]
+
+    @property
+    def points(self) -> float:
+        """The points its routes collect (``Solution.total_points`` once finished)."""
+        scores, routes = self.mission.scores, self.routes
+        return float(  # summed as build_solution sums them
+            sum(
+                float(sum(scores[n] for n in routes[s.id][1:-1]))
+                for s in self.mission.drones
+                if s.id in routes
+            )
+        )
+
+
 def route_on(
     problem: ReplanProblem,
     mission: Mission,
@@ -128,6 +159,25 @@ def route_on(
     targets that no longer fit, are unsafe or belong to a drone not planned are dropped
     and named, and so are the targets of a route the way-home check ends sooner (``way_home``:
     the check's figures for ``mission``, shared with the round's fresh draft) (worker thread)."""
+    routed = route_only(
+        problem, mission, left_out, intent, ends, gone, reorder=reorder, way_home=way_home
+    )
+    return finish(routed)
+
+
+def route_only(
+    problem: ReplanProblem,
+    mission: Mission,
+    left_out: dict[str, str],
+    intent: Intent,
+    ends: dict[str, str],
+    gone: dict[str, str],
+    *,
+    reorder: bool = False,
+    way_home: WayHome | None = None,
+) -> Routed:
+    """``route_on``'s routing, without its solution, validation and commands (worker
+    thread)."""
     routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
     routes, kept = routed.routes, routed.kept
@@ -147,7 +197,15 @@ def route_on(
         for target in targets:
             if target not in gone:
                 dropped[target] = f"{drone_label(drone_id)} is not planned ({why})"
-    solution = build_solution(mission, routes)
+    return Routed(
+        problem, mission, routes, kept, routed.ends, dropped, {**problem.left_out, **left_out}
+    )
+
+
+def finish(routed: Routed) -> Rebased:
+    """``routed`` made into a solution, validated, and into commands (worker thread)."""
+    problem, mission = routed.problem, routed.mission
+    solution = build_solution(mission, routed.routes)
     violations = validate_solution(mission, solution)
     commands = fly_commands(mission, solution, problem.tick, airborne(problem))
     prepare_json(solution, commands)  # the JSON its commit records, made here, not on the tick
@@ -157,10 +215,10 @@ def route_on(
         solution,
         commands,
         list(violations),
-        kept,
+        routed.intent,
         routed.ends,
-        dropped,
-        {**problem.left_out, **left_out},
+        routed.dropped,
+        routed.left_out,
     )
 
 

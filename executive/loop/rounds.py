@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, assert_never
 
-from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, new_id
+from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, WarmStart, new_id
 from executive.loop import fast_tier, rebase, review, slow_tier
 from executive.loop.cadence import CADENCE, AgentCadence, cadence_roles
 from executive.loop.cut import Checkpoint, ReplanProblem, build_replan, fuel_at_start
@@ -437,10 +437,11 @@ class Rounds:
         host = self.host
         constraints = asking.constraints
         problem = cutter()
-        in_force = None
+        in_force = warm = None
         if keep is not None:
             gone = problem.gone(world)
             in_force = InForce(*keep, gone)
+            warm = WarmStart(in_force.intent, in_force.ends, gone)
             if only:
                 # the planner may give each drone only what it has (a named one: less what
                 # moves away, plus what moves to it)
@@ -457,6 +458,7 @@ class Rounds:
             asking.instruction,
             host.run_id,
             asking.skip,
+            warm,
         )
         return Remainder(problem, in_force, request)
 
@@ -533,12 +535,12 @@ class Rounds:
             # MissionPlanner) has its scenario compiled here. Either way: validated once.
             outcome = fresh
             mission = outcome.mission or self.host.compile(problem.scenario)
-            kept = None
+            routed = kept = None
             check = problem.home_check
             # the way-home check's figures, shared by both drafts
             way_home = None if check is None else WayHome(mission, check.ends)
             if in_force is not None:
-                kept = rebase.route_on(
+                routed = rebase.route_only(
                     problem,
                     mission,
                     outcome.left_out,
@@ -547,7 +549,8 @@ class Rounds:
                     in_force.gone,
                     way_home=way_home,
                 )
-            if only and kept is not None:
+            if only and routed is not None:
+                kept = rebase.finish(routed)
                 solution, why = rebase.keep_unnamed(mission, outcome.solution, kept.solution, only)
                 outcome = dataclasses.replace(
                     outcome, solution=solution, reasons=(*outcome.reasons, why)
@@ -567,15 +570,25 @@ class Rounds:
             prepare_json(outcome.solution, commands)  # the JSON its draft and commit record
             ahead(c.path for c in commands)  # the first check after its commit reads these
             rival = None
-            if auto and in_force is not None and kept is not None and not violations:
-                constraints = request.constraints
-                ahead(c.path for c in kept.commands)
-                rival = Rival(
-                    in_force.plan_id,
-                    kept,
-                    tuple(constraint_violations(kept.solution, constraints, mission)),
-                    tuple(constraint_violations(outcome.solution, constraints, mission)),
-                )
+            if auto and in_force is not None and routed is not None and not violations:
+                # The plan in force is validated and made into commands only if it might
+                # fly instead (at 200 drones that is 0.3 s of a round's Python, mostly legs)
+                if kept is None and fast_tier.contends(
+                    routed.points, outcome.solution.total_points
+                ):
+                    kept = rebase.finish(routed)
+                if kept is None:
+                    rival = Rival(in_force.plan_id, routed.points, None)
+                else:
+                    constraints = request.constraints
+                    ahead(c.path for c in kept.commands)
+                    rival = Rival(
+                        in_force.plan_id,
+                        kept.solution.total_points,
+                        kept,
+                        tuple(constraint_violations(kept.solution, constraints, mission)),
+                        tuple(constraint_violations(outcome.solution, constraints, mission)),
+                    )
             solution = outcome.solution  # its intent and ends, for its draft (off the tick)
             return Planned(
                 outcome,

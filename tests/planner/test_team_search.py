@@ -3,6 +3,7 @@ tiny instances (against brute force) and a known benchmark instance."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from pathlib import Path
@@ -392,6 +393,70 @@ def test_initial_routes_must_fit() -> None:
             solve_team(p, StopCriterion(max_iterations=10), initial=twice)
     with pytest.raises(PlannerError):
         solve_team(p, StopCriterion(max_iterations=10), initial=good[:1])
+
+
+def _score(p: TeamProblem, routes) -> float:
+    return float(sum(p.score[u] for r in routes for u in r[1:-1]))
+
+
+def _spoilt(pr, routes: list[list[int]]) -> tuple[list[list[int]], list[list[int]]]:
+    """``routes`` as a plan made on another world would be: each vehicle's route with a
+    target another vehicle routes and its own first target twice. Returns them and what
+    trimming them for ``pr`` (``_Prepared.load``) must keep: the targets free and usable
+    by the vehicle, in order, less the last ones while the route is over its budget."""
+    spoilt, kept = [], []
+    taken: set[int] = set()
+    for k, r in enumerate(routes):
+        head, body, end = r[: pr.fp[k]], list(r[pr.fp[k] : -1]), r[-1]
+        bad = [u for q in routes[k + 1 :] for u in q[pr.fp[k] : -1]][:1]
+        spoilt.append([*head, *body[:1], *bad, *body, *body[:1], end])
+        free = [u for u in dict.fromkeys([*body[:1], *bad, *body]) if pr.elig[k, u]]
+        free = [u for u in free if u not in taken]
+        while free:
+            seq = [*head, *free]
+            length = sum(pr.dist[a, b] for a, b in zip(seq, seq[1:])) + pr.endd[k, seq[-1]]
+            if length <= pr.budget[k] + 1e-6:
+                break
+            free.pop()
+        taken |= set(free)
+        kept.append(free)
+    return spoilt, kept
+
+
+@pytest.mark.parametrize("size", ["small", "swarm"])
+def test_a_warm_start_is_trimmed_to_fit_and_never_lost(size: str) -> None:
+    """A plan made before the world changed (``warm``): targets taken twice or by another
+    vehicle are left out, and the last ones while a route is over its (now a fifth shorter) budget;
+    the search starts from what is left, at every size, so its plan is worth at least that."""
+    from planner.team_search import _Prepared
+
+    if size == "small":
+        p = random_problem(np.random.default_rng(3), n_targets=60, m=3)
+    else:
+        p = swarm_problem(5, m=120, n_targets=1500)
+        assert len(p.starts) * 1500 > LARGE_PAIRS
+    before = solve_team(p, StopCriterion(max_iterations=200), seed=1).routes
+    short = dataclasses.replace(p, budget=p.budget * 0.8)
+    pr = _Prepared(short)
+    spoilt, kept = _spoilt(pr, before)
+    assert sum(map(len, kept)) < sum(len(r) - pr.fp[k] - 1 for k, r in enumerate(before))
+    arrays = pr.new_solution()
+    with pytest.raises(PlannerError):
+        pr.load(arrays, spoilt)  # not trimmed: refused, as an ``initial`` would be
+    arrays = pr.new_solution()
+    pr.load(arrays, spoilt, trim=True)
+    seq, L = arrays[0], arrays[1]
+    loaded = [[int(u) for u in seq[k, pr.fp[k] : L[k]]] for k in range(pr.m)]
+    assert loaded == kept
+    floor = float(sum(short.score[u] for r in kept for u in r))
+    assert floor > 0
+    found = solve_team(short, StopCriterion(max_iterations=20), seed=4, warm=spoilt)
+    check_feasible(short, found)
+    assert found.score >= floor - 1e-9
+    cold = solve_team(short, StopCriterion(max_iterations=0), seed=4)
+    first = solve_team(short, StopCriterion(max_iterations=0), seed=4, warm=spoilt)
+    assert first.score >= floor - 1e-9 and _score(short, first.routes) == first.score
+    assert first.routes != cold.routes  # it did start from the warm routes
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -422,9 +422,50 @@ def test_a_timed_round_keeps_its_deadline_and_a_seeded_one_its_search():
     assert posted.baseline_budget(0.5, time.perf_counter() - 2.0) == (pytest.approx(0.4), None)
 
 
+def test_a_timed_round_starts_from_the_plan_in_force_and_a_seeded_one_from_scratch(
+    demo, monkeypatch
+):
+    """With the plan in force (``warm_start``), a timed round's search starts from it routed
+    on the round's mission, so its plan is worth at least that; a seeded round (batch runs:
+    a seed reproduces their figures) searches from scratch as it always has."""
+    from agents.planning import round as round_module
+    from executive.contracts import WarmStart
+    from planner.intent import intent_of, route_intent
+
+    solve = round_module.solve_team
+    warms: list = []
+
+    def recorded(*args, **kwargs):
+        warms.append(kwargs.get("warm"))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(round_module, "solve_team", recorded)
+    mission = compile_mission(demo)
+    in_force = plan_mission(mission, seed=3, iterations=300).solution
+    intent = intent_of(in_force)
+    ends = {d: r.route[-1] for d, r in in_force.routes.items()}
+    gone = {next(ts[0] for ts in intent.values() if ts): "collected"}  # one done since
+    warm = WarmStart(intent, ends, gone)
+    routed = route_intent(mission, intent, ends=ends, gone=gone)
+    floor = sum(float(mission.scores[n]) for r in routed.routes.values() for n in r[1:-1])
+    assert floor > 0
+
+    timed = AgentPlanner(FakeEngine(), ListSink(), use_agents=False)
+    outcome = _plan(timed, _request(demo, deadline_s=0.5, warm_start=warm))
+    assert warms == [[routed.routes[spec.id] for spec in mission.drones]]
+    assert outcome.solution.total_points >= floor
+    assert _valid(demo, outcome.solution)
+
+    seeded = AgentPlanner(FakeEngine(), ListSink(), use_agents=False, iterations=50)
+    with_warm = _plan(seeded, _request(demo, warm_start=warm))
+    without = _plan(seeded, _request(demo))
+    assert warms[1:] == [None, None]
+    assert with_warm.solution.routes == without.solution.routes
+
+
 def test_no_baseline_raises_planning_failed(demo):
     class Broken(AgentPlanner):
-        def _baseline(self, mission, constraints, seconds, until=None):
+        def _baseline(self, mission, constraints, seconds, until=None, warm=None):
             raise PlannerError("the search found nothing")
 
     sink = ListSink()

@@ -541,13 +541,18 @@ def test_a_fresh_search_worse_than_the_plan_in_force_rebased_does_not_fly():
     assert rounds.replans[0].points == commit["points"]
 
 
-def test_a_fresh_search_better_than_the_plan_in_force_rebased_flies():
+def test_a_fresh_search_better_than_the_plan_in_force_rebased_flies(monkeypatch):
+    """... and the plan in force, only routed to count its points, is never validated or
+    made into commands: whatever those said, the fresh draft would fly."""
     host, rounds = lifecycle(FakePlanner(best), in_force=only_first_drone)
+    finished: list[rebase.Routed] = []
+    monkeypatch.setattr(rebase, "finish", lambda r: finished.append(r))
 
     async def go():
         await replan(host, rounds)
 
     asyncio.run(go())
+    assert finished == []
     (commit,) = host.events("COMMIT_PLAN")[1:]
     (draft,) = host.events("DRAFT_READY")
     assert commit["origin"] == "planner" and commit["plan_id"] == draft["plan_id"]
@@ -587,13 +592,42 @@ def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
         fresh.problem, fresh.mission, {}, dict(rounds.intent), dict(rounds.ends), {}
     )
     assert kept.solution.total_points > fresh.solution.total_points == 0
-    rival = Rival("in-force", kept, (), ())
+    rival = Rival("in-force", kept.solution.total_points, kept)
     preferred = fast_tier.judge(fresh, rival, fresh.cut)
     assert isinstance(preferred, Commit) and preferred.draft.parent_id == "in-force"
     refused = replace(kept, violations=[Violation("sam", "1", "its way home crosses SAM9")])
-    forced = fast_tier.judge(fresh, Rival("in-force", refused, (), ()), fresh.cut)
+    forced = fast_tier.judge(
+        fresh, Rival("in-force", kept.solution.total_points, refused), fresh.cut
+    )
     assert isinstance(forced, Commit) and forced.draft is fresh
     assert forced.reason == (
         "the fresh search: the plan in force cannot fly on"
         " ([sam] drone 1: its way home crosses SAM9)"
+    )
+
+
+def test_the_plan_in_force_routed_only_is_counted_as_it_would_be_finished():
+    """A rival only routed (``rebase.route_only``) counts the points its solution would
+    collect, and the judge flies a fresh draft worth as much without it."""
+    host, rounds = lifecycle(FakePlanner(nothing), in_force=best, commit="review")
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    fresh = rounds.review
+    assert fresh is not None
+    routed = rebase.route_only(
+        fresh.problem, fresh.mission, {}, dict(rounds.intent), dict(rounds.ends), {}
+    )
+    kept = rebase.finish(routed)
+    assert routed.points == kept.solution.total_points > 0
+    assert fast_tier.contends(routed.points, fresh.solution.total_points)
+    richer = replace(fresh, solution=kept.solution)
+    assert not fast_tier.contends(routed.points, richer.solution.total_points)
+    flown = fast_tier.judge(richer, Rival("in-force", routed.points, None), fresh.cut)
+    assert isinstance(flown, Commit) and flown.draft is richer
+    assert flown.reason == (
+        f"the fresh search: {routed.points:g} points, the plan in force rebased onto the cut"
+        f" {routed.points:g}"
     )
