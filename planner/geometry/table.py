@@ -7,6 +7,7 @@ distances from a few points without computing the rest (what a feasibility check
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -86,19 +87,25 @@ class PathTable:
 
     def path(self, i: int, j: int) -> Path:
         """Geometry of the leg i -> j. Raises PlannerError if j is unreachable from i."""
+        cached = self._cache.get((i, j))
+        if cached is not None:  # a swarm's round reads 10,000s of legs, most of them twice
+            return cached
         n = self.points.shape[0]
         if not (0 <= i < n and 0 <= j < n):
             raise IndexError(f"path({i}, {j}) outside a table of {n} points")
-        if i == j or np.array_equal(self.points[i], self.points[j]):
-            return Path.point(tuple(self.points[i]))
-        if not np.isfinite(self.dist[i, j]):
+        x_i, y_i = float(self.points[i, 0]), float(self.points[i, 1])
+        if i == j or (x_i == self.points[j, 0] and y_i == self.points[j, 1]):
+            return Path.point((x_i, y_i))
+        if not math.isfinite(self.dist[i, j]):
             raise PlannerError(f"point {j} is unreachable from point {i}")
         a, b = (i, j) if i < j else (j, i)
-        key = (a, b)
-        if key not in self._cache:
-            self._cache[key] = self._build(a, b)
-        p = self._cache[key]
-        return p if (i, j) == key else p.reversed()
+        forward = self._cache.get((a, b))
+        if forward is None:
+            forward = self._cache[(a, b)] = self._build(a, b)
+        if (i, j) == (a, b):
+            return forward
+        backward = self._cache[(i, j)] = forward.reversed()
+        return backward
 
     def _build(self, i: int, j: int) -> Path:
         p_i = (float(self.points[i, 0]), float(self.points[i, 1]))
