@@ -28,6 +28,7 @@ from planner.constraints import OperatorConstraints
 from planner.model import Scenario, Solution
 
 if TYPE_CHECKING:  # a type only: the bus's messages import this module without the kernels
+    from planner.intent import RoutedIntent
     from planner.mission import Mission
 
 __all__ = [
@@ -155,6 +156,9 @@ class PlanOutcome:
     # The slow tier (the agent chain), still working when the fast plan is handed over:
     # its result may improve on the plan later. None: no agents.
     followup: asyncio.Task[AgentProposal] | None = None
+    # The request's warm start routed on ``mission`` (what the search started from), so
+    # the executive judges the plan in force without routing it again; None: not routed
+    warm: RoutedIntent | None = None
 
 
 def _unsettled(applied: bool, decision: str) -> None:

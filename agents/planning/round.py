@@ -120,7 +120,7 @@ from planner.constraints import (
 )
 from planner.errors import PlannerError
 from planner.feasibility import plannable
-from planner.intent import route_intent
+from planner.intent import RoutedIntent, route_intent
 from planner.mission import Mission, MissionCompiler
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import swarm_moves, swarm_sized, team_problem
@@ -160,6 +160,7 @@ class _Baseline:
     seconds: float
     iterations: int
     search_score: float  # with the constraint bonus: what the search maximised
+    warm: RoutedIntent | None = None  # the plan in force, routed: where the search began
 
 
 @dataclass
@@ -276,6 +277,7 @@ class AgentPlanner:
             mission=mission,
             left_out=dict(narrowed.left_out),
             followup=followup,
+            warm=baseline.warm,
         )
         self._emit_root(request, text, started, outcome, reasons)
         return outcome
@@ -448,7 +450,7 @@ class AgentPlanner:
         constrained = constrain_mission(mission, constraints)
         problem = constrain_problem(team_problem(constrained), mission, constraints)
         stop = StopCriterion(max_seconds=seconds, max_iterations=self.iterations)
-        start = None
+        start = routed = None
         if warm is not None:
             routed = route_intent(mission, warm.intent, ends=warm.ends, gone=warm.gone)
             start = [routed.routes[spec.id] for spec in mission.drones]
@@ -458,7 +460,8 @@ class AgentPlanner:
         options = dict(self.post_opt) | swarm_moves(constrained)
         routes = post_optimise(constrained, routes, **options, deadline=until).routes
         solution = build_solution(mission, routes)  # validated once, by the executive
-        return _Baseline(solution, time.perf_counter() - t0, found.iterations, found.score)
+        took = time.perf_counter() - t0
+        return _Baseline(solution, took, found.iterations, found.score, routed)
 
     # ------------------------------------------------------------------ agents
 

@@ -18,7 +18,7 @@ from executive.loop.plan_commands import fly_commands
 from executive.loop.prepared import prepare_json
 from planner.errors import PlannerError
 from planner.feasibility import plannable
-from planner.intent import Intent, route_intent
+from planner.intent import Intent, RoutedIntent, route_intent
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.solution import build_solution
@@ -175,10 +175,13 @@ def route_only(
     *,
     reorder: bool = False,
     way_home: WayHome | None = None,
+    routed: RoutedIntent | None = None,
 ) -> Routed:
     """``route_on``'s routing, without its solution, validation and commands (worker
-    thread)."""
-    routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
+    thread); ``routed``: ``intent`` already routed on ``mission`` (``route_intent``, as
+    here: the planner's warm start)."""
+    if routed is None:
+        routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)
     routes, kept = routed.routes, routed.kept
     if problem.home_check is not None:

@@ -548,6 +548,8 @@ class Rounds:
                     in_force.ends,
                     in_force.gone,
                     way_home=way_home,
+                    # the planner's warm start is the same routing, on the same mission
+                    routed=outcome.warm if outcome.mission is mission else None,
                 )
             if only and routed is not None:
                 kept = rebase.finish(routed)

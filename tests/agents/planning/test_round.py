@@ -453,6 +453,7 @@ def test_a_timed_round_starts_from_the_plan_in_force_and_a_seeded_one_from_scrat
     timed = AgentPlanner(FakeEngine(), ListSink(), use_agents=False)
     outcome = _plan(timed, _request(demo, deadline_s=0.5, warm_start=warm))
     assert warms == [[routed.routes[spec.id] for spec in mission.drones]]
+    assert outcome.warm == routed  # handed over: the executive judges it without routing it
     assert outcome.solution.total_points >= floor
     assert _valid(demo, outcome.solution)
 
@@ -460,6 +461,7 @@ def test_a_timed_round_starts_from_the_plan_in_force_and_a_seeded_one_from_scrat
     with_warm = _plan(seeded, _request(demo, warm_start=warm))
     without = _plan(seeded, _request(demo))
     assert warms[1:] == [None, None]
+    assert with_warm.warm is None
     assert with_warm.solution.routes == without.solution.routes
 
 
