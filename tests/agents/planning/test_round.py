@@ -416,8 +416,16 @@ def test_a_timed_round_keeps_its_deadline_and_a_seeded_one_its_search():
         seconds, until = timed.baseline_budget(0.5, now - compiled)
         assert seconds == pytest.approx(0.4)
         assert until is not None and until - now == pytest.approx(0.5, abs=0.01)
+    # From the plan in force (warm), a round is not late for its search's sake: it searches
+    # what the deadline leaves, a tenth of it at least, and post-optimises its tenth after
+    for compiled, search in ((0.2, 0.15), (0.35, 0.05), (2.0, 0.05)):
+        now = time.perf_counter()
+        seconds, until = timed.baseline_budget(0.5, now - compiled, warm=True)
+        assert seconds == pytest.approx(search, abs=0.01)
+        assert until is not None and until - now == pytest.approx(search + 0.05, abs=0.01)
     seeded = AgentPlanner(FakeEngine(), ListSink(), use_agents=False, iterations=50)
     assert seeded.baseline_budget(0.5, time.perf_counter() - 2.0) == (pytest.approx(0.4), None)
+    assert seeded.baseline_budget(0.5, time.perf_counter(), warm=True)[1] is None
     posted = AgentPlanner(FakeEngine(), ListSink(), use_agents=False, whole_round=False)
     assert posted.baseline_budget(0.5, time.perf_counter() - 2.0) == (pytest.approx(0.4), None)
 
