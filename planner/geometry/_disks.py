@@ -326,10 +326,20 @@ def polyline_clearance(
 ) -> tuple[float, int]:
     """The smallest (distance from a disk's centre to the nearest chord - its radius) over
     the chords ``a[i] -> b[i]`` and every disk, and that disk's index (the first of equals):
-    negative means inside. Every pair, no grid: the value is reported, not only tested."""
+    negative means inside. Every pair, no grid: the value is reported, not only tested;
+    a disk whose distance to the chords' bounding box already leaves it no nearer than the
+    best so far is skipped (it could not be smaller, and equals keep the first)."""
     best, worst = math.inf, -1
+    if a.shape[0] == 0:
+        return best, worst
+    x0, x1 = min(a[:, 0].min(), b[:, 0].min()), max(a[:, 0].max(), b[:, 0].max())
+    y0, y1 = min(a[:, 1].min(), b[:, 1].min()), max(a[:, 1].max(), b[:, 1].max())
     for j in range(centres.shape[0]):
         cx, cy = centres[j, 0], centres[j, 1]
+        out_x = max(x0 - cx, 0.0, cx - x1)
+        out_y = max(y0 - cy, 0.0, cy - y1)
+        if math.hypot(out_x, out_y) - ranges[j] >= best:
+            continue
         near = math.inf
         for i in range(a.shape[0]):
             ax, ay = a[i, 0], a[i, 1]

@@ -182,3 +182,16 @@ def test_the_clearance_kernel_agrees_with_every_chord_against_every_disk_in_nump
         want = _clearance_numpy(line[:-1], line[1:], centres, ranges)
         assert got[1] == want[1]
         assert got[0] == pytest.approx(want[0], abs=1e-12)
+    # A swarm's route against disks mostly far from it (the kernel skips a disk its
+    # bounding box proves no nearer than the best so far), twins included (the first wins)
+    for _ in range(300):
+        line = rng.uniform(-10, 10, size=(int(rng.integers(2, 12)), 2))
+        centres = rng.uniform(-60, 60, size=(int(rng.integers(1, 40)), 2))
+        ranges = rng.uniform(0.1, 8.0, size=len(centres))
+        twins = rng.integers(0, len(centres), size=len(centres) // 3)
+        centres = np.concatenate((centres, centres[twins]))
+        ranges = np.concatenate((ranges, ranges[twins]))
+        got = polyline_clearance(line[:-1], line[1:], centres, ranges)
+        want = _clearance_numpy(line[:-1], line[1:], centres, ranges)
+        assert got[1] == want[1]
+        assert got[0] == pytest.approx(want[0], abs=1e-12)
