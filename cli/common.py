@@ -240,13 +240,13 @@ def token_line(token: str, *, from_env: bool) -> str:
 def trace_url(db: str | None, *, must_exist: bool = False) -> str | None:
     """The trace store's URL from ``--db`` (None: 'none', no traces); checked to be a
     SQLAlchemy URL, and with ``must_exist`` a SQLite file that is there."""
+    if db is not None and db.strip().lower() == "none":
+        return None  # before SQLAlchemy is imported: a run without a store never loads it
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     from executive.traces import default_url
 
-    if db is not None and db.strip().lower() == "none":
-        return None
     url = db or default_url()
     try:
         parsed = make_url(url)

@@ -38,16 +38,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
-
-from executive.traces import schema as S
-from executive.traces.engine import database_errors, open_store
 from planner.edits import EDIT_MODELS, EDIT_OPS, TRIGGERS, RevealSam
 from planner.model import Scenario
 
 if TYPE_CHECKING:
     from executive.loop.report import RunReport
 
+# SQLAlchemy and the store's schema are imported where a store is opened or read: a run
+# without a store (`isr run --db none`) never loads them (0.3 CPU s of its start).
 __all__ = [
     "PROMPT_LESSONS",
     "Lesson",
@@ -210,12 +208,19 @@ class LessonStore:
     """The lessons in one database; see the module docstring for the contract."""
 
     def __init__(self, url: str) -> None:
+        from executive.traces.engine import open_store
+
         self.url = url
         self._engine = open_store(url)
 
     def record(self, lesson: Lesson) -> Lesson:
         """Store ``lesson`` (replacing an earlier one of the same run) and return it with
         its id."""
+        from sqlalchemy import delete
+
+        from executive.traces import schema as S
+        from executive.traces.engine import database_errors
+
         with (
             database_errors(f"cannot store the lesson in {self.url}"),
             self._engine.begin() as conn,
@@ -236,6 +241,10 @@ class LessonStore:
 
     def list(self, limit: int | None = None) -> builtins.list[Lesson]:
         """The lessons, newest first (at most ``limit``)."""
+        from sqlalchemy import select
+
+        from executive.traces import schema as S
+
         query = select(S.lessons).order_by(S.lessons.c.created_at.desc(), S.lessons.c.id.desc())
         if limit is not None:
             query = query.limit(limit)
@@ -257,6 +266,8 @@ class LessonStore:
         self._engine.dispose()
 
     def _read(self, query) -> builtins.list[Lesson]:
+        from executive.traces.engine import database_errors
+
         with (
             database_errors(f"cannot read lessons from {self.url}"),
             self._engine.connect() as conn,

@@ -31,13 +31,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
-
 from agents.context import MemoryLike
 from executive.errors import ExecutiveError
-from executive.traces import schema as S
-from executive.traces.engine import database_errors, open_store
 
+# SQLAlchemy and the store's schema are imported where a store is opened or read: a run
+# without a store (`isr run --db none`) never loads them (0.3 CPU s of its start).
 __all__ = ["MAX_TEXT", "MEMORY_KINDS", "Memory", "MemoryStore", "WithLessons"]
 
 MEMORY_KINDS = ("instruction", "note", "preference", "warning")
@@ -82,6 +80,8 @@ class MemoryStore:
     """The memories in one database; see the module docstring for the contract."""
 
     def __init__(self, url: str, *, cache_s: float = 1.0) -> None:
+        from executive.traces.engine import open_store
+
         self.url = url
         self.cache_s = cache_s
         self._engine = open_store(url)
@@ -93,6 +93,9 @@ class MemoryStore:
         The text is collapsed to one line. Raises ``ExecutiveError`` for a bad kind, an
         empty text, more than ``MAX_TEXT`` characters, or a database failure.
         """
+        from executive.traces import schema as S
+        from executive.traces.engine import database_errors
+
         kind = check_kind(kind)
         text = " ".join((text or "").split())  # one line in a prompt
         if not text:
@@ -115,6 +118,10 @@ class MemoryStore:
     def list(self, include_removed: bool = False) -> builtins.list[Memory]:
         """The memories in the order they were added; active ones only unless
         ``include_removed``. Always reads the database (no cache)."""
+        from sqlalchemy import select
+
+        from executive.traces import schema as S
+
         query = select(S.memories).order_by(S.memories.c.id)
         if not include_removed:
             query = query.where(S.memories.c.active.is_(True))
@@ -135,6 +142,11 @@ class MemoryStore:
         whole number or not an active memory (already removed ones included), or a
         database failure.
         """
+        from sqlalchemy import select, update
+
+        from executive.traces import schema as S
+        from executive.traces.engine import database_errors
+
         try:
             key = int(memory_id)
         except (TypeError, ValueError):
@@ -156,6 +168,8 @@ class MemoryStore:
         self._engine.dispose()
 
     def _read(self, query) -> builtins.list[Memory]:
+        from executive.traces.engine import database_errors
+
         with (
             database_errors(f"cannot read memories from {self.url}"),
             self._engine.connect() as conn,

@@ -50,6 +50,7 @@ import copy
 import logging
 import math
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -146,16 +147,30 @@ _DRAW_SHARE = 10
 _SWITCH_INTERVAL_S = 0.0002
 
 
-def _warm_kernels() -> None:
-    from planner import orienteering, team_search, validation
-    from planner.geometry import distance_table
-    from sim import driver
+# Whether this process has loaded every kernel (numba keeps them for the process's life).
+_warmed = False
+_warming = threading.Lock()
 
-    driver.warmup()  # the flight kernels: else the first tick loads (or compiles) them
-    team_search.warmup()
-    orienteering.warmup()
-    distance_table.warmup()  # the replans' incremental table: loaded before tick 0
-    validation.warmup()  # a round's plan is validated in a worker, off the GIL
+
+def _warm_kernels() -> None:
+    """Load (or compile) every kernel a run uses, once per process: a later run (a test
+    worker's next executive, a batch's next mission) found them loaded, and the warm-ups'
+    tiny problems cost it 15-80 ms of CPU for nothing. A second run starting meanwhile
+    waits for the first's load."""
+    global _warmed
+    with _warming:
+        if _warmed:
+            return
+        from planner import orienteering, team_search, validation
+        from planner.geometry import distance_table
+        from sim import driver
+
+        driver.warmup()  # the flight kernels: else the first tick loads (or compiles) them
+        team_search.warmup()
+        orienteering.warmup()
+        distance_table.warmup()  # the replans' incremental table: loaded before tick 0
+        validation.warmup()  # a round's plan is validated in a worker, off the GIL
+        _warmed = True
 
 
 def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from executive.contracts import (
     EventRecord,
@@ -39,7 +39,9 @@ from executive.contracts import (
     new_id,
 )
 from executive.errors import ExecutiveError
-from executive.traces.reader import TraceReader
+
+if TYPE_CHECKING:  # a fork reads the store it is handed (a run without one: no SQLAlchemy)
+    from executive.traces.reader import TraceReader
 
 __all__ = ["ForkPoint", "load_fork"]
 

@@ -14,6 +14,8 @@ import math
 from collections import Counter
 from typing import assert_never
 
+import numpy as np
+
 from planner.edits import (
     AddSam,
     AddTarget,
@@ -65,8 +67,20 @@ def scenario_problems(scenario: Scenario) -> list[str]:
                 " is already an airport or target id"
             )
 
+    # Which SAMs may hold a point, for all of them at once (numpy, with a margin: never one
+    # fewer than the exact test below finds); each is then tested as it always was, in order.
+    # A 1,000-drone, 5,000-target, 500-SAM check took 3.6 s in these tests alone as Python.
+    sam_x = np.array([sam.x for sam in env.sams], dtype=float)
+    sam_y = np.array([sam.y for sam in env.sams], dtype=float)
+    reach = (np.array([sam.range for sam in env.sams], dtype=float) * (1 + 1e-9) + 1e-9) ** 2
+
     def inside_sam(x: float, y: float) -> str | None:
-        for sam in env.sams:
+        if not env.sams:
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            near = np.flatnonzero((sam_x - x) ** 2 + (sam_y - y) ** 2 <= reach)
+        for i in near:
+            sam = env.sams[int(i)]
             if math.hypot(x - sam.x, y - sam.y) < sam.range:
                 return sam.id
         return None
@@ -81,6 +95,8 @@ def scenario_problems(scenario: Scenario) -> list[str]:
     positions.update((t.id, (t.x, t.y)) for t in reversed(env.targets))
     positions.update((a.id, (a.x, a.y)) for a in reversed(env.airports))
     frozen_owner: dict[str, str] = {}
+    # a drone has an eligible target when it senses one of these types
+    open_types = {t.type for t in env.targets if t.id not in excluded}
     for drone_id, drone in scenario.drone_configs.items():
         at = f"$.drone_configs[{json.dumps(drone_id)}]"
         if drone.home is None:
@@ -107,8 +123,7 @@ def scenario_problems(scenario: Scenario) -> list[str]:
                 problems.append(f"{at}: end airport {end_id!r} is inside SAM {sam_id!r}")
         if not drone.enabled:
             continue
-        eligible = [t for t in env.targets if t.id not in excluded and drone.can_sense(t.type)]
-        if env.targets and not eligible:
+        if env.targets and not any(drone.can_sense(kind) for kind in open_types):
             problems.append(
                 f"{at}.accessibleTargets: drone has no eligible target"
                 f" (sensors {drone.accessible_targets!r}; targets inside SAMs are excluded)"
