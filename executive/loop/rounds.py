@@ -375,11 +375,14 @@ class Rounds:
         round_id = new_id()
         skip = self._skip_agents(trigger)
         keep = None
-        if (host.policy.commit == "auto" or only) and self.plan_id is not None:
+        # the plan in force: the round's search starts from it (in review too: the draft
+        # offered is then worth at least keeping it)
+        warm = None if self.plan_id is None else (self.plan_id, dict(self.intent), dict(self.ends))
+        if (host.policy.commit == "auto" or only) and warm is not None:
             # The fresh draft will be judged against the plan in force rebased onto the
             # same cut (``fast_tier``), and a move's round keeps the drones it does not
             # name on it: what that rebase needs, taken on the tick.
-            keep = (self.plan_id, dict(self.intent), dict(self.ends))
+            keep = warm
             if only:  # the agents would re-allocate everything
                 why = (
                     f"not asked: a move re-plans only {_labels(only)}; the others keep their routes"
@@ -395,7 +398,9 @@ class Rounds:
         paced = host.speed is not None
         world = sim.world.frozen() if paced else sim.world
         asking = Asking(round_id, trigger, skip, host.constraints, host.instruction)
-        cutting = functools.partial(self._cut, world, self._cutter(world, cut), keep, only, asking)
+        cutting = functools.partial(
+            self._cut, world, self._cutter(world, cut), keep, only, asking, warm
+        )
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         name = f"round-{round_id}"
@@ -430,23 +435,26 @@ class Rounds:
         keep: tuple[str, Intent, dict[str, str]] | None,
         only: set[str] | None,
         asking: Asking,
+        warm: tuple[str, Intent, dict[str, str]] | None = None,
     ) -> Remainder:
         """The round's remainder (``cutter``) read from ``world`` (the sim's, or a frozen
-        copy of it in a worker), with the plan in force (``keep``: its id, intent and ends)
-        it is judged against, and the planner's request (``asking``, as on the tick)."""
+        copy of it in a worker), with the plan in force (``warm``: its id, intent and ends)
+        its search starts from, and judged against (``keep``: the same, or None), and the
+        planner's request (``asking``, as on the tick)."""
         host = self.host
         constraints = asking.constraints
         problem = cutter()
-        in_force = warm = None
-        if keep is not None:
+        in_force = start = None
+        if warm is not None:
             gone = problem.gone(world)
-            in_force = InForce(*keep, gone)
-            warm = WarmStart(in_force.intent, in_force.ends, gone)
-            if only:
-                # the planner may give each drone only what it has (a named one: less what
-                # moves away, plus what moves to it)
-                left = {d: [t for t in ts if t not in gone] for d, ts in in_force.intent.items()}
-                constraints = keep_others(constraints, left, only)
+            start = WarmStart(warm[1], warm[2], gone)
+            if keep is not None:
+                in_force = InForce(*keep, gone)
+                if only:
+                    # the planner may give each drone only what it has (a named one: less
+                    # what moves away, plus what moves to it)
+                    left = {d: [t for t in ts if t not in gone] for d, ts in keep[1].items()}
+                    constraints = keep_others(constraints, left, only)
         request = PlanRequest(
             host.run_id,
             asking.round_id,
@@ -458,7 +466,7 @@ class Rounds:
             asking.instruction,
             host.run_id,
             asking.skip,
-            warm,
+            start,
         )
         return Remainder(problem, in_force, request)
 

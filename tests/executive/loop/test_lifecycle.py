@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from executive.contracts import (
     AgentProposal,
     EventRecord,
@@ -77,8 +79,10 @@ class FakePlanner:
         self.make = make
         self.propose = propose
         self.settled: list[tuple[bool, str]] = []  # what the executive decided on proposals
+        self.requests: list[PlanRequest] = []
 
     async def plan(self, request: PlanRequest) -> PlanOutcome:
+        self.requests.append(request)
         mission = compile_mission(request.scenario)
         solution = self.make(mission)
         followup = None
@@ -518,6 +522,29 @@ def test_a_newer_round_cancels_the_agents_still_thinking():
 
 
 # ----- the fast tier is monotone: judged against the plan in force rebased ----------------
+
+
+@pytest.mark.parametrize("commit", ["auto", "review"])
+def test_a_rounds_search_starts_from_the_plan_in_force_in_every_mode(commit: str):
+    """The request carries the plan in force (its intent and ends, less what was done by
+    the cut) for the search to start from: in review too, so the draft offered is worth at
+    least keeping what flies."""
+    planner = FakePlanner(best)
+    host, rounds = lifecycle(planner, in_force=only_first_drone, commit=commit)
+    intent, ends = dict(rounds.intent), dict(rounds.ends)
+    assert any(intent.values())
+
+    async def go():
+        await replan(host, rounds)
+
+    asyncio.run(go())
+    (request,) = planner.requests
+    warm = request.warm_start
+    assert warm is not None
+    assert dict(warm.ends) == ends
+    assert {d: tuple(t for t in ts if t not in warm.gone) for d, ts in intent.items()} == {
+        d: tuple(t for t in ts if t not in warm.gone) for d, ts in warm.intent.items()
+    }
 
 
 def test_a_fresh_search_worse_than_the_plan_in_force_rebased_does_not_fly():
