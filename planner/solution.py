@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from planner.mission import Mission
 from planner.model import RouteResult, Solution
 
-__all__ = ["FEASIBILITY_TOLERANCE", "build_solution", "solution_routes"]
+__all__ = ["FEASIBILITY_TOLERANCE", "build_solution", "route_points", "solution_routes"]
 
 # Fuel comparisons allow this much rounding slack (km), no more.
 FEASIBILITY_TOLERANCE = 1e-9
@@ -27,7 +29,7 @@ def build_solution(mission: Mission, routes: dict[str, list[int]]) -> Solution:
         route_results[spec.id] = RouteResult(
             route=mission.ids(route),
             distance=length,
-            total_points=float(sum(mission.scores[n] for n in targets)),
+            total_points=route_points(mission, route),
             visited_targets=mission.ids(targets),
             fuel_used=length,
             fuel_budget=spec.budget,
@@ -45,6 +47,11 @@ def build_solution(mission: Mission, routes: dict[str, list[int]]) -> Solution:
         total_points=float(sum(r.total_points for r in route_results.values())),
         total_fuel=float(sum(r.fuel_used for r in route_results.values())),
     )
+
+
+def route_points(mission: Mission, route: Sequence[int]) -> float:
+    """The points a node route (start, targets, end) collects."""
+    return float(sum(mission.scores[n] for n in route[1:-1]))
 
 
 def solution_routes(mission: Mission, solution: Solution) -> dict[str, list[int]]:

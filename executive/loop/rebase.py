@@ -21,7 +21,7 @@ from planner.feasibility import plannable
 from planner.intent import Intent, RoutedIntent, route_intent
 from planner.mission import Mission, compile_mission
 from planner.model import Scenario, Solution, drone_label
-from planner.solution import build_solution
+from planner.solution import build_solution, route_points
 from planner.validation import validate_solution
 from planner.way_home import WayHome, guard_routes
 
@@ -33,7 +33,6 @@ __all__ = [
     "fly",
     "keep_unnamed",
     "rebase_job",
-    "route_on",
     "route_only",
     "settle_commit",
 ]
@@ -107,8 +106,10 @@ def rebase_job(
     order, and the plan in force is rebased on the same cut to be compared with it."""
     narrowed = plannable(compile(problem.scenario))
     mission = narrowed.mission
-    rebased = route_on(
-        problem, mission, narrowed.left_out, intent, ends, gone, reorder=compare is not None
+    rebased = finish(
+        route_only(
+            problem, mission, narrowed.left_out, intent, ends, gone, reorder=compare is not None
+        )
     )
     if compare is not None:
         now = route_intent(mission, compare[0], ends=compare[1], gone=gone)
@@ -133,36 +134,11 @@ class Routed:
     @property
     def points(self) -> float:
         """The points its routes collect (``Solution.total_points`` once finished)."""
-        scores, routes = self.mission.scores, self.routes
-        return float(  # summed as build_solution sums them
-            sum(
-                float(sum(scores[n] for n in routes[s.id][1:-1]))
-                for s in self.mission.drones
-                if s.id in routes
-            )
+        mission, routes = self.mission, self.routes
+        # summed as build_solution sums them
+        return float(
+            sum(route_points(mission, routes[s.id]) for s in mission.drones if s.id in routes)
         )
-
-
-def route_on(
-    problem: ReplanProblem,
-    mission: Mission,
-    left_out: dict[str, str],
-    intent: Intent,
-    ends: dict[str, str],
-    gone: dict[str, str],
-    *,
-    reorder: bool = False,
-    way_home: WayHome | None = None,
-) -> Rebased:
-    """Route ``intent`` on ``mission`` (``problem``'s remainder, narrowed to the drones that
-    can be planned; ``left_out`` the others, and why), validated and made into commands:
-    targets that no longer fit, are unsafe or belong to a drone not planned are dropped
-    and named, and so are the targets of a route the way-home check ends sooner (``way_home``:
-    the check's figures for ``mission``, shared with the round's fresh draft) (worker thread)."""
-    routed = route_only(
-        problem, mission, left_out, intent, ends, gone, reorder=reorder, way_home=way_home
-    )
-    return finish(routed)
 
 
 def route_only(
@@ -177,9 +153,13 @@ def route_only(
     way_home: WayHome | None = None,
     routed: RoutedIntent | None = None,
 ) -> Routed:
-    """``route_on``'s routing, without its solution, validation and commands (worker
-    thread); ``routed``: ``intent`` already routed on ``mission`` (``route_intent``, as
-    here: the planner's warm start)."""
+    """Route ``intent`` on ``mission`` (``problem``'s remainder, narrowed to the drones that
+    can be planned; ``left_out`` the others, and why): targets that no longer fit, are
+    unsafe or belong to a drone not planned are dropped and named, and so are the targets
+    of a route the way-home check ends sooner (``way_home``: the check's figures for
+    ``mission``, shared with the round's fresh draft). ``routed``: ``intent`` already
+    routed on ``mission`` (``route_intent``, as here: the planner's warm start). Its
+    solution, validation and commands are ``finish``'s (worker thread)."""
     if routed is None:
         routed = route_intent(mission, intent, ends=ends, gone=gone, reorder=reorder)
     dropped = dict(routed.dropped)

@@ -25,7 +25,7 @@ from executive.contracts import (
 )
 from executive.loop import fast_tier, rebase
 from executive.loop.decisions import Commit, Hold, Moment, Rebase
-from executive.loop.drafts import RebaseJob, Rival
+from executive.loop.drafts import Draft, RebaseJob, Rival
 from executive.loop.options import LoopOptions
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -604,9 +604,9 @@ def test_the_plan_in_force_does_not_win_against_the_operators_constraints():
     assert "breaks a constraint" in commit["why"] and targets[-1] in commit["why"]
 
 
-def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
-    """The plan in force, rebased, is worth more but the validator refuses it (say a SAM
-    now covers its way home): the change forces the fresh draft, whatever it is worth."""
+def _fresh_draft_and_the_plan_in_force_routed() -> tuple[Draft, rebase.Routed]:
+    """A round's fresh draft worth nothing (offered in review, so not judged yet) and the
+    plan in force (the best plan) routed onto its cut and mission."""
     host, rounds = lifecycle(FakePlanner(nothing), in_force=best, commit="review")
 
     async def go():
@@ -615,9 +615,17 @@ def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
     asyncio.run(go())
     fresh = rounds.review
     assert fresh is not None
-    kept = rebase.route_on(
+    routed = rebase.route_only(
         fresh.problem, fresh.mission, {}, dict(rounds.intent), dict(rounds.ends), {}
     )
+    return fresh, routed
+
+
+def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
+    """The plan in force, rebased, is worth more but the validator refuses it (say a SAM
+    now covers its way home): the change forces the fresh draft, whatever it is worth."""
+    fresh, routed = _fresh_draft_and_the_plan_in_force_routed()
+    kept = rebase.finish(routed)
     assert kept.solution.total_points > fresh.solution.total_points == 0
     rival = Rival("in-force", kept.solution.total_points, kept)
     preferred = fast_tier.judge(fresh, rival, fresh.cut)
@@ -636,17 +644,7 @@ def test_the_judge_flies_the_fresh_draft_when_the_plan_in_force_cannot_fly_on():
 def test_the_plan_in_force_routed_only_is_counted_as_it_would_be_finished():
     """A rival only routed (``rebase.route_only``) counts the points its solution would
     collect, and the judge flies a fresh draft worth as much without it."""
-    host, rounds = lifecycle(FakePlanner(nothing), in_force=best, commit="review")
-
-    async def go():
-        await replan(host, rounds)
-
-    asyncio.run(go())
-    fresh = rounds.review
-    assert fresh is not None
-    routed = rebase.route_only(
-        fresh.problem, fresh.mission, {}, dict(rounds.intent), dict(rounds.ends), {}
-    )
+    fresh, routed = _fresh_draft_and_the_plan_in_force_routed()
     kept = rebase.finish(routed)
     assert routed.points == kept.solution.total_points > 0
     assert fast_tier.contends(routed.points, fresh.solution.total_points)
