@@ -18,7 +18,7 @@ from planner.errors import PlannerError
 from planner.geodesy import planning_disks
 from planner.geometry import DistanceTable, Path, PathTable, SamField
 from planner.geometry.sam_field import static_nodes
-from planner.limits import compile_problem
+from planner.limits import MAX_NODES, compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
 __all__ = ["DroneSpec", "Mission", "MissionCompiler", "compile_mission", "table_world"]
@@ -171,12 +171,21 @@ class MissionCompiler:
         self._table: DistanceTable | None = None
         self._lock = threading.Lock()
 
+    @property
+    def table(self) -> DistanceTable | None:
+        """The run's table (None before the first compile)."""
+        return self._table
+
     def __call__(self, scenario: Scenario) -> Mission:
         with self._lock:
             if self._table is None:
                 # refused by the budgets before anything is built, as compile_mission is
                 _refuse_oversized(scenario, planning_disks(scenario.environment.sams, scenario.geo))
-                self._table = DistanceTable(*table_world(scenario), workers=self.workers)
+                sams, points = table_world(scenario)
+                # a replan's cut adds a start per drone (the last cut's freed first): room
+                # for them now, within the table's budget, so no replan grows the table
+                spare = min(len(scenario.drone_configs), max(MAX_NODES - len(points), 0))
+                self._table = DistanceTable(sams, points, workers=self.workers, spare=spare)
             return compile_mission(scenario, table=self._table)
 
 

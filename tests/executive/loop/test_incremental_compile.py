@@ -32,6 +32,7 @@ def test_each_replans_mission_equals_a_compile_from_scratch(name):
     sim = Sim(scenario, plan_mission(mission, "efficient").solution, mission=mission)
     compile = MissionCompiler()
     kept = []
+    capacities = set()
     for tick in (0, 60, 400, 1200, 2400, 4000):
         sim.run(until=tick)
         if sim.done:
@@ -40,7 +41,14 @@ def test_each_replans_mission_equals_a_compile_from_scratch(name):
         got = compile(remainder)
         _same(got, compile_mission(remainder))
         kept.append((got, got.dist.copy()))
+        assert compile.table is not None
+        # room for a start per drone from the first compile: no replan grows (copies) it
+        assert compile.table.capacity >= len(compile.table) + len(scenario.drone_configs) - len(
+            remainder.environment.synthetic_starts
+        )
+        capacities.add(compile.table.capacity)
     assert len(kept) >= 3
+    assert len(capacities) == 1
     for got, dist in kept:  # snapshots: later compiles did not touch them
         assert np.array_equal(got.dist, dist, equal_nan=True)
 
