@@ -231,7 +231,8 @@ class DistanceTable:
         as it is."""
         slots = np.array([self._index(k) for k in keys], dtype=np.int64)
         dist = np.asarray(gather(self._dist, slots))
-        return PathTable(self._pts[slots].copy(), dist, _SnapshotLegs(self.field, self._q, slots))
+        legs = _SnapshotLegs(self.field, self._q, slots, tuple(keys), self._paths)
+        return PathTable(self._pts[slots].copy(), dist, legs)
 
     # ----- editing ------------------------------------------------------------------
 
@@ -519,15 +520,33 @@ class DistanceTable:
 
 @dataclass(frozen=True)
 class _SnapshotLegs:
-    """Legs between the points ``slots`` of a table as it was (a ``LegSource``)."""
+    """Legs between the points ``slots`` (named ``keys``) of a table as it was (a
+    ``LegSource``), kept in ``shared``: the table's own cache of legs by key pair when the
+    snapshot was taken. The table replaces that dict, never edits it, when a change could
+    alter a leg in it, so the legs a snapshot finds there are of its own geometry, and the
+    next round's mission finds the legs of the plan in force made already (a swarm's round
+    built 4,000 legs in Python, most of them the same as the round before)."""
 
     field: SamField
     queries: Queries
     slots: np.ndarray
+    keys: tuple[str, ...]
+    shared: dict[tuple[str, str], Path | None]
 
     def leg(self, i: int, j: int) -> Path | None:
-        """The shortest path from the table's ``i``-th point to its ``j``-th."""
-        return self.field.leg(self.queries, int(self.slots[i]), int(self.slots[j]))
+        """The shortest path from the table's ``i``-th point to its ``j``-th: searched from
+        the key that sorts first and reversed for the other direction, as
+        ``DistanceTable.path`` does (the same leg whichever mission asks first)."""
+        a, b = self.keys[i], self.keys[j]
+        pair = (a, b) if a < b else (b, a)
+        try:
+            leg = self.shared[pair]
+        except KeyError:
+            first, second = (i, j) if a < b else (j, i)
+            leg = self.shared[pair] = self.field.leg(
+                self.queries, int(self.slots[first]), int(self.slots[second])
+            )
+        return leg if leg is None or a < b else leg.reversed()
 
 
 def _escape_lengths(pts: np.ndarray, esc: np.ndarray) -> np.ndarray:

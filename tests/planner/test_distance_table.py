@@ -181,6 +181,37 @@ def test_snapshots_do_not_follow_later_edits():
     assert table.dist("a", "b") > 100.0
 
 
+def test_snapshots_share_the_legs_nothing_changed_and_keep_their_own(monkeypatch):
+    sams = {"S": (50.0, 3.0, 10.0)}
+    table = DistanceTable(sams, {"a": (0.0, 0.0), "b": (100.0, 0.0), "s1": (0.0, 20.0)})
+    searched = []
+    search = SamField.leg
+
+    def counted(field, queries, i, j):
+        searched.append((i, j))
+        return search(field, queries, i, j)
+
+    monkeypatch.setattr(SamField, "leg", counted)
+    first = table.path_table(["a", "b", "s1"])
+    leg = first.path(1, 0)  # searched from "a", the key that sorts first, and reversed
+    assert leg.start == (100.0, 0.0) and leg.length == pytest.approx(first.dist[1, 0])
+    assert len(searched) == 1
+    # a new start, the old one freed (a replan's cut): the legs between the others are kept
+    table.apply_points([RemovePoint("s1"), AddPoint("s2", 0.0, -20.0)])
+    second = table.path_table(["s2", "b", "a"])
+    assert second.path(1, 2).pieces == leg.pieces and len(searched) == 1
+    second.path(0, 2)  # the new start's leg is searched
+    assert len(searched) == 2
+    # a SAM moved: the next snapshot searches its legs again, the older ones keep theirs
+    table.apply(MoveSam("S", 50.0, -3.0, 10.0))
+    third = table.path_table(["a", "b"])
+    moved = third.path(0, 1)
+    assert len(searched) == 3 and moved.pieces != first.path(0, 1).pieces
+    assert moved.length == pytest.approx(third.dist[0, 1])
+    assert first.path(0, 1).length == pytest.approx(first.dist[0, 1])
+    assert second.path(2, 1).pieces == first.path(0, 1).pieces and len(searched) == 3
+
+
 def test_sync_reaches_the_world_given():
     table = DistanceTable({"S": (0.0, 0.0, 5.0)}, {"a": (10.0, 0.0), "b": (-10.0, 0.0)})
     sams = {"S": (0.0, 2.0, 5.0), "T": (40.0, 0.0, 3.0)}
