@@ -153,4 +153,5 @@ def team_problem(mission: Mission) -> TeamProblem:
         eligible=eligible,
         prefixes=tuple(tuple(spec.prefix) for spec in mission.drones),
         metric=True,
+        flags=mission.paths.flags,
     )

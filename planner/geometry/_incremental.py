@@ -153,3 +153,34 @@ def gather(dist: np.ndarray, slots: np.ndarray) -> np.ndarray:
         for b in range(n):
             out[a, b] = row[slots[b]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def gather_flagged(
+    dist: np.ndarray, slots: np.ndarray
+) -> tuple[np.ndarray, tuple[bool, bool, bool, float]]:
+    """``gather`` with the team search's ``matrix_flags`` of the result, made in the same
+    pass (``planner._team.checks.matrix_flags``: the same sum in the same order): a swarm's
+    round read its 36 million entries twice, once to copy, once to check."""
+    n = slots.shape[0]
+    out = np.empty((n, n), np.float64)
+    has_nan = False
+    has_neg = False
+    finite = True
+    total = 0.0
+    count = 0
+    for a in range(n):
+        row = dist[slots[a]]
+        for b in range(n):
+            x = row[slots[b]]
+            out[a, b] = x
+            if x != x:
+                has_nan = True
+            elif x < 0.0:
+                has_neg = True
+            elif x == np.inf:
+                finite = False
+            else:
+                total += x
+                count += 1
+    return out, (has_nan, has_neg, finite and not has_nan, total / count if count else 1.0)

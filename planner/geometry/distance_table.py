@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._incremental import affected_pairs, gather, write_pairs
+from planner.geometry._incremental import affected_pairs, gather, gather_flagged, write_pairs
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
@@ -230,9 +230,9 @@ class DistanceTable:
         """A ``PathTable`` over ``keys`` (distances and lazy legs) that later edits leave
         as it is."""
         slots = np.array([self._index(k) for k in keys], dtype=np.int64)
-        dist = np.asarray(gather(self._dist, slots))
+        dist, flags = gather_flagged(self._dist, slots)
         legs = _SnapshotLegs(self.field, self._q, slots, tuple(keys), self._paths)
-        return PathTable(self._pts[slots].copy(), dist, legs)
+        return PathTable(self._pts[slots].copy(), np.asarray(dist), legs, flags=flags)
 
     # ----- editing ------------------------------------------------------------------
 

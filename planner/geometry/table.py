@@ -29,6 +29,11 @@ class LegSource(Protocol):
         ...
 
 
+# (has NaN, has a negative, all finite, mean of the finite entries summed row by row): what
+# the team search checks of a distance matrix (planner._team.checks.matrix_flags)
+DistFlags = tuple[bool, bool, bool, float]
+
+
 class PathTable:
     """All-pairs shortest SAM-avoiding paths between a fixed set of query points.
 
@@ -47,10 +52,14 @@ class PathTable:
         *,
         fill: Callable[[], np.ndarray] | None = None,
         rows: Callable[[np.ndarray], np.ndarray] | None = None,
+        flags: DistFlags | None = None,
     ) -> None:
         if dist is None and (fill is None or rows is None):
             raise PlannerError("a lazy PathTable needs fill and rows")
         self.points = points
+        # what the team search checks of ``dist`` before it starts (``DistFlags``), when
+        # the table was made with them (None: the search reads ``dist`` for them)
+        self.flags = flags
         self._dist = dist
         self._fill = fill
         self._rows = rows

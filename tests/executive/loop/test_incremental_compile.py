@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from executive.loop.cut import build_replan
+from planner._team.checks import matrix_flags
 from planner.mission import MissionCompiler, compile_mission
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
@@ -40,6 +41,8 @@ def test_each_replans_mission_equals_a_compile_from_scratch(name):
         remainder = build_replan(sim.world, tick, reserve=1.0).scenario
         got = compile(remainder)
         _same(got, compile_mission(remainder))
+        # the search's checks of the matrix, made as it was copied: as the search's own
+        assert got.paths.flags == matrix_flags(got.dist)
         kept.append((got, got.dist.copy()))
         assert compile.table is not None
         # room for a start per drone from the first compile: no replan grows (copies) it
