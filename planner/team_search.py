@@ -119,8 +119,9 @@ class TeamProblem:
     eligible: np.ndarray
     prefixes: tuple[tuple[int, ...], ...] = ()
     metric: bool = False
-    # ``matrix_flags(dist)`` when known already (a compiled mission's table made them as it
-    # copied ``dist``); None: the search reads ``dist`` for them
+    # ``matrix_flags(dist)`` of this ``dist`` when known already (a compiled mission's table
+    # made them as it copied it; a problem given another ``dist`` drops them); None: the
+    # search reads ``dist`` for them
     flags: tuple[bool, bool, bool, float] | None = None
 
 
@@ -233,7 +234,7 @@ class _Prepared:
         if dist.ndim != 2 or dist.shape[0] != dist.shape[1]:
             raise PlannerError(f"dist must be square, got {dist.shape}")
         n = dist.shape[0]
-        flags = p.flags if p.flags is not None and p.dist is dist else matrix_flags(dist)
+        flags = p.flags if p.flags is not None else matrix_flags(dist)
         has_nan, has_negative, all_finite, summed_mean = flags
         if has_nan or has_negative:
             raise PlannerError("dist holds NaN or negative values")

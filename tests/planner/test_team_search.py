@@ -493,3 +493,25 @@ def test_the_greedy_that_keeps_each_best_route_makes_the_scans_choices(seed: int
     assert np.array_equal(L1, L2) and np.array_equal(w1, w2)
     for k in range(pr.m):
         assert list(seq1[k, : L1[k]]) == list(seq2[k, : L2[k]])
+
+
+def test_the_checks_a_compiled_mission_made_are_not_made_again(monkeypatch) -> None:
+    from planner import team_search
+    from planner.mission import MissionCompiler
+    from planner.planning import team_problem
+    from planner.scenario import load_scenario
+    from tests.conftest import SCENARIOS
+
+    problem = team_problem(MissionCompiler()(load_scenario(SCENARIOS / "demo.json")))
+    assert problem.flags is not None
+    unknown = dataclasses.replace(problem, flags=None)
+    want = solve_team(unknown, StopCriterion(max_iterations=50), seed=3)
+
+    def refused(dist: np.ndarray) -> None:
+        raise AssertionError("the matrix was read again for its checks")
+
+    monkeypatch.setattr(team_search, "matrix_flags", refused)
+    got = solve_team(problem, StopCriterion(max_iterations=50), seed=3)
+    assert got.routes == want.routes and got.score == want.score
+    with pytest.raises(AssertionError, match="read again"):
+        solve_team(unknown, StopCriterion(max_iterations=50), seed=3)
