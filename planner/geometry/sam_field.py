@@ -120,6 +120,9 @@ class SamField:
         self.centers, self.true_radii, self.radii = _disks(sams)
         self.grid = build_grid(self.centers, self.radii)
         self.static = build_static(self.centers, self.radii, self.grid)
+        # the last points ``inside_true_many`` was asked about, and its answer: a run's
+        # compiles ask about the same targets round after round (12 ms at 5,000 x 500 SAMs)
+        self._inside_last: tuple[bytes, np.ndarray] | None = None
 
     @property
     def static_nodes(self) -> int:
@@ -154,7 +157,13 @@ class SamField:
         pts = np.asarray(points, dtype=float).reshape(-1, 2)
         if self.centers.shape[0] == 0:
             return np.zeros(pts.shape[0], dtype=bool)
-        return self._inside_true(pts)
+        key = pts.tobytes()
+        last = self._inside_last
+        if last is not None and last[0] == key:
+            return last[1].copy()
+        inside = self._inside_true(pts)
+        self._inside_last = (key, inside.copy())
+        return inside
 
     def _inside_true(self, pts: np.ndarray) -> np.ndarray:
         # A hair of tolerance so a point computed to lie on the true circle is not excluded.

@@ -375,6 +375,18 @@ def test_target_whose_escape_lands_in_another_buffer_is_unreachable():
     assert field.shortest_path((10.02, 0.0), (40.0, 20.0)) is None
 
 
+def test_inside_true_many_asked_again_answers_the_same_and_new_points_their_own():
+    field = SamField([(0.0, 0.0, 10.0), (40.0, 0.0, 5.0)])
+    pts = np.array([(1.0, 2.0), (30.0, 0.0), (41.0, 1.0)])
+    first = field.inside_true_many(pts)
+    assert first.tolist() == [True, False, True]
+    first[:] = False  # the caller's copy: the field's answer is not changed by it
+    assert field.inside_true_many(pts.copy()).tolist() == [True, False, True]
+    moved = pts[::-1].copy()
+    assert field.inside_true_many(moved).tolist() == [True, False, True]
+    assert field.inside_true_many(moved[:2]).tolist() == [True, False]
+
+
 def test_point_inside_true_disk_is_unreachable():
     field = SamField([(0.0, 0.0, 10.0)])
     inside = (1.0, 2.0)
