@@ -11,8 +11,9 @@ __all__ = ["keep_reachable", "matrix_flags"]
 
 @njit(cache=True, nogil=True)
 def matrix_flags(dist: np.ndarray) -> tuple[bool, bool, bool, float]:
-    """``(has_nan, has_negative, all_finite, finite_mean)`` of ``dist`` (the mean of its
-    finite entries summed in order, 1.0 if none)."""
+    """``(has_nan, has_negative, all_finite, finite_mean)`` of ``dist``: the mean of its
+    finite entries, each row summed in order, then the rows' sums in order (1.0 if none),
+    as ``planner.geometry`` sums a table it copies (``gather_rows``)."""
     has_nan = False
     has_neg = False
     finite = True
@@ -20,6 +21,7 @@ def matrix_flags(dist: np.ndarray) -> tuple[bool, bool, bool, float]:
     count = 0
     for i in range(dist.shape[0]):
         row = dist[i]
+        row_total = 0.0
         for j in range(row.shape[0]):
             x = row[j]
             if x != x:
@@ -29,8 +31,9 @@ def matrix_flags(dist: np.ndarray) -> tuple[bool, bool, bool, float]:
             elif x == np.inf:
                 finite = False
             else:
-                total += x
+                row_total += x
                 count += 1
+        total += row_total
     return has_nan, has_neg, finite and not has_nan, total / count if count else 1.0
 
 

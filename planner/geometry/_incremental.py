@@ -18,7 +18,7 @@ from planner._jit import njit
 from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 
-__all__ = ["affected_pairs", "gather", "write_pairs"]
+__all__ = ["affected_pairs", "gather", "gather_rows", "write_pairs"]
 
 # Slack on the test above: distances carry rounding, and a path may touch a disk within TOL.
 _REL = 1e-9
@@ -156,21 +156,29 @@ def gather(dist: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def gather_flagged(
-    dist: np.ndarray, slots: np.ndarray
-) -> tuple[np.ndarray, tuple[bool, bool, bool, float]]:
-    """``gather`` with the team search's ``matrix_flags`` of the result, made in the same
-    pass (``planner._team.checks.matrix_flags``: the same sum in the same order): a swarm's
-    round read its 36 million entries twice, once to copy, once to check."""
+def gather_rows(
+    dist: np.ndarray,
+    slots: np.ndarray,
+    out: np.ndarray,
+    lo: int,
+    hi: int,
+    row_sums: np.ndarray,
+    flags: np.ndarray,
+) -> int:
+    """Rows ``lo:hi`` of ``gather(dist, slots)`` written to ``out``, with what the team
+    search checks of them (``planner._team.checks.matrix_flags``, summed alike): each row's
+    finite entries summed in order to ``row_sums``, ``flags`` = (a NaN, a negative, all
+    finite) over these rows; returns how many entries are finite. Rows apart are independent,
+    so threads may share the work; ``out`` is the caller's (numpy's memory: a swarm's 290 MB
+    allocated here took as long again in page faults)."""
     n = slots.shape[0]
-    out = np.empty((n, n), np.float64)
     has_nan = False
     has_neg = False
     finite = True
-    total = 0.0
     count = 0
-    for a in range(n):
+    for a in range(lo, hi):
         row = dist[slots[a]]
+        total = 0.0
         for b in range(n):
             x = row[slots[b]]
             out[a, b] = x
@@ -183,4 +191,8 @@ def gather_flagged(
             else:
                 total += x
                 count += 1
-    return out, (has_nan, has_neg, finite and not has_nan, total / count if count else 1.0)
+        row_sums[a] = total
+    flags[0] = has_nan
+    flags[1] = has_neg
+    flags[2] = finite
+    return count

@@ -27,17 +27,18 @@ import heapq
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._incremental import affected_pairs, gather, gather_flagged, write_pairs
+from planner.geometry._incremental import affected_pairs, gather, gather_rows, write_pairs
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
 from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
-from planner.geometry.table import PathTable
+from planner.geometry.table import DistFlags, PathTable
 
 __all__ = [
     "AddPoint",
@@ -230,9 +231,9 @@ class DistanceTable:
         """A ``PathTable`` over ``keys`` (distances and lazy legs) that later edits leave
         as it is."""
         slots = np.array([self._index(k) for k in keys], dtype=np.int64)
-        dist, flags = gather_flagged(self._dist, slots)
+        dist, flags = _gather(self._dist, slots, self.workers)
         legs = _SnapshotLegs(self.field, self._q, slots, tuple(keys), self._paths)
-        return PathTable(self._pts[slots].copy(), np.asarray(dist), legs, flags=flags)
+        return PathTable(self._pts[slots].copy(), dist, legs, flags=flags)
 
     # ----- editing ------------------------------------------------------------------
 
@@ -547,6 +548,34 @@ class _SnapshotLegs:
                 self.queries, int(self.slots[first]), int(self.slots[second])
             )
         return leg if leg is None or a < b else leg.reversed()
+
+
+def _gather(dist: np.ndarray, slots: np.ndarray, workers: int) -> tuple[np.ndarray, DistFlags]:
+    """``dist[slots][:, slots]`` as a new array, and the team search's checks of it made in
+    the same pass (``DistFlags``); ``workers`` threads share the rows."""
+    n = slots.shape[0]
+    out = np.empty((n, n))
+    row_sums = np.zeros(n)
+    parts = max(1, min(workers, n // 256))  # a small table is not worth a thread
+    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+    flags = np.zeros((parts, 3), dtype=np.bool_)
+    jobs = [(int(bounds[k]), int(bounds[k + 1]), flags[k]) for k in range(parts)]
+    if parts == 1:
+        counts = [gather_rows(dist, slots, out, *jobs[0][:2], row_sums, flags[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=parts) as pool:
+            futures = [
+                pool.submit(gather_rows, dist, slots, out, lo, hi, row_sums, f)
+                for lo, hi, f in jobs
+            ]
+            counts = [f.result() for f in futures]
+    count = sum(int(c) for c in counts)
+    has_nan = bool(flags[:, 0].any())
+    total = 0.0
+    for value in row_sums.tolist():  # the rows' sums in order, as matrix_flags adds them
+        total += value
+    mean = total / count if count else 1.0
+    return out, (has_nan, bool(flags[:, 1].any()), bool(flags[:, 2].all()) and not has_nan, mean)
 
 
 def _escape_lengths(pts: np.ndarray, esc: np.ndarray) -> np.ndarray:
