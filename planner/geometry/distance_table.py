@@ -384,7 +384,10 @@ class DistanceTable:
             self._pts[slot] = (0.0, 0.0)
             heapq.heappush(self._free, slot)
         dropped = set(gone) | {key for key, _ in added}
-        self._paths = {k: v for k, v in self._paths.items() if not dropped & set(k)}
+        # a copy first (one C call, so atomic): missions compiled before share this dict
+        # and may add legs to it from other threads while it is read
+        kept = list(self._paths.items())
+        self._paths = {k: v for k, v in kept if not dropped & set(k)}
         while len(self._free) < len(added):
             self._grow()
         new = []
