@@ -136,6 +136,11 @@ class PlanRequest:
     # The plan in force, for a timed round's search to start from (so its first plan is
     # never worth less than keeping it); None: from scratch
     warm_start: WarmStart | None = None
+    # Of ``deadline_s``, the wall seconds the executive's own part of a timed round takes:
+    # the cut before this request, and after the plan its checks, its commands and the tick
+    # that commits it (measured on its recent rounds): the plan is due that much before the
+    # deadline, for the round to end by it. 0: not measured (the planner keeps a share).
+    reserved_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,7 @@ class _Baseline:
     iterations: int
     search_score: float  # with the constraint bonus: what the search maximised
     warm: RoutedIntent | None = None  # the plan in force, routed: where the search began
+    searched: float = 0.0  # when the search and its post-optimisation ended (perf_counter)
 
 
 @dataclass
@@ -225,6 +226,9 @@ class AgentPlanner:
         # swap, no_cross); all on unless a request says otherwise
         self.post_opt = dict(post_opt or {})
         self._critics: set[asyncio.Task[None]] = set()  # reviews still running (advisory)
+        # recent timed rounds' wall seconds from the search's end to the plan handed over
+        # (the solution built, checked, traced): the budget leaves that much for them
+        self._posts: list[float] = []
 
     # ------------------------------------------------------------------ the round
 
@@ -245,7 +249,9 @@ class AgentPlanner:
         reasons += list(narrowed.rerouted.values()) + list(narrowed.left_out.values())
         reasons += [f"constraint not applied: {n}" for n in constraint_notes(mission, constraints)]
         warm = self._warm(request)
-        seconds, until = self.baseline_budget(request.deadline_s, started, warm is not None)
+        seconds, until = self.baseline_budget(
+            request.deadline_s, started, warm is not None, request.reserved_s
+        )
         # The scenario's canonical JSON, hashed into the traces, is made beside the search,
         # which holds no GIL (70 ms of Python at 200 drones, off the round's critical path)
         texts = asyncio.ensure_future(asyncio.to_thread(_scenario_text, request.scenario))
@@ -284,6 +290,8 @@ class AgentPlanner:
             warm=baseline.warm,
         )
         self._emit_root(request, text, started, outcome, reasons)
+        if until is not None:
+            self._posts = [*self._posts[-7:], time.perf_counter() - baseline.searched]
         return outcome
 
     async def settled(self) -> None:
@@ -411,15 +419,25 @@ class AgentPlanner:
 
     # ------------------------------------------------------------------ baseline
 
+    @property
+    def after_search_s(self) -> float:
+        """Wall seconds from a timed round's search end to its plan handed over (built,
+        checked, traced): the longest of the last three rounds' (0 before any)."""
+        return max(self._posts[-3:], default=0.0)
+
     def baseline_budget(
-        self, deadline_s: float, started: float, warm: bool = False
+        self, deadline_s: float, started: float, warm: bool = False, reserved_s: float = 0.0
     ) -> tuple[float, float | None]:
         """The baseline's share of the round's deadline, from when the planner got the
         request (``started``, ``time.perf_counter()``: the cut before it takes a few ms),
         once the mission is compiled: the search's seconds, and the instant after which
         the post-optimisation starts no move (None: it runs to the end: for fixed
-        ``iterations``, or not ``whole_round``). The two end at 80 % of the deadline, the
-        post-optimisation taking its last tenth, if that leaves the search half of it, or
+        ``iterations``, or not ``whole_round``). The two end when what follows them is left
+        of the deadline: the executive's part (``reserved_s``, measured: its cut, checks,
+        commands and commit; ``PlanRequest.reserved_s``) and this planner's own after its
+        search (measured on its last rounds), or, before anything is measured, at 80 % of
+        the deadline. The post-optimisation takes the last tenth of the deadline before that
+        end, if that leaves the search half of the deadline, or
         if the search starts from the plan in force (``warm``: its first plan is already
         worth that plan, so a short search loses little: at least ``_MIN_WARM`` of the
         deadline). Otherwise the round will be late whatever it does, and it is not made
@@ -429,7 +447,10 @@ class AgentPlanner:
         if self.iterations is not None or not self.whole_round:
             return max(0.01, _BASELINE_SHARE * deadline_s), None
         now = time.perf_counter()
-        end = started + _POST_OPT_END * deadline_s
+        if reserved_s > 0:  # the round's own parts, measured (a swarm's take 0.2 s)
+            end = started + deadline_s - reserved_s - self.after_search_s
+        else:
+            end = started + _POST_OPT_END * deadline_s
         slot = _POST_OPT_SLOT * deadline_s
         seconds = end - now - slot
         if warm:
@@ -470,9 +491,10 @@ class AgentPlanner:
         # as planner.planning does: the windowed search moved and inserted targets itself
         options = dict(self.post_opt) | swarm_moves(constrained)
         routes = post_optimise(constrained, routes, **options, deadline=until).routes
+        searched = time.perf_counter()
         solution = build_solution(mission, routes)  # validated once, by the executive
         took = time.perf_counter() - t0
-        return _Baseline(solution, took, found.iterations, found.score, routed)
+        return _Baseline(solution, took, found.iterations, found.score, routed, searched)
 
     # ------------------------------------------------------------------ agents
 

@@ -119,6 +119,8 @@ class Asking:
     skip: dict[str, str]
     constraints: OperatorConstraints
     instruction: str | None
+    started: float = 0.0  # the round's start (``time.perf_counter()``)
+    after_s: float = 0.0  # the executive's part after the plan, measured (0: not yet)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class Round:
     invalid: str | None = None  # why its draft can no longer be used (paused, reset)
     only: set[str] | None = None  # a move's round: the drones it re-plans (the others kept)
     remainder: Remainder | None = None  # once cut (paced: in a worker, soon after the start)
+    planned: float | None = None  # when the planner answered (``time.perf_counter()``)
 
 
 @dataclass

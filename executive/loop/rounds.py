@@ -119,6 +119,8 @@ class Rounds:
         self.known_version = 0  # bumps on every change that invalidates work in flight
         self.commits: list[dict[str, Any]] = []  # each commit's provenance, for the report
         self._latencies: list[float] = []  # recent rounds' wall latency, ms
+        # recent rounds' wall seconds from the planner's answer to the tick that took it
+        self._afters: list[float] = []
         self._rebase_latencies: list[float] = []
         self._cadence: AgentCadence | None = None  # built at the first tick boundary
 
@@ -397,12 +399,14 @@ class Rounds:
         # runs trace the same records at the same ticks.
         paced = host.speed is not None
         world = sim.world.frozen() if paced else sim.world
-        asking = Asking(round_id, trigger, skip, host.constraints, host.instruction)
+        started = time.perf_counter()
+        # the executive's part after the plan, as long as the longest of the last rounds'
+        after = max(self._afters[-3:], default=0.0) if paced else 0.0
+        asking = Asking(round_id, trigger, skip, host.constraints, host.instruction, started, after)
         cutting = functools.partial(
             self._cut, world, self._cutter(world, cut), keep, only, asking, warm
         )
         loop = asyncio.get_running_loop()
-        started = time.perf_counter()
         name = f"round-{round_id}"
         if paced:
             task = loop.create_task(self._cut_and_plan(cutting, ahead, only), name=name)
@@ -467,6 +471,8 @@ class Rounds:
             host.run_id,
             asking.skip,
             start,
+            # the cut so far and what follows the plan: not the planner's to spend
+            (time.perf_counter() - asking.started + asking.after_s) if asking.after_s else 0.0,
         )
         return Remainder(problem, in_force, request)
 
@@ -536,6 +542,9 @@ class Rounds:
         (auto), and with ``only`` every drone not in it flies that rebased route."""
         problem, in_force, request = remainder.problem, remainder.in_force, remainder.request
         fresh = await self.host.planner.plan(request)
+        r = self.round
+        if r is not None and r.replan.round_id == request.round_id:
+            r.planned = time.perf_counter()
         auto = self.host.policy.commit == "auto"
 
         def prepare() -> Planned:
@@ -624,9 +633,12 @@ class Rounds:
         host = self.host
         tick = host.sim.tick
         replan = r.replan
-        latency = (time.perf_counter() - r.started) * 1000
+        now = time.perf_counter()
+        latency = (now - r.started) * 1000
         replan.latency_ms = latency
         self._latencies = [*self._latencies[-7:], latency]
+        if r.planned is not None:  # the executive's part after the plan: checks, commands, tick
+            self._afters = [*self._afters[-7:], now - r.planned]
         try:
             planned = r.task.result()
         except asyncio.CancelledError:

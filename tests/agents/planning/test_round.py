@@ -423,6 +423,14 @@ def test_a_timed_round_keeps_its_deadline_and_a_seeded_one_its_search():
         seconds, until = timed.baseline_budget(0.5, now - compiled, warm=True)
         assert seconds == pytest.approx(search, abs=0.01)
         assert until is not None and until - now == pytest.approx(search + 0.05, abs=0.01)
+    # Measured (the executive's part reserved in the request, the planner's own after its
+    # search from its last rounds), the search and post-optimisation end when those are
+    # left of the deadline, not at 80 % of it
+    now = time.perf_counter()
+    seconds, until = timed.baseline_budget(0.5, now - 0.05, warm=True, reserved_s=0.15)
+    assert timed.after_search_s == 0.0
+    assert seconds == pytest.approx(0.5 - 0.15 - 0.05 - 0.05, abs=0.01)
+    assert until == pytest.approx(now - 0.05 + 0.35, abs=0.01)
     seeded = AgentPlanner(FakeEngine(), ListSink(), use_agents=False, iterations=50)
     assert seeded.baseline_budget(0.5, time.perf_counter() - 2.0) == (pytest.approx(0.4), None)
     assert seeded.baseline_budget(0.5, time.perf_counter(), warm=True)[1] is None
@@ -464,6 +472,12 @@ def test_a_timed_round_starts_from_the_plan_in_force_and_a_seeded_one_from_scrat
     assert outcome.warm == routed  # handed over: the executive judges it without routing it
     assert outcome.solution.total_points >= floor
     assert _valid(demo, outcome.solution)
+    # what followed its search was measured, and a measured round's budget leaves it
+    after = timed.after_search_s
+    assert 0.0 < after < 0.5
+    now = time.perf_counter()
+    _, until = timed.baseline_budget(0.5, now, warm=True, reserved_s=0.1)
+    assert until == pytest.approx(now + 0.5 - 0.1 - after, abs=0.01)
 
     seeded = AgentPlanner(FakeEngine(), ListSink(), use_agents=False, iterations=50)
     with_warm = _plan(seeded, _request(demo, warm_start=warm))
