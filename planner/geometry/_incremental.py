@@ -18,7 +18,7 @@ from planner._jit import njit
 from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 
-__all__ = ["affected_pairs", "gather", "gather_rows", "write_pairs"]
+__all__ = ["affected_pairs", "gather", "gather_rows", "touch", "write_pairs"]
 
 # Slack on the test above: distances carry rounding, and a path may touch a disk within TOL.
 _REL = 1e-9
@@ -196,3 +196,11 @@ def gather_rows(
     flags[1] = has_neg
     flags[2] = finite
     return count
+
+
+@njit(cache=True, nogil=True)
+def touch(buf: np.ndarray) -> None:
+    """Write every page of ``buf`` once, holding no GIL: its page faults are taken here, in
+    the background, not by the copy that needs the memory on a round's critical path."""
+    for i in range(0, buf.shape[0], 512):  # 512 float64 = one 4 KiB page
+        buf[i] = 0.0

@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._incremental import affected_pairs, gather, gather_rows, write_pairs
+from planner.geometry._incremental import affected_pairs, gather, gather_rows, touch, write_pairs
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
@@ -163,6 +165,7 @@ class DistanceTable:
             self._slot[key] = slot
         self._free = list(range(len(pts), cap))
         self._paths: dict[tuple[str, str], Path | None] = {}
+        self._matrices = _Matrices()  # the snapshots' matrices (path_table)
         self._q = self._queries(self._pts, self._used)
         self._dist = np.empty((cap, cap))
         used = np.flatnonzero(self._used).astype(np.int64)
@@ -231,7 +234,7 @@ class DistanceTable:
         """A ``PathTable`` over ``keys`` (distances and lazy legs) that later edits leave
         as it is."""
         slots = np.array([self._index(k) for k in keys], dtype=np.int64)
-        dist, flags = _gather(self._dist, slots, self.workers)
+        dist, flags = _gather(self._dist, slots, self.workers, self._matrices.take(slots.size))
         legs = _SnapshotLegs(self.field, self._q, slots, tuple(keys), self._paths)
         return PathTable(self._pts[slots].copy(), dist, legs, flags=flags)
 
@@ -553,11 +556,81 @@ class _SnapshotLegs:
         return leg if leg is None or a < b else leg.reversed()
 
 
-def _gather(dist: np.ndarray, slots: np.ndarray, workers: int) -> tuple[np.ndarray, DistFlags]:
-    """``dist[slots][:, slots]`` as a new array, and the team search's checks of it made in
-    the same pass (``DistFlags``); ``workers`` threads share the rows."""
+class _Matrices:
+    """Memory for the missions' matrices, used again once nothing holds it any more, with a
+    spare one faulted in ahead, in the background: a swarm's matrix is 200-290 MB, and
+    fresh memory cost its page faults on the round's critical path (a 1,000-drone round's
+    copy took 190 ms of CPU into new memory, 50 ms into memory used before).
+
+    A buffer is free when the pool's own reference is the only one left: every array made
+    from it (the mission's matrix, any view of that) holds a reference to it, so while one
+    lives the buffer is not handed out again. The pool follows the buffers in use (their
+    missions hold them anyway: the plan in force's, the round's, the agents' and the
+    rebases') and keeps at most ``spare`` free ones besides. After each ``take`` with no
+    free buffer left of that size, a thread makes one (``prefault``: off for tests)."""
+
+    def __init__(self, spare: int = 1, *, prefault: bool = True) -> None:
+        self.spare = spare
+        self.prefault = prefault
+        self._pool: list[np.ndarray] = []
+        self._lock = threading.Lock()
+        self._making: threading.Thread | None = None
+
+    def take(self, n: int) -> np.ndarray:
+        """An (n, n) float64 array nothing else holds (its contents are left over)."""
+        need = n * n
+        with self._lock:
+            pool = self._pool
+            free = [i for i in range(len(pool)) if _free(pool, i)]
+            fits = [i for i in free if pool[i].size >= need]
+            if fits:  # the most recently used: its pages are the likeliest still in memory
+                buf = pool.pop(fits[-1])
+                free = [i if i < fits[-1] else i - 1 for i in free if i != fits[-1]]
+            else:
+                buf = np.empty(need)
+            # the oldest free buffers beyond the spare ones go (their memory back to the OS)
+            drop = set(free[: max(0, len(free) - self.spare)])
+            self._pool = [b for i, b in enumerate(pool) if i not in drop]
+            self._pool.append(buf)
+            ready = any(
+                self._pool[i].size >= need
+                for i in range(len(self._pool) - 1)
+                if _free(self._pool, i)
+            )
+        if self.prefault and not ready and self._making is None:
+            # the next round's is about this size: a few more nodes at most (added targets)
+            making = threading.Thread(
+                target=self._make, args=(need + 64 * n,), name="matrix-prefault", daemon=True
+            )
+            self._making = making
+            making.start()
+        return buf[:need].reshape(n, n)
+
+    def _make(self, size: int) -> None:
+        buf = np.empty(size)
+        touch(buf)
+        with self._lock:
+            self._pool.append(buf)  # free, and the first a take will use
+            self._making = None
+
+
+def _free(pool: list[np.ndarray], i: int) -> bool:
+    """Whether the pool's reference to ``pool[i]`` is the only one."""
+    return sys.getrefcount(pool[i]) == _FREE_REFS
+
+
+_probe = [np.empty(0)]
+_FREE_REFS = sys.getrefcount(_probe[0])  # the same expression on an array only a list holds
+del _probe
+
+
+def _gather(
+    dist: np.ndarray, slots: np.ndarray, workers: int, out: np.ndarray | None = None
+) -> tuple[np.ndarray, DistFlags]:
+    """``dist[slots][:, slots]`` (in ``out``, else a new array), and the team search's checks
+    of it made in the same pass (``DistFlags``); ``workers`` threads share the rows."""
     n = slots.shape[0]
-    out = np.empty((n, n))
+    out = np.empty((n, n)) if out is None else out
     row_sums = np.zeros(n)
     parts = max(1, min(workers, n // 256))  # a small table is not worth a thread
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
@@ -613,4 +686,6 @@ def warmup() -> None:
     table.apply(RemoveSam("t"))
     table.apply(RemovePoint("c"))
     table.matrix(["a", "b"])
+    table.path_table(["a", "b"])  # the copy, and the background page-faulting
+    touch(np.empty(8))
     table.path("a", "b")

@@ -256,3 +256,61 @@ def test_a_batch_naming_a_missing_point_changes_nothing():
     with pytest.raises(PlannerError):
         table.apply_points([AddPoint("b", 1.0, 1.0), RemovePoint("nope")])
     assert table.keys == ["a"]
+
+
+def test_a_matrix_memory_is_used_again_only_once_nothing_holds_it():
+    from planner.geometry.distance_table import _Matrices
+
+    pool = _Matrices(spare=1, prefault=False)
+    first = pool.take(40)
+    first[:] = 1.0
+    row = first[7]  # a view of it, held on: its memory is not free
+    address = first.ctypes.data
+    del first
+    second = pool.take(40)
+    assert not np.shares_memory(second, row)
+    held = [pool.take(40) for _ in range(3)]  # all in use: each gets memory of its own
+    assert len({a.ctypes.data for a in [second, *held]}) == 4
+    del row
+    third = pool.take(30)  # the first's memory, nothing holds it now (a smaller one fits)
+    assert third.ctypes.data == address and third.shape == (30, 30)
+    del held, second
+    assert len({pool.take(10).ctypes.data for _ in range(3)}) == 1  # each dropped at once
+
+
+def test_snapshots_in_use_keep_their_distances_while_the_table_makes_more():
+    rng = np.random.default_rng(4)
+    sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 9)) for i in range(5)}
+    points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(30)}
+    table = DistanceTable(sams, points)
+    keys = sorted(points)
+    alive = [table.path_table(keys) for _ in range(4)]
+    want = alive[0].dist.copy()
+    for round_ in range(6):
+        table.apply(MovePoint("P3", float(round_), 50.0))
+        snapshot = table.path_table(keys)
+        assert np.array_equal(snapshot.dist, table.matrix(keys), equal_nan=True)
+        alive = [*alive[-2:], snapshot]
+    for older in alive:
+        assert not any(np.shares_memory(older.dist, o.dist) for o in alive if o is not older)
+    assert not np.array_equal(alive[0].dist, want)  # P3 moved since the first
+    del alive, snapshot
+    for _ in range(4):  # the memory the dropped ones free is used again, filled anew
+        again = table.path_table(keys)
+        assert np.array_equal(again.dist, table.matrix(keys), equal_nan=True)
+
+
+def test_after_a_take_a_spare_matrix_is_made_in_the_background():
+    from planner.geometry.distance_table import _Matrices
+
+    pool = _Matrices(spare=2)
+    first = pool.take(300)
+    making = pool._making  # noqa: SLF001 - the thread it started, to wait for it
+    assert making is not None
+    making.join(10)
+    spare = pool._pool[-1].ctypes.data  # noqa: SLF001 - where the one it made is (no hold)
+    second = pool.take(300)
+    assert second.ctypes.data == spare and not np.shares_memory(first, second)
+    again = pool._making  # noqa: SLF001 - no spare left: the next one is being made
+    assert again is not None and again is not making
+    again.join(10)
