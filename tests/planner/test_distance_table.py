@@ -301,16 +301,21 @@ def test_snapshots_in_use_keep_their_distances_while_the_table_makes_more():
 
 
 def test_after_a_take_a_spare_matrix_is_made_in_the_background():
+    import time
+
     from planner.geometry.distance_table import _Matrices
 
     pool = _Matrices(spare=2)
+
+    def buffers(count: int) -> list[int]:  # where the pool's buffers are, once it has count
+        deadline = time.monotonic() + 10
+        while len(pool._pool) < count and time.monotonic() < deadline:  # noqa: SLF001
+            time.sleep(0.01)
+        return [b.ctypes.data for b in pool._pool]  # noqa: SLF001
+
     first = pool.take(300)
-    making = pool._making  # noqa: SLF001 - the thread it started, to wait for it
-    assert making is not None
-    making.join(10)
-    spare = pool._pool[-1].ctypes.data  # noqa: SLF001 - where the one it made is (no hold)
+    made = buffers(2)  # the first's, and the spare a thread made meanwhile
+    assert len(made) == 2 and first.ctypes.data == made[0]
     second = pool.take(300)
-    assert second.ctypes.data == spare and not np.shares_memory(first, second)
-    again = pool._making  # noqa: SLF001 - no spare left: the next one is being made
-    assert again is not None and again is not making
-    again.join(10)
+    assert second.ctypes.data == made[1]  # the spare, already faulted in
+    assert len(buffers(3)) == 3  # none left free: the next spare is made
