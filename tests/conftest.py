@@ -12,6 +12,14 @@ bind port 0 and files go under ``tmp_path``. Before the workers start, the contr
 compiles the numba kernels once into their on-disk cache, so on a fresh clone the workers
 load them instead of each compiling them again.
 
+The modules whose tests call the anthropic or openai SDK (``pytestmark =
+pytest.mark.xdist_group("sdk")``) run on one worker, and import the engines that use them on
+first use (``from agents import engines as sdk``): the other workers never import the SDKs.
+Those add 166,000 objects to a process (anthropic 120,000), and every paced run in a worker
+starts with a full pass of the cyclic collector over all of the worker's objects
+(``executive.loop.collector``): four dashboard and safety modules took 16.4 CPU s in a
+process that had imported them, 12.7 s in one that had not.
+
 Hypothesis runs derandomised when ``CI`` is set (``.ci/run`` sets it), so a CI run is
 repeatable; a developer's run keeps exploring new examples.
 """
@@ -167,9 +175,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(f"a test's marker on a helper, not a test: {', '.join(stray)}")
     # A test module's own module-scoped fixture (a mission flown and stored, a live run) is
     # built once per process that runs its tests: keep those tests on one worker
-    # (``--dist loadgroup``), so it is built once, not once per worker.
+    # (``--dist loadgroup``), so it is built once, not once per worker. A module in a group
+    # of its own choosing (``sdk``, below) is already on one worker.
     for item in items:
         module = item.nodeid.split("::", 1)[0]
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.planning.round import AgentPlanner
 from agents.revision import Suggestion, concrete_suggestions, revise
 from agents.roles import CriticOutput, critic_rules
@@ -21,6 +22,9 @@ from planner.validation import validate_solution
 from tests.conftest import SCENARIOS
 from tests.factory import random_scenario
 from tests.messages_api import MessagesAPIServer, Status, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 DEMO = load_scenario(SCENARIOS / "demo.json")  # D1 senses A, B; D2 B, C; D3 all
 
@@ -132,7 +136,7 @@ def test_a_models_needs_revision_triggers_one_kept_revision_in_the_round():
     with MessagesAPIServer(_model) as api:
 
         async def go():
-            async with AnthropicEngine(
+            async with sdk.AnthropicEngine(
                 model="claude-test", api_key="sk-test", base_url=api.url
             ) as engine:
                 planner = AgentPlanner(engine, sink, iterations=1, seed=0, agent_timeout_s=5)

@@ -9,8 +9,8 @@ import math
 
 import pytest
 
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines import make_engine
-from agents.engines.anthropic_engine import AnthropicEngine
 from agents.responder import RESPONDER_PROMPT, RESPONDER_TOOL, respond, responder_rules
 from agents.words.ask import answer
 from agents.words.state import MissionState, from_executive
@@ -25,6 +25,9 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.flown import flown
 from tests.messages_api import Status, Text, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 QUESTION_MARGIN = "Which drone has the most fuel margin?"
 TICKS = 5000  # new_target.json: D2 has collected T11 (tick 4242); T13 appears at 6000
@@ -208,7 +211,9 @@ def _ask(api, state, question="Which drone has the most fuel margin?", timeout_s
     sink = ListSink()
 
     async def go():
-        async with AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as eng:
+        async with sdk.AnthropicEngine(
+            model="claude-test", api_key="sk-test", base_url=api.url
+        ) as eng:
             return await respond(question, state, engine=eng, sink=sink, timeout_s=timeout_s)
 
     done = asyncio.run(go())

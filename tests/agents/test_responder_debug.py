@@ -29,6 +29,9 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, Status
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 QUESTION = "Why is the solver crashing?"
 PLANNING_AGENTS = ("planning_round", "strategist", "allocator", "critic", "route_optimizer")
 runner = CliRunner()

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.responder import respond, responder_rules
 from agents.responder.call import NUMBERS_ERROR
 from agents.words.ask import answer
@@ -19,6 +19,9 @@ from agents.words.state import MissionState, from_executive
 from executive.traces.sinks import ListSink
 from tests.flown import flown
 from tests.messages_api import ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 MARGIN = "Which drone has the most fuel margin?"
 PERTURBED = [
@@ -46,7 +49,9 @@ def _no_env(monkeypatch):
 
 def _respond(api, state, question=MARGIN):
     async def go():
-        async with AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as eng:
+        async with sdk.AnthropicEngine(
+            model="claude-test", api_key="sk-test", base_url=api.url
+        ) as eng:
             return await respond(question, state, engine=eng, sink=ListSink(), timeout_s=10)
 
     return asyncio.run(go())
@@ -119,7 +124,7 @@ def test_the_words_layer_warns_when_a_model_answer_was_replaced(messages_api, st
     messages_api.script(ToolUse({"answer": "D1 has 999 km margin.", "ids": ["D1"]}))
 
     async def go():
-        async with AnthropicEngine(
+        async with sdk.AnthropicEngine(
             model="claude-test", api_key="sk-test", base_url=messages_api.url
         ) as eng:
             return await answer(MARGIN, state, engine=eng, sink=ListSink(), timeout_s=10)

@@ -14,6 +14,9 @@ from executive.traces import TraceReader
 from tests.conftest import SCENARIOS, short_demo
 from tests.openai_api import ChatAPIServer, ToolCall
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 runner = CliRunner()
 app = build_app()
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import build_app
 from tests.conftest import SCENARIOS
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 runner = CliRunner()
 app = build_app()

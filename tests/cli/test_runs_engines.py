@@ -14,6 +14,9 @@ from cli.main import build_app
 from tests.conftest import short_demo
 from tests.openai_api import ChatAPIServer, ToolCall
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 runner = CliRunner()
 app = build_app()
 

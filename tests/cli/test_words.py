@@ -13,6 +13,9 @@ from executive.traces import TraceReader
 from tests.conftest import SCENARIOS
 from tests.messages_api import ToolUse
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 runner = CliRunner()
 app = build_app()
 QUESTION = "Which drone has the most fuel margin?"

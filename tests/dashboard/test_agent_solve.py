@@ -12,8 +12,9 @@ import json
 from contextlib import asynccontextmanager
 
 import httpx
+import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from planner.mission import compile_mission
@@ -22,6 +23,9 @@ from planner.scenario import parse_scenario
 from planner.validation import validate_solution
 from tests.dashboard.harness import SCENARIOS, TIMEOUT, TOKEN
 from tests.messages_api import MessagesAPIServer, Status, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 DEMO = json.loads((SCENARIOS / "demo.json").read_text())  # D1 senses A, B; D2 B, C; D3 all
 SOLUTION_KEYS = (
@@ -214,7 +218,7 @@ async def test_the_agent_runs_name_the_model_that_answered():
     with MessagesAPIServer(_model) as api:
         async with (
             dashboard() as (server, http),
-            AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as engine,
+            sdk.AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as engine,
         ):
             server.app.state.context.planning.engine = engine
             body = await _solve(http, "Generate optimal routes")
@@ -272,7 +276,7 @@ async def test_with_responder_tools_a_model_calls_them_and_the_trace_shows_each_
     with MessagesAPIServer(model) as api:
         async with (
             dashboard() as (server, http),
-            AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as engine,
+            sdk.AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as engine,
         ):
             server.app.state.context.planning.engine = engine
             r = await http.post("/api/agent_solve", json=body)

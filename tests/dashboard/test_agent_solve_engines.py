@@ -9,6 +9,7 @@ import asyncio
 import json
 
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from agents.engines.spec import EngineSpec
@@ -16,6 +17,9 @@ from dashboard.server import start_dashboard
 from executive.bus import InProcessBus
 from tests.dashboard.harness import SCENARIOS, TIMEOUT, TOKEN, CliProcess
 from tests.openai_api import ChatAPIServer, ToolCall
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 DEMO = json.loads((SCENARIOS / "demo.json").read_text())
 

@@ -19,6 +19,9 @@ from tests.dashboard.harness import TOKEN, CliProcess
 from tests.dashboard.test_browser import BROWSER_ARGS
 from tests.openai_api import ChatAPIServer
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 TIMEOUT = 10.0
 
 

@@ -16,7 +16,6 @@ from cli.main import build_app
 from executive.traces import TraceReader
 from executive.traces import schema as S
 from executive.traces.engine import open_store
-from mission.evaluation.batch import batch_client, run_batch, warm
 from mission.evaluation.policies import EvalTask, suite_tasks
 from mission.evaluation.run import run_one
 from tests.conftest import SCENARIOS
@@ -61,6 +60,8 @@ def test_a_worker_killed_mid_batch_costs_a_retry_and_no_run_twice(tmp_path):
     """The batch ``isr eval run`` runs, on a LocalCluster of two worker processes: the one
     flying a run is SIGKILLed after the first run ends (its nanny starts another); every task
     is stored once, ended with its outcome, and Dask reports the killed run retried."""
+    from mission.evaluation.batch import batch_client, run_batch, warm  # Dask only here
+
     url = f"sqlite:///{tmp_path / 'eval.db'}"
     TraceReader(url).close()  # the schema, as isr eval makes it before the workers write
     # 8 tasks on 2 threads: more than twice the threads, so Dask queues them on the

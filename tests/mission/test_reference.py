@@ -9,7 +9,6 @@ import pytest
 
 from mission.evaluation.figures import summary
 from mission.evaluation.reference import FIRST_PLAN, FULL_KNOWLEDGE, clairvoyant_reference
-from mission.evaluation.report import eval_report
 from planner.scenario import parse_scenario
 from planner.scenario.generator import generate_mission
 from planner.way_home import HomeCheck
@@ -71,6 +70,8 @@ def test_a_batch_without_the_clairvoyant_says_its_reference_is_not_an_upper_boun
     figures = {(f["policy"], f["disruption"]): f for f in summary(rows)}
     assert figures[("auto", "all")]["reference"] == "full-knowledge-t0"
     assert figures[("auto", "all")]["share_mean"] == pytest.approx(90 / 80)
+    from mission.evaluation.report import eval_report  # matplotlib only here, as in cli.eval
+
     out = tmp_path / "r.html"
     page = eval_report(rows, out, suite="harder")[out].decode()
     assert "full knowledge at t0 (not an upper bound)" in page
@@ -83,6 +84,8 @@ def test_a_batch_without_any_reference_shows_points_and_claims_no_goal(tmp_path)
     figures = {(f["policy"], f["disruption"]): f for f in summary(rows)}
     assert figures[("auto", "all")]["share_mean"] is None
     assert figures[("auto", "all")]["points_mean"] == pytest.approx(70.0)
+    from mission.evaluation.report import eval_report  # matplotlib only here, as in cli.eval
+
     out = tmp_path / "r.html"
     page = eval_report(rows, out, suite="s")[out].decode()
     assert "NOT met" not in page and "no reference run" in page
@@ -95,6 +98,8 @@ def test_the_report_names_the_clairvoyant_reference_and_the_gap_to_the_bound(tmp
         _row("m1", "no-replan", 80.0),
         _row("m1", "clairvoyant", 100.0, bound=125.0),
     ]
+    from mission.evaluation.report import eval_report  # matplotlib only here, as in cli.eval
+
     out = Path(tmp_path / "r.html")
     page = eval_report(rows, out, suite="standard")[out].decode()
     assert "of the points of the clairvoyant reference" in page

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines import (
     AgentCall,
     Engine,
@@ -22,7 +23,6 @@ from agents.engines import (
     tool_input_from_blocks,
     tool_schema,
 )
-from agents.engines.anthropic_engine import DEFAULT_MODEL, AnthropicEngine
 from agents.engines.replay import ReplayEngine
 from agents.engines.rules import RulesEngine
 from agents.responder import RESPONDER_TOOL, ResponderOutput
@@ -37,6 +37,9 @@ from agents.roles import (
 from executive.contracts import AgentRunRecord
 from executive.errors import ExecutiveError
 from tests.messages_api import MessagesAPIServer, RawBody, Status, Text, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 TOOL = ToolSpec(
     name="submit_allocation",
@@ -79,7 +82,7 @@ def complete(
     """One call through a fresh engine, built and closed on this test's event loop."""
 
     async def go():
-        async with AnthropicEngine(model=model, api_key=KEY, base_url=api.url) as engine:
+        async with sdk.AnthropicEngine(model=model, api_key=KEY, base_url=api.url) as engine:
             return await engine.complete(call, timeout_s=timeout_s)
 
     return asyncio.run(go())
@@ -118,17 +121,21 @@ def test_tool_use_answer_is_parsed_and_request_is_forced(messages_api):
 
 
 def test_model_defaults_then_env(monkeypatch):
-    assert AnthropicEngine(api_key=KEY).model == DEFAULT_MODEL
+    from agents.engines.anthropic_engine import DEFAULT_MODEL
+
+    assert sdk.AnthropicEngine(api_key=KEY).model == DEFAULT_MODEL
     monkeypatch.setenv("ISR_ANTHROPIC_MODEL", "claude-from-env")
-    assert AnthropicEngine(api_key=KEY).model == "claude-from-env"
-    assert AnthropicEngine(api_key=KEY, model="claude-arg").model == "claude-arg"
+    assert sdk.AnthropicEngine(api_key=KEY).model == "claude-from-env"
+    assert sdk.AnthropicEngine(api_key=KEY, model="claude-arg").model == "claude-arg"
 
 
 def test_api_key_from_env(monkeypatch, messages_api):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
 
     async def go():
-        async with AnthropicEngine(model="claude-test-model", base_url=messages_api.url) as engine:
+        async with sdk.AnthropicEngine(
+            model="claude-test-model", base_url=messages_api.url
+        ) as engine:
             return await engine.complete(CALL, timeout_s=5)
 
     assert asyncio.run(go()).tool_input == {}  # the server's default responder
@@ -136,7 +143,7 @@ def test_api_key_from_env(monkeypatch, messages_api):
 
 def test_no_api_key_is_an_executive_error():
     with pytest.raises(ExecutiveError, match="ANTHROPIC_API_KEY"):
-        AnthropicEngine()
+        sdk.AnthropicEngine()
 
 
 # -- anthropic: errors become kinds ------------------------------------------------------
@@ -170,7 +177,7 @@ def test_rate_limit_is_reported_quickly(messages_api):
 
     async def go():
         loop = asyncio.get_running_loop()
-        async with AnthropicEngine(
+        async with sdk.AnthropicEngine(
             model="claude-test-model", api_key=KEY, base_url=messages_api.url
         ) as engine:
             start = loop.time()
@@ -196,7 +203,7 @@ def test_slow_reply_times_out_without_blocking_the_loop(messages_api):
                 stamps.append(loop.time())
                 await asyncio.sleep(0.01)
 
-        async with AnthropicEngine(
+        async with sdk.AnthropicEngine(
             model="claude-test-model", api_key=KEY, base_url=messages_api.url
         ) as engine:
             # a first call pays the SDK's one-time setup (~50 ms of lazy imports, pool)
@@ -285,7 +292,9 @@ def test_connection_refused_is_unavailable():
     # the port is closed now
 
     async def go():
-        async with AnthropicEngine(model="claude-test-model", api_key=KEY, base_url=url) as engine:
+        async with sdk.AnthropicEngine(
+            model="claude-test-model", api_key=KEY, base_url=url
+        ) as engine:
             await engine.complete(CALL, timeout_s=5)
 
     with pytest.raises(EngineError) as info:
@@ -443,7 +452,7 @@ def test_make_engine_builds_each_engine(messages_api):
     replay = make_engine("replay", records=[_record("allocator", "h", raw=_blocks({}))])
 
     assert isinstance(rules, RulesEngine) and rules.name == "rules"
-    assert isinstance(anthropic, AnthropicEngine)
+    assert isinstance(anthropic, sdk.AnthropicEngine)
     assert (anthropic.name, anthropic.model) == ("anthropic", "claude-x")
     assert isinstance(replay, ReplayEngine) and replay.model == "claude-recorded"
     assert make_engine("replay").name == "replay"  # no records: every call is not_recorded

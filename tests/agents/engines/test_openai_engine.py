@@ -9,13 +9,16 @@ import json
 
 import pytest
 
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines import AgentCall, Engine, EngineError, ToolSpec, make_engine
 from agents.engines.base import call_validated, tool_input_from_blocks
-from agents.engines.openai_engine import NO_KEY, OpenAIEngine
 from agents.engines.replay import ReplayEngine
 from agents.roles import CRITIC_TOOL, CriticOutput
 from executive.errors import ExecutiveError
 from tests.openai_api import ChatAPIServer, RawBody, Status, Text, ToolCall
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 TOOL = ToolSpec(
     name="submit_allocation",
@@ -47,7 +50,7 @@ def complete(api: ChatAPIServer, call: AgentCall = CALL, *, timeout_s: float = 5
     """One call through a fresh engine, built and closed on this test's event loop."""
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=api.url, api_key=key) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=api.url, api_key=key) as engine:
             return await engine.complete(call, timeout_s=timeout_s)
 
     return asyncio.run(go())
@@ -99,7 +102,7 @@ def test_an_agents_pydantic_tool_schema_is_sent_and_its_answer_validates(chat_ap
     )
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             return await call_validated(engine, call, CriticOutput, 5.0)
 
     done = asyncio.run(go())
@@ -110,8 +113,10 @@ def test_an_agents_pydantic_tool_schema_is_sent_and_its_answer_validates(chat_ap
 
 
 def test_a_local_server_needs_no_key_but_one_given_is_sent(chat_api):
+    from agents.engines.openai_engine import NO_KEY
+
     captured: list[str] = []
-    engine = OpenAIEngine(model=MODEL, base_url=chat_api.url)
+    engine = sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url)
     assert engine.base_url == chat_api.url
     assert isinstance(engine, Engine) and engine.name == "openai"
     assert complete(chat_api).tool_input == {}  # no key: a placeholder, the server ignores it
@@ -139,9 +144,9 @@ def test_model_and_server_from_the_environment(monkeypatch, chat_api):
 
 def test_no_model_or_no_server_is_a_clear_error():
     with pytest.raises(ExecutiveError, match="ISR_OPENAI_MODEL"):
-        OpenAIEngine(base_url="http://127.0.0.1:9/v1")
+        sdk.OpenAIEngine(base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ExecutiveError, match="OPENAI_BASE_URL"):
-        OpenAIEngine(model=MODEL)
+        sdk.OpenAIEngine(model=MODEL)
 
 
 # -- errors become kinds ---------------------------------------------------------------------
@@ -174,7 +179,7 @@ def test_rate_limit_is_reported_quickly(chat_api):
 
     async def go():
         loop = asyncio.get_running_loop()
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             start = loop.time()
             with pytest.raises(EngineError) as info:
                 await engine.complete(CALL, timeout_s=5)
@@ -198,7 +203,7 @@ def test_slow_reply_times_out_without_blocking_the_loop(chat_api):
                 stamps.append(loop.time())
                 await asyncio.sleep(0.01)
 
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             # a first call pays the SDK's one-time setup (lazy imports, the pool)
             assert (await engine.complete(CALL, timeout_s=5)).tool_input == {"warm": True}
             ticking = asyncio.create_task(ticker())
@@ -227,7 +232,7 @@ def test_a_slow_call_fails_cleanly_through_call_validated(chat_api):
     chat_api.script(ToolCall({"assignments": {}}, delay=5))
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             return await call_validated(engine, CALL, CriticOutput, 0.3)
 
     done = asyncio.run(go())
@@ -277,7 +282,7 @@ def test_an_answer_that_does_not_validate_is_malformed_not_applied(chat_api):
     chat_api.script(ToolCall({"verdict": "MAYBE", "issues": "none"}))
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             return await call_validated(engine, CALL, CriticOutput, 5.0)
 
     done = asyncio.run(go())
@@ -313,7 +318,7 @@ def test_connection_refused_is_unavailable():
     # the port is closed now
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=url) as engine:
             await engine.complete(CALL, timeout_s=5)
 
     with pytest.raises(EngineError) as info:
@@ -328,7 +333,7 @@ def test_list_models_is_the_cheap_call_and_its_errors_are_kinds(chat_api):
     chat_api.script_models(Status(401, "invalid_api_key", "bad key"))
 
     async def go():
-        async with OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
+        async with sdk.OpenAIEngine(model=MODEL, base_url=chat_api.url) as engine:
             with pytest.raises(EngineError) as info:
                 await engine.list_models(timeout_s=5)
             return info.value, await engine.list_models(timeout_s=5)

@@ -10,9 +10,9 @@ import json
 import pytest
 from pydantic import SecretStr
 
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines import AgentCall, ToolSpec
 from agents.engines.health import EngineMonitor, check_engines
-from agents.engines.openai_engine import OpenAIEngine
 from agents.engines.per_role import (
     RoleEngines,
     engine_for,
@@ -29,6 +29,9 @@ from mission.session import run_mission
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, Status, ToolCall
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 TOOL = ToolSpec(name="answer", description="answer", input_schema={"type": "object"})
 
@@ -96,7 +99,7 @@ def test_the_agents_off_the_planning_round_gets_the_rules_whatever_the_responder
     table = RunConfig(agents=False, agent_engines={"responder": spec}).engine_table()
     assert isinstance(planner_engine(table), RulesEngine)
     asker = responder_engine(table)
-    assert isinstance(asker, OpenAIEngine)
+    assert isinstance(asker, sdk.OpenAIEngine)
     asyncio.run(asker.aclose())
 
 
@@ -110,7 +113,7 @@ def test_mixed_roles_route_each_call_to_its_own_engine(chat_api):
     chat_api.responder = lambda request: ToolCall({"from": "model"})
     engine = planner_engine(config.engine_table())
     assert isinstance(engine, RoleEngines) and engine.name == "per_role"
-    assert isinstance(engine_for(engine, "critic"), OpenAIEngine)
+    assert isinstance(engine_for(engine, "critic"), sdk.OpenAIEngine)
     assert isinstance(engine_for(engine, "allocator"), RulesEngine)
     assert engine_for(engine, "allocator") is engine_for(engine, "strategist")  # one per spec
 

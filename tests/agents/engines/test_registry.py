@@ -28,6 +28,9 @@ from executive.errors import ExecutiveError
 from mission.config import ENGINES as CONFIG_ENGINES
 from mission.config import RunConfig
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 runner = CliRunner()
 
 

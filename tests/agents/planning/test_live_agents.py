@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.planning.round import AgentPlanner
 from executive.loop import Executive
 from executive.loop.options import LoopOptions
@@ -22,6 +22,9 @@ from planner.scenario import load_scenario
 from planner.validation import validate_solution
 from tests.conftest import SCENARIOS
 from tests.messages_api import MessagesAPIServer, Status, Text, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 STRATEGIST = {
     "request_type": "optimize",
@@ -96,7 +99,7 @@ def test_every_answer_ends_in_a_valid_plan_and_a_traced_reason(mode, tmp_path):
     scenario = load_scenario(SCENARIOS / "new_target.json")
     url = f"sqlite:///{tmp_path / 'runs.db'}"
     with MessagesAPIServer(_responder(reply)) as api:
-        engine = AnthropicEngine(api_key="test-key", base_url=api.url, model="claude-test")
+        engine = sdk.AnthropicEngine(api_key="test-key", base_url=api.url, model="claude-test")
         with TraceWriter(url) as writer:
             planner = Recording(AgentPlanner(engine, writer, iterations=400, agent_timeout_s=2.0))
             executive = Executive(

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive, Policy
@@ -22,6 +23,9 @@ from planner.planning import plan_mission
 from tests.agents.planning.test_live_agents import CRITIC, STRATEGIST
 from tests.factory import random_scenario
 from tests.messages_api import MessagesAPIServer, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 DELAY_S = 3.0  # the "model" thinks this long over the allocation
 
@@ -85,7 +89,7 @@ def test_a_slow_agents_better_allocation_is_applied_after_the_rebase():
 
     sink = ListSink()
     with MessagesAPIServer(model) as api:
-        engine = AnthropicEngine(api_key="test-key", base_url=api.url, model="claude-test")
+        engine = sdk.AnthropicEngine(api_key="test-key", base_url=api.url, model="claude-test")
         recording = Recording(AgentPlanner(engine, sink, iterations=1, agent_timeout_s=30))
         report = _fly(recording, sink)
     without = _fly(AgentPlanner(engine, ListSink(), iterations=1, use_agents=False), ListSink())

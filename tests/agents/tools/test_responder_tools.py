@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines import make_engine
-from agents.engines.anthropic_engine import AnthropicEngine
 from agents.responder import respond
 from agents.tools import ToolContext
 from agents.words.ask import answer
@@ -21,6 +21,9 @@ from executive.traces.sinks import ListSink
 from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.messages_api import MessagesAPIServer, ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 QUESTION = "How much fuel does D2 have left?"
 
@@ -80,7 +83,7 @@ def test_a_model_reads_a_drone_with_a_tool_then_answers(state):
         api.script(ToolUse({"drone": "D2"}, name="drone_state"), ToolUse(final, name="answer"))
 
         async def go():
-            async with AnthropicEngine(api_key="test", base_url=api.url) as engine:
+            async with sdk.AnthropicEngine(api_key="test", base_url=api.url) as engine:
                 return await respond(
                     QUESTION,
                     state,
@@ -116,7 +119,7 @@ def test_a_number_a_tool_answered_may_be_cited_one_it_did_not_may_not(state):
             )
 
             async def go():
-                async with AnthropicEngine(api_key="test", base_url=api.url) as engine:
+                async with sdk.AnthropicEngine(api_key="test", base_url=api.url) as engine:
                     return await respond(
                         "How far is D2 from T4?",
                         state,

@@ -10,9 +10,8 @@ import json
 
 import pytest
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.engines.base import AgentCall
-from agents.engines.openai_engine import OpenAIEngine
 from agents.engines.tool_loop import call_with_tools
 from agents.responder import RESPONDER_TOOL
 from agents.responder.role import ResponderOutput
@@ -24,6 +23,9 @@ from planner.scenario import load_scenario
 from tests import messages_api as anth
 from tests import openai_api as oai
 from tests.conftest import SCENARIOS
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 READ = ["mission_overview", "drone_state", "distance", "plan_metrics"]
 FINAL = {
@@ -75,7 +77,7 @@ def test_anthropic_multi_turn_tool_loop(context):
             anth.ToolUse({}, name="solve", usage=(150, 10)),  # not the responder's
             anth.ToolUse(FINAL, name="answer", usage=(200, 20)),
         )
-        done = _ask(lambda: AnthropicEngine(api_key="test", base_url=api.url), session)
+        done = _ask(lambda: sdk.AnthropicEngine(api_key="test", base_url=api.url), session)
         requests = api.requests
     assert done.error is None, done.error
     assert done.output == ResponderOutput.model_validate(FINAL)
@@ -113,7 +115,7 @@ def test_anthropic_budget_spent_forces_the_final_answer(context):
             anth.ToolUse({"drone": "D1"}, name="drone_state"),
             anth.ToolUse(FINAL),  # name None: the tool the request forced
         )
-        done = _ask(lambda: AnthropicEngine(api_key="test", base_url=api.url), session)
+        done = _ask(lambda: sdk.AnthropicEngine(api_key="test", base_url=api.url), session)
         requests = api.requests
     assert done.error is None, done.error
     assert requests[0]["tool_choice"] == {"type": "any"}
@@ -128,7 +130,7 @@ def test_anthropic_the_answers_timeout_covers_the_whole_loop(context):
             anth.ToolUse(FINAL, name="answer", delay=5),
         )
         done = _ask(
-            lambda: AnthropicEngine(api_key="test", base_url=api.url), session, timeout_s=1.0
+            lambda: sdk.AnthropicEngine(api_key="test", base_url=api.url), session, timeout_s=1.0
         )
     assert done.output is None and done.error is not None
     assert done.error.startswith("timeout")
@@ -139,7 +141,7 @@ def test_anthropic_a_text_reply_without_a_tool_is_malformed(context):
     session = ToolSession("responder", context, ListSink())
     with anth.MessagesAPIServer() as api:
         api.script(anth.Text("D1 has plenty."))
-        done = _ask(lambda: AnthropicEngine(api_key="test", base_url=api.url), session)
+        done = _ask(lambda: sdk.AnthropicEngine(api_key="test", base_url=api.url), session)
     assert done.error is not None and done.error.startswith("malformed: responder: no tool_use")
 
 
@@ -155,7 +157,7 @@ def test_openai_multi_turn_tool_loop(context):
             oai.ToolCall('{"origin": "A1", "destination":', name="distance"),  # not JSON
             oai.ToolCall(FINAL, name="answer", usage=(200, 20)),
         )
-        done = _ask(lambda: OpenAIEngine(model="llama3.1", base_url=api.url), session)
+        done = _ask(lambda: sdk.OpenAIEngine(model="llama3.1", base_url=api.url), session)
         requests = api.requests
     assert done.error is None, done.error
     assert done.output == ResponderOutput.model_validate(FINAL)
@@ -181,7 +183,7 @@ def test_openai_budget_spent_forces_the_final_function(context):
             oai.ToolCall({}, name="mission_overview"),
             oai.ToolCall(FINAL),  # name None: the function the request forced
         )
-        done = _ask(lambda: OpenAIEngine(model="llama3.1", base_url=api.url), session)
+        done = _ask(lambda: sdk.OpenAIEngine(model="llama3.1", base_url=api.url), session)
         requests = api.requests
     assert done.error is None, done.error
     assert requests[0]["tool_choice"] == "required"

@@ -33,6 +33,9 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.openai_api import ChatAPIServer, ToolCall
 
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
+
 runner = CliRunner()
 APPROVED = {"review": "Plan holds.", "issues": [], "suggestions": [], "final_verdict": "APPROVED"}
 

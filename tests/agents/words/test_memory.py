@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from agents.engines.anthropic_engine import AnthropicEngine
+from agents import engines as sdk  # SDK engines load on first use (tests/conftest.py)
 from agents.planning.round import AgentPlanner
 from agents.words.ask import answer
 from agents.words.memory import MEMORY_KINDS, MemoryStore
@@ -21,6 +21,9 @@ from planner.scenario import load_scenario
 from tests.conftest import SCENARIOS
 from tests.flown import flown
 from tests.messages_api import ToolUse
+
+# the SDKs are imported by one worker only, the one running these (tests/conftest.py)
+pytestmark = pytest.mark.xdist_group("sdk")
 
 BLOCK = "IMPORTANT MEMORIES & INSTRUCTIONS:"
 
@@ -92,7 +95,9 @@ def test_bad_memories_are_clear_errors(url):
 
 def _ask(api, text, state, store):
     async def go():
-        async with AnthropicEngine(model="claude-test", api_key="sk-test", base_url=api.url) as eng:
+        async with sdk.AnthropicEngine(
+            model="claude-test", api_key="sk-test", base_url=api.url
+        ) as eng:
             return await answer(text, state, engine=eng, sink=ListSink(), memories=store)
 
     return asyncio.run(go())
@@ -161,7 +166,7 @@ def test_the_planning_rounds_prompts_carry_the_stored_memories(messages_api, url
     scenario = load_scenario(SCENARIOS / "demo.json")
 
     async def go():
-        async with AnthropicEngine(
+        async with sdk.AnthropicEngine(
             model="claude-test", api_key="sk-test", base_url=messages_api.url
         ) as eng:
             planner = AgentPlanner(eng, ListSink(), iterations=100, memories=store.active)
