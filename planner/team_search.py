@@ -39,7 +39,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from planner._team.checks import keep_reachable, matrix_flags
+from planner._team.checks import keep_reachable
 from planner._team.exact import exact_team
 from planner._team.large import greedy_nearest, nearest_route, window
 from planner._team.moves import optimise_route
@@ -61,6 +61,7 @@ from planner._team.search import (
 )
 from planner._team.solution import copy_sol, route_length
 from planner.errors import InfeasibleError, PlannerError
+from planner.geometry._incremental import matrix_flags
 
 __all__ = [
     "LENGTH_TOL",

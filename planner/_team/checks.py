@@ -1,40 +1,13 @@
-"""One pass over a distance matrix for what the search must know about it (numba, nogil):
-a swarm's matrix is 25 million entries, and each numpy test of it makes a temporary."""
+"""What the search keeps of its vehicles' eligibility (numba, nogil), in place: a swarm's is
+5 million entries, and each numpy test of it makes a temporary. The checks of the distance
+matrix itself are ``planner.geometry``'s (``matrix_flags``), made as a table is copied."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-__all__ = ["keep_reachable", "matrix_flags"]
-
-
-@njit(cache=True, nogil=True)
-def matrix_flags(dist: np.ndarray) -> tuple[bool, bool, bool, float]:
-    """``(has_nan, has_negative, all_finite, finite_mean)`` of ``dist``: the mean of its
-    finite entries, each row summed in order, then the rows' sums in order (1.0 if none),
-    as ``planner.geometry`` sums a table it copies (``gather_rows``)."""
-    has_nan = False
-    has_neg = False
-    finite = True
-    total = 0.0
-    count = 0
-    for i in range(dist.shape[0]):
-        row = dist[i]
-        row_total = 0.0
-        for j in range(row.shape[0]):
-            x = row[j]
-            if x != x:
-                has_nan = True
-            elif x < 0.0:
-                has_neg = True
-            elif x == np.inf:
-                finite = False
-            else:
-                row_total += x
-                count += 1
-        total += row_total
-    return has_nan, has_neg, finite and not has_nan, total / count if count else 1.0
+__all__ = ["keep_reachable"]
 
 
 @njit(cache=True, nogil=True)

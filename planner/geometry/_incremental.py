@@ -18,7 +18,15 @@ from planner._jit import njit
 from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 
-__all__ = ["affected_pairs", "gather", "gather_rows", "touch", "write_pairs"]
+__all__ = [
+    "affected_pairs",
+    "gather",
+    "gather_rows",
+    "matrix_flags",
+    "row_flags",
+    "touch",
+    "write_pairs",
+]
 
 # Slack on the test above: distances carry rounding, and a path may touch a disk within TOL.
 _REL = 1e-9
@@ -156,6 +164,49 @@ def gather(dist: np.ndarray, slots: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def row_flags(row: np.ndarray, flags: np.ndarray) -> tuple[float, int]:
+    """What the team search checks of a distance matrix, for one of its rows: the sum of
+    its finite entries in order and how many they are; a NaN sets ``flags[0]``, a negative
+    ``flags[1]``, an infinity clears ``flags[2]`` (all finite)."""
+    total = 0.0
+    count = 0
+    nan = negative = infinite = False  # locals in the loop: the flags written once
+    for x in row:
+        if x != x:
+            nan = True
+        elif x < 0.0:
+            negative = True
+        elif x == np.inf:
+            infinite = True
+        else:
+            total += x
+            count += 1
+    if nan:
+        flags[0] = True
+    if negative:
+        flags[1] = True
+    if infinite:
+        flags[2] = False
+    return total, count
+
+
+@njit(cache=True, nogil=True)
+def matrix_flags(dist: np.ndarray) -> tuple[bool, bool, bool, float]:
+    """``(has_nan, has_negative, all_finite, finite_mean)`` of ``dist`` (``row_flags`` row
+    by row): the mean of its finite entries, each row summed in order, then the rows' sums
+    in order (1.0 if none). One pass, no temporaries: a swarm's matrix is 25 million
+    entries, and each numpy test of it would make one."""
+    flags = np.array([False, False, True])
+    total = 0.0
+    count = 0
+    for i in range(dist.shape[0]):
+        row_total, row_count = row_flags(dist[i], flags)
+        total += row_total
+        count += row_count
+    return flags[0], flags[1], flags[2] and not flags[0], total / count if count else 1.0
+
+
+@njit(cache=True, nogil=True)
 def gather_rows(
     dist: np.ndarray,
     slots: np.ndarray,
@@ -165,36 +216,20 @@ def gather_rows(
     row_sums: np.ndarray,
     flags: np.ndarray,
 ) -> int:
-    """Rows ``lo:hi`` of ``gather(dist, slots)`` written to ``out``, with what the team
-    search checks of them (``planner._team.checks.matrix_flags``, summed alike): each row's
-    finite entries summed in order to ``row_sums``, ``flags`` = (a NaN, a negative, all
-    finite) over these rows; returns how many entries are finite. Rows apart are independent,
-    so threads may share the work; ``out`` is the caller's (numpy's memory: a swarm's 290 MB
-    allocated here took as long again in page faults)."""
+    """Rows ``lo:hi`` of ``gather(dist, slots)`` written to ``out``, with ``row_flags`` of
+    each (its sum to ``row_sums``, ``flags`` as there; ``flags`` starts (False, False,
+    True)); returns how many entries are finite. Rows apart are independent, so threads may
+    share the work; ``out`` is the caller's (numpy's memory: a swarm's 290 MB allocated
+    here took as long again in page faults)."""
     n = slots.shape[0]
-    has_nan = False
-    has_neg = False
-    finite = True
     count = 0
     for a in range(lo, hi):
         row = dist[slots[a]]
-        total = 0.0
+        copied = out[a]
         for b in range(n):
-            x = row[slots[b]]
-            out[a, b] = x
-            if x != x:
-                has_nan = True
-            elif x < 0.0:
-                has_neg = True
-            elif x == np.inf:
-                finite = False
-            else:
-                total += x
-                count += 1
-        row_sums[a] = total
-    flags[0] = has_nan
-    flags[1] = has_neg
-    flags[2] = finite
+            copied[b] = row[slots[b]]
+        row_sums[a], finite = row_flags(copied, flags)
+        count += finite
     return count
 
 

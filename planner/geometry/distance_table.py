@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import logging
 import math
 import sys
 import threading
@@ -41,6 +42,8 @@ from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
 from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
 from planner.geometry.table import DistFlags, PathTable
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "AddPoint",
@@ -597,21 +600,30 @@ class _Matrices:
                 for i in range(len(self._pool) - 1)
                 if _free(self._pool, i)
             )
-        if self.prefault and not ready and self._making is None:
-            # the next round's is about this size: a few more nodes at most (added targets)
-            making = threading.Thread(
-                target=self._make, args=(need + 64 * n,), name="matrix-prefault", daemon=True
-            )
-            self._making = making
+            making = None
+            if self.prefault and not ready and self._making is None:
+                # the next round's is about this size: a few more nodes at most (targets
+                # added)
+                making = self._making = threading.Thread(
+                    target=self._make, args=(need + 64 * n,), name="matrix-prefault", daemon=True
+                )
+        if making is not None:
             making.start()
         return buf[:need].reshape(n, n)
 
     def _make(self, size: int) -> None:
-        buf = np.empty(size)
-        touch(buf)
-        with self._lock:
-            self._pool.append(buf)  # free, and the first a take will use
-            self._making = None
+        buf = None
+        try:
+            buf = np.empty(size)
+            touch(buf)
+        except MemoryError:  # the next take allocates (and faults) its own, as before
+            log.warning("no memory for a spare %d-entry matrix: the next round makes its own", size)
+            buf = None
+        finally:
+            with self._lock:
+                if buf is not None:
+                    self._pool.append(buf)  # free, and the first a take will use
+                self._making = None
 
 
 def _free(pool: list[np.ndarray], i: int) -> bool:
@@ -625,16 +637,16 @@ del _probe
 
 
 def _gather(
-    dist: np.ndarray, slots: np.ndarray, workers: int, out: np.ndarray | None = None
+    dist: np.ndarray, slots: np.ndarray, workers: int, out: np.ndarray
 ) -> tuple[np.ndarray, DistFlags]:
-    """``dist[slots][:, slots]`` (in ``out``, else a new array), and the team search's checks
-    of it made in the same pass (``DistFlags``); ``workers`` threads share the rows."""
+    """``dist[slots][:, slots]`` into ``out``, and the team search's checks of it made in
+    the same pass (``DistFlags``, as ``matrix_flags``); ``workers`` threads share the rows."""
     n = slots.shape[0]
-    out = np.empty((n, n)) if out is None else out
     row_sums = np.zeros(n)
     parts = max(1, min(workers, n // 256))  # a small table is not worth a thread
     bounds = np.linspace(0, n, parts + 1).astype(np.int64)
     flags = np.zeros((parts, 3), dtype=np.bool_)
+    flags[:, 2] = True  # all finite, until an infinity says otherwise
     jobs = [(int(bounds[k]), int(bounds[k + 1]), flags[k]) for k in range(parts)]
     if parts == 1:
         counts = [gather_rows(dist, slots, out, *jobs[0][:2], row_sums, flags[0])]

@@ -30,7 +30,7 @@ class LegSource(Protocol):
 
 
 # (has NaN, has a negative, all finite, mean of the finite entries summed row by row): what
-# the team search checks of a distance matrix (planner._team.checks.matrix_flags)
+# the team search checks of a distance matrix (planner.geometry._incremental.matrix_flags)
 DistFlags = tuple[bool, bool, bool, float]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from executive.loop.cut import build_replan
-from planner._team.checks import matrix_flags
+from planner.geometry._incremental import matrix_flags
 from planner.mission import MissionCompiler, compile_mission
 from planner.planning import plan_mission
 from planner.scenario import load_scenario
