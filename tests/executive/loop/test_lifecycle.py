@@ -547,6 +547,37 @@ def test_a_rounds_search_starts_from_the_plan_in_force_in_every_mode(commit: str
     }
 
 
+def test_a_paced_round_leaves_the_planner_the_deadline_less_the_executives_measured_part():
+    """Paced, a request reserves what the executive's own part of a round took, measured on
+    its last rounds (from the planner's answer to the tick that took it) plus the cut so far
+    (``PlanRequest.reserved_s``); before any round, and as fast as possible, nothing."""
+    planner = FakePlanner(best)
+    host, rounds = lifecycle(planner)
+    host.speed = 1.0
+
+    async def go():
+        for _ in range(2):
+            rounds.trigger("operator", "operator:REPLAN")
+            rounds.decide()
+            r = rounds.round
+            assert r is not None
+            await asyncio.wait([r.task])
+            await asyncio.sleep(0.05)  # the tick that takes the plan comes this much later
+            rounds.decide()
+            assert rounds.round is None and r.replan.status == "committed"
+
+    asyncio.run(go())
+    first, second = planner.requests
+    assert first.reserved_s == 0.0
+    assert 0.05 <= second.reserved_s < host.policy.planning_deadline_s
+
+    unpaced = FakePlanner(best)
+    host, rounds = lifecycle(unpaced)
+    asyncio.run(replan(host, rounds))
+    asyncio.run(replan(host, rounds))
+    assert [r.reserved_s for r in unpaced.requests] == [0.0, 0.0]
+
+
 def test_a_fresh_search_worse_than_the_plan_in_force_rebased_does_not_fly():
     host, rounds = lifecycle(FakePlanner(nothing), in_force=best)
     initial, before = rounds.plan_id, points(rounds)
