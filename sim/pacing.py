@@ -169,6 +169,22 @@ class Pacer:
         due = self.due(tick)
         return 0.0 if due is None else due - self.clock.now()
 
+    def within(self, tick: int, seconds: float, margin: float = 0.0) -> float:
+        """Seconds from now to the start of the last tick after ``tick`` that is due at most
+        ``seconds - margin`` from now (the next tick's, if none is): what a result ready by
+        then is taken at. Ticks start only on the schedule, so ``seconds`` itself is kept
+        only by a result ready one tick's quantum before it. ``seconds`` as fast as
+        possible."""
+        period = self.period
+        if period is None:
+            return seconds
+        due = self.due(tick + 1)
+        assert due is not None
+        first = due - self.clock.now()
+        if first >= seconds - margin:
+            return max(0.0, first)
+        return max(0.0, first + math.floor((seconds - margin - first) / period) * period)
+
     def delay(self, tick: int) -> float:
         """Seconds to wait before ``tick`` is due (>= 0; 0.0 as fast as possible)."""
         return max(0.0, self.slack(tick))

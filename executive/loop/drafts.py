@@ -102,6 +102,11 @@ class RoundHost(Protocol):
         """No new plan is coming: the safety layer takes over."""
         ...
 
+    def taken_by(self, seconds: float) -> float:
+        """Seconds from now by which a plan must be ready for the tick that takes it to
+        come within ``seconds`` (ticks start on a schedule); ``seconds`` unpaced."""
+        ...
+
     def ahead(self) -> Callable[[Iterable[Path]], None]:
         """Called on the tick; what it returns, called in a worker thread with the paths a
         plan will fly, works out their first contacts with the SAMs known at the call."""
@@ -121,6 +126,8 @@ class Asking:
     instruction: str | None
     started: float = 0.0  # the round's start (``time.perf_counter()``)
     after_s: float = 0.0  # the executive's part after the plan, measured (0: not yet)
+    # from ``started``, when the plan must be ready for a tick to take it in time
+    taken_by_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,7 @@ class Round:
     only: set[str] | None = None  # a move's round: the drones it re-plans (the others kept)
     remainder: Remainder | None = None  # once cut (paced: in a worker, soon after the start)
     planned: float | None = None  # when the planner answered (``time.perf_counter()``)
+    ready: float | None = None  # when its plan was validated and made into commands
 
 
 @dataclass

@@ -145,6 +145,10 @@ _DRAW_SHARE = 10
 # from a worker running Python, more with several. At 1,000 drones, 1 ms gave lateness p99
 # 11.5 ms (max 36), 0.2 ms 7.4 ms (max 18) on the same quiet machine, rounds as fast.
 _SWITCH_INTERVAL_S = 0.0002
+# A tick starts this late at most, and reaches the rounds this long after its start (p99
+# lateness under 5 ms at every size, ``bench/executive_ticks.py``): a plan ready at a
+# tick's due time is committed within this of it.
+_TAKEN_MARGIN_S = 0.005
 
 
 # Whether this process has loaded every kernel (numba keeps them for the process's life).
@@ -403,6 +407,15 @@ class Executive:
         """No new plan is coming: the safety layer takes over what is unsafe."""
         self.safety.after_failure(reason)
 
+    def taken_by(self, seconds: float) -> float:
+        """Seconds from now by which a plan must be ready for a tick to take it within
+        ``seconds``: the due time of the last tick that starts that soon, less its lateness
+        (``Pacer.within``); ``seconds`` as fast as possible."""
+        pacer = self._pacer
+        if pacer is None or pacer.speed is None:
+            return seconds
+        return min(seconds, pacer.within(self.sim.tick, seconds, _TAKEN_MARGIN_S))
+
     def ahead(self) -> Callable[[Iterable[Path]], None]:
         """For a worker thread: the first contacts of paths a plan will fly, worked out for
         the safety layer's first check after the commit (``Safety.ahead``), and their piece
@@ -472,14 +485,16 @@ class Executive:
             fuel = {d: c.fuel_budget for d, c in self.scenario.drone_configs.items()}
             solution, cuts = guard_solution(mission, solution, fuel, self.home_check)
             reasons = tuple(cut.reason for cut in cuts)
+        checking = time.perf_counter()
         problems = validate_solution(mission, solution)
         if problems:
             raise ExecutiveError("the first plan is invalid: " + "; ".join(map(str, problems)))
+        checked_s = time.perf_counter() - checking
         self._sim = Sim(self.scenario, None, hash_every=self.policy.hash_every)
         self.recorder.sim = self._sim
         self._initial_points = solution.total_points
         left_out |= _left_out(self.scenario, mission, left_out)
-        self.rounds.commit_initial(mission, solution, latency, left_out, reasons)
+        self.rounds.commit_initial(mission, solution, latency, left_out, reasons, checked_s)
         return solution
 
     async def _plan_first(self, scenario: Scenario) -> PlanOutcome:

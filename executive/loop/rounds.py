@@ -89,6 +89,11 @@ from sim.world import World
 
 __all__ = ["Draft", "Round", "Rounds"]
 
+# The first round's estimate of its part after the plan, as a multiple of the first plan's
+# (validated and made into commands the same way; a round also routes the plan in force
+# to judge it and writes the JSON its records carry)
+_FIRST_AFTER = 1.5
+
 log = logging.getLogger(__name__)
 
 
@@ -119,7 +124,8 @@ class Rounds:
         self.known_version = 0  # bumps on every change that invalidates work in flight
         self.commits: list[dict[str, Any]] = []  # each commit's provenance, for the report
         self._latencies: list[float] = []  # recent rounds' wall latency, ms
-        # recent rounds' wall seconds from the planner's answer to the tick that took it
+        # recent rounds' wall seconds from the planner's answer to its plan checked and made
+        # into commands; before any, an estimate from the first plan's (``commit_initial``)
         self._afters: list[float] = []
         self._rebase_latencies: list[float] = []
         self._cadence: AgentCadence | None = None  # built at the first tick boundary
@@ -305,11 +311,15 @@ class Rounds:
         latency_ms: float,
         left_out: dict[str, str] | None = None,
         reasons: tuple[str, ...] = (),
+        checked_s: float = 0.0,
     ) -> None:
         """The first plan flies like every later one: fly_path commands stamped for tick 0,
         recorded as inputs, so a replay needs nothing but the inputs. Each drone in
         ``left_out`` (the plan goes around it: it stays parked) is a NOT_PLANNED event with
-        the reason; ``reasons`` (routes the way-home check ended sooner) go with its commit."""
+        the reason; ``reasons`` (routes the way-home check ended sooner) go with its commit.
+        ``checked_s``: the seconds its validation took; with the commands' own, the first
+        round's estimate of what it does after its plan."""
+        made = time.perf_counter()
         host = self.host
         self.plan = solution
         self.plan_id = new_id()
@@ -321,6 +331,8 @@ class Rounds:
         # before tick 0, off the clock: what the first check and the first step would
         # otherwise work out on their ticks (first contacts, piece tables)
         host.ahead()(c.path for c in commands)
+        # a round does this and more (routes the plan in force, writes the JSON): half again
+        self._afters = [_FIRST_AFTER * (checked_s + time.perf_counter() - made)]
         for command in commands:
             host.recorder.submit(command, "executive")
         host.recorder.plan_version(
@@ -400,9 +412,16 @@ class Rounds:
         paced = host.speed is not None
         world = sim.world.frozen() if paced else sim.world
         started = time.perf_counter()
-        # the executive's part after the plan, as long as the longest of the last rounds'
+        # the executive's part after the plan (its checks and commands), as long as the
+        # longest of the last rounds', and when the plan must be ready for the tick that
+        # takes it to come within the deadline (ticks start on the schedule: at 1x 20 Hz a
+        # plan ready just before the deadline would be taken up to 50 ms after it)
         after = max(self._afters[-3:], default=0.0) if paced else 0.0
-        asking = Asking(round_id, trigger, skip, host.constraints, host.instruction, started, after)
+        deadline = host.policy.planning_deadline_s
+        taken_by = host.taken_by(deadline) if paced else deadline
+        asking = Asking(
+            round_id, trigger, skip, host.constraints, host.instruction, started, after, taken_by
+        )
         cutting = functools.partial(
             self._cut, world, self._cutter(world, cut), keep, only, asking, warm
         )
@@ -471,8 +490,17 @@ class Rounds:
             host.run_id,
             asking.skip,
             start,
-            # the cut so far and what follows the plan: not the planner's to spend
-            (time.perf_counter() - asking.started + asking.after_s) if asking.after_s else 0.0,
+            # the cut so far, what follows the plan and the wait for the tick that takes
+            # it: not the planner's to spend
+            (
+                time.perf_counter()
+                - asking.started
+                + host.policy.planning_deadline_s
+                - asking.taken_by_s
+                + asking.after_s
+            )
+            if asking.after_s
+            else 0.0,
         )
         return Remainder(problem, in_force, request)
 
@@ -620,11 +648,15 @@ class Rounds:
             )
 
         try:
-            return await asyncio.to_thread(prepare)
+            planned = await asyncio.to_thread(prepare)
         except BaseException:
             if fresh.followup is not None:
                 fresh.followup.cancel()
             raise
+        r = self.round
+        if r is not None and r.replan.round_id == request.round_id:
+            r.ready = time.perf_counter()
+        return planned
 
     def _finish_round(self) -> None:
         r = self.round
@@ -637,8 +669,8 @@ class Rounds:
         latency = (now - r.started) * 1000
         replan.latency_ms = latency
         self._latencies = [*self._latencies[-7:], latency]
-        if r.planned is not None:  # the executive's part after the plan: checks, commands, tick
-            self._afters = [*self._afters[-7:], now - r.planned]
+        if r.planned is not None and r.ready is not None:  # the executive's part: checks, commands
+            self._afters = [*self._afters[-7:], r.ready - r.planned]
         try:
             planned = r.task.result()
         except asyncio.CancelledError:

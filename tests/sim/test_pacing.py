@@ -46,6 +46,23 @@ def test_ticks_are_due_one_period_apart_from_the_start():
     assert pacer.delay(6) == 0.0 and pacer.slack(6) == pytest.approx(-0.03)  # late
 
 
+def test_a_result_is_taken_within_a_time_if_ready_by_the_last_tick_due_within_it():
+    pacer, clock = started_pacer(1.0, tick=5)  # tick 5 due at 100.0, a tick every 50 ms
+    clock.t += 0.001  # tick 5 runs: tick 15 is due 0.499 s from now
+    # within 0.5 s with 5 ms for the tick's lateness: tick 14's due time, 0.449 s from now
+    assert pacer.within(5, 0.5, 0.005) == pytest.approx(0.449)
+    assert pacer.within(5, 0.5) == pytest.approx(0.499)  # no margin: tick 15 is in time
+    clock.t += 0.02  # later in the same tick: tick 15 is 0.479 s away, tick 14 0.429 s
+    assert pacer.within(5, 0.5, 0.005) == pytest.approx(0.479)
+    # sooner than the next tick: the next tick's, the earliest anything is taken
+    assert pacer.within(5, 0.01, 0.005) == pytest.approx(0.029)
+    clock.t += 0.1  # running late: the next tick is overdue, taken at once
+    assert pacer.within(5, 0.01) == 0.0
+    fast = Pacer(HZ, None, clock=clock)
+    fast.start(0)
+    assert fast.within(0, 0.5, 0.005) == 0.5  # as fast as possible: no schedule
+
+
 def test_each_tick_start_records_its_lateness_and_the_worst():
     pacer, clock = started_pacer(2.0)  # period 25 ms
     assert pacer.started(0) == 0.0
