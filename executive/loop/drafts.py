@@ -126,8 +126,8 @@ class Asking:
     instruction: str | None
     started: float = 0.0  # the round's start (``time.perf_counter()``)
     after_s: float = 0.0  # the executive's part after the plan, measured (0: not yet)
-    # from ``started``, when the plan must be ready for a tick to take it in time
-    taken_by_s: float = 0.0
+    # the deadline's part after the last tick that can take the plan within it (paced)
+    past_tick_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -412,7 +412,7 @@ class Executive:
         ``seconds``: the due time of the last tick that starts that soon, less its lateness
         (``Pacer.within``); ``seconds`` as fast as possible."""
         pacer = self._pacer
-        if pacer is None or pacer.speed is None:
+        if pacer is None:
             return seconds
         return min(seconds, pacer.within(self.sim.tick, seconds, _TAKEN_MARGIN_S))
 

@@ -418,9 +418,9 @@ class Rounds:
         # plan ready just before the deadline would be taken up to 50 ms after it)
         after = max(self._afters[-3:], default=0.0) if paced else 0.0
         deadline = host.policy.planning_deadline_s
-        taken_by = host.taken_by(deadline) if paced else deadline
+        past_tick = deadline - host.taken_by(deadline)
         asking = Asking(
-            round_id, trigger, skip, host.constraints, host.instruction, started, after, taken_by
+            round_id, trigger, skip, host.constraints, host.instruction, started, after, past_tick
         )
         cutting = functools.partial(
             self._cut, world, self._cutter(world, cut), keep, only, asking, warm
@@ -492,13 +492,7 @@ class Rounds:
             start,
             # the cut so far, what follows the plan and the wait for the tick that takes
             # it: not the planner's to spend
-            (
-                time.perf_counter()
-                - asking.started
-                + host.policy.planning_deadline_s
-                - asking.taken_by_s
-                + asking.after_s
-            )
+            (time.perf_counter() - asking.started + asking.past_tick_s + asking.after_s)
             if asking.after_s
             else 0.0,
         )
