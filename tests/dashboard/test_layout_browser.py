@@ -166,11 +166,12 @@ def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
     assert not errors, errors
 
 
-def _click_label(page: Page, selector: str) -> None:
-    """Click a map label the way a user does. Labels are laid out again on every frame and one
-    with no clear place left is hidden for that frame (a drone flying past), so wait until it
-    is shown, and click again (at most five times) if it was hidden between the wait and the
-    click."""
+def _click_on_map(page: Page, selector: str) -> None:
+    """Click a map marker or label the way a user does. A layer is drawn again whenever the
+    scene changes (its markers replaced: one resolved just before may be gone when clicked),
+    and labels are laid out again on every frame, one with no clear place left hidden for that
+    frame (a drone flying past). So wait until it is shown, and click again (at most five
+    times) if it was replaced or hidden between the wait and the click."""
     for attempt in range(5):
         page.wait_for_selector(f"{selector}:not(.lbl-off)", state="visible")
         try:
@@ -203,7 +204,7 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             _drawn(page)
 
             # ----- a drone selected: a ring, and the inspector in words and units
-            page.click('#l-drones g.drone[data-drone-id="2"] polygon', force=True)
+            _click_on_map(page, '#l-drones g.drone[data-drone-id="2"] polygon')
             page.wait_for_selector(
                 '#l-select[data-kind="drone"][data-id="2"] circle', state="attached"
             )
@@ -234,16 +235,16 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             target = page.evaluate(
                 "() => window.isr.scene.targets.find((t) => t.status === 'planned').id"
             )
-            page.click(f'#l-targets g[data-target-id="{target}"] circle', force=True)
+            _click_on_map(page, f'#l-targets g[data-target-id="{target}"] circle')
             page.wait_for_selector(f'#inspector[data-kind="target"][data-id="{target}"]')
             assert page.evaluate(FACT, "status").startswith("planned for D")
             assert page.evaluate(FACT, "priority").endswith("points")
-            page.click('#l-sams g[data-sam-id="SAM1"] circle.centre', force=True)
+            _click_on_map(page, '#l-sams g[data-sam-id="SAM1"] circle.centre')
             page.wait_for_selector('#inspector[data-kind="sam"][data-id="SAM1"]')
             assert re.fullmatch(r"[\d.]+ km", page.evaluate(FACT, "range"))
             assert page.locator('#l-select[data-kind="sam"] circle.zone').count() == 1
             # its label: the square is under D1, parked there (labels sit clear of markers)
-            _click_label(page, '#l-airports g[data-airport-id="A1"] text')
+            _click_on_map(page, '#l-airports g[data-airport-id="A1"] text')
             page.wait_for_selector('#inspector[data-kind="airport"][data-id="A1"]')
             assert "D1 (parked)" in page.evaluate(FACT, "drones here")
             page.keyboard.press("Escape")
