@@ -42,7 +42,7 @@ from planner.mission import Mission
 from planner.model import Solution, drone_label
 from planner.solution import FEASIBILITY_TOLERANCE, build_solution, solution_routes
 
-__all__ = ["Cut", "HomeCheck", "WayHome", "guard_routes", "guard_solution"]
+__all__ = ["Cut", "HomeCheck", "WayHome", "guard_routes", "guard_solution", "nearest_home"]
 
 _CLEAR = 1e-3  # km between the new disk's planning circle and an end of the way
 _STEP = 0.5  # km between the points of the way home the placements are read from
@@ -143,6 +143,17 @@ class WayHome:
         queries = field.queries(np.vstack([pts[j : j + 1], self.airports]))
         row = field.rows(queries, np.array([0], dtype=np.int64))[0, 1:]
         return flown + float(row.min()) if np.isfinite(row).any() else math.inf
+
+
+def nearest_home(field: SamField, points: np.ndarray, airports: np.ndarray) -> np.ndarray:
+    """Km of the SAM-avoiding way from each of ``points`` (n, 2) to its nearest airport of
+    ``airports`` (m, 2), as a compiled mission's distances give it (``inf``: none)."""
+    n = points.shape[0]
+    if n == 0 or airports.shape[0] == 0:
+        return np.full(n, math.inf)
+    queries = field.queries(np.vstack([points, airports]))
+    rows = field.rows(queries, np.arange(n, dtype=np.int64))[:, n:]
+    return np.asarray(rows.min(axis=1), dtype=float)
 
 
 def guard_routes(

@@ -13,13 +13,16 @@ executive sent home, are not planned.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from executive.loop.policy import leak_plan_extra
+from planner.geodesy import planning_disks
+from planner.geometry import SamField
 from planner.model import Environment, Point, Scenario, synthetic_start_id
-from planner.way_home import HomeCheck
+from planner.way_home import HomeCheck, nearest_home
 from sim.world import World
 
 __all__ = ["Checkpoint", "ReplanProblem", "build_replan", "fuel_at_start", "with_reserve"]
@@ -53,6 +56,9 @@ class ReplanProblem:
     left_out: dict[str, str] = field(default_factory=dict)  # drone -> why it is not planned
     # the way-home check (planner.way_home) every plan made for this remainder passes
     home_check: HomeCheck | None = None
+    # drone -> km its budget keeps on top of the reserve since its fuel leaked
+    # (policy.leak_plan_extra): what the safety layer holds it to while this plan flies
+    leak_extra: dict[str, float] = field(default_factory=dict)
 
     @property
     def frozen_targets(self) -> set[str]:
@@ -87,16 +93,20 @@ def build_replan(
     tick: int,
     *,
     reserve: float = 0.0,
-    extra: Mapping[str, float] | None = None,
+    leaked: Collection[str] = (),
+    leak_share: float = 0.0,
     not_planned: dict[str, str] | None = None,
     home_check: HomeCheck | None = None,
 ) -> ReplanProblem:
     """The remainder of the mission as it will be at ``tick`` (>= the next tick to run).
 
     ``tick`` is raised to ``world.tick`` if it is earlier. ``reserve`` (km) comes off each
-    drone's fuel to make its budget, and ``extra`` (drone -> km) off those it names; ``not_planned`` (drone -> why) names drones to leave
-    out (sent home), on top of the lost ones; ``home_check`` goes with the problem, for the
-    way-home check of its plans (``fuel_at_start``). Reads ``world``, never changes it.
+    drone's fuel to make its budget, and from the ``leaked`` drones (their fuel leaked)
+    what ``leak_share`` asks of a plan from their checkpoint (``policy.leak_plan_extra``,
+    with their SAM-avoiding way to the nearest known airport from there); ``not_planned``
+    (drone -> why) names drones to leave out (sent home), on top of the lost ones;
+    ``home_check`` goes with the problem, for the way-home check of its plans
+    (``fuel_at_start``). Reads ``world``, never changes it.
     """
     tick = max(int(tick), world.tick)
     scenario = world.scenario
@@ -118,16 +128,19 @@ def build_replan(
         checkpoints[drone_id] = cp
         if cp.airborne:
             starts[cp.start_id] = {"x": cp.x, "y": cp.y}
-        budget = max(0.0, cp.fuel - reserve - (extra or {}).get(drone_id, 0.0))
         configs[drone_id] = config.model_copy(
             update={
                 "start_airport": cp.start_id,
-                "fuel_budget": budget,
+                "fuel_budget": max(0.0, cp.fuel - reserve),
                 "frozen_segments": [],
                 # A drone that started elsewhere still returns to its home airport.
                 "home_airport": config.home,
             }
         )
+    leak_extra = _leak_extra(scenario, known, checkpoints, leaked, leak_share, reserve)
+    for drone_id, extra in leak_extra.items():
+        budget = max(0.0, checkpoints[drone_id].fuel - reserve - extra)
+        configs[drone_id] = configs[drone_id].model_copy(update={"fuel_budget": budget})
     gone = collected | {t for c in checkpoints.values() for t in c.frozen_targets}
     # Built from the known world's own (frozen, validated) parts, not dumped and validated
     # again: at 5,000 targets a dump and a validation cost tens of ms on the tick. The
@@ -145,7 +158,30 @@ def build_replan(
     remainder = scenario.model_copy(
         update={"environment": environment, "drone_configs": configs, "timeline": []}
     )
-    return ReplanProblem(tick, remainder, checkpoints, left_out, home_check)
+    return ReplanProblem(tick, remainder, checkpoints, left_out, home_check, leak_extra)
+
+
+def _leak_extra(
+    scenario: Scenario,
+    known: Environment,
+    checkpoints: dict[str, Checkpoint],
+    leaked: Collection[str],
+    share: float,
+    reserve: float,
+) -> dict[str, float]:
+    """Per planned drone of ``leaked``, the km its plan keeps on top of ``reserve`` from its
+    checkpoint (``policy.leak_plan_extra``)."""
+    drones = [d for d in leaked if d in checkpoints]
+    if not drones or share <= 0.0:
+        return {}
+    field = SamField(planning_disks(known.sams, scenario.geo))
+    points = np.array([(checkpoints[d].x, checkpoints[d].y) for d in drones], dtype=float)
+    airports = np.array([(a.x, a.y) for a in known.airports], dtype=float).reshape(-1, 2)
+    homes = nearest_home(field, points, airports)
+    return {
+        d: leak_plan_extra(share, checkpoints[d].fuel, float(h), reserve)
+        for d, h in zip(drones, homes, strict=True)
+    }
 
 
 def fuel_at_start(problem: ReplanProblem) -> dict[str, float]:

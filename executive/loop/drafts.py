@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -87,11 +87,13 @@ class RoundHost(Protocol):
 
     @property
     def leak_reserve(self) -> dict[str, float]:
-        """Km more a drone whose fuel leaked keeps (Policy.leak_share), by drone."""
+        """Km more a drone whose fuel leaked keeps (Policy.leak_share), by drone: what its
+        plan in force was made to keep."""
         ...
 
-    def planned(self, drones: set[str]) -> None:
-        """A committed plan re-tasks these drones."""
+    def planned(self, drones: set[str], leak_extra: Mapping[str, float]) -> None:
+        """A committed plan re-tasks these drones, and keeps ``leak_extra`` (drone -> km
+        above the reserve, ``ReplanProblem.leak_extra``) for the leaked ones."""
         ...
 
     def fallback(self, drone_id: str, reason: str) -> None:

@@ -53,7 +53,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, assert_never
 
 from executive.contracts import (
@@ -75,6 +75,7 @@ from executive.loop.collector import Collector
 from executive.loop.cut import Checkpoint, with_reserve
 from executive.loop.fork import start_forked
 from executive.loop.options import LoopOptions
+from executive.loop.policy import leak_plan_extra, leak_turn_extra
 from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
@@ -255,7 +256,8 @@ class Executive:
         self._initial_mission = initial_mission  # what the initial plan was made on
         self._on_tick = on_tick  # a watcher (the live host): after each tick, never blocks
         self._sim: Sim | None = None
-        # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share)
+        # drone -> km it keeps on top of the reserve since its fuel leaked (Policy.leak_share):
+        # what its plan in force was made to keep (policy.leak_plan_extra at its cut)
         self.leak_reserve: dict[str, float] = {}
         self._reserve: tuple[int, float] | None = None  # (known-world version, reserve_km)
         self._done_at: int | None = None  # the tick the sim was first done at (_over)
@@ -395,8 +397,10 @@ class Executive:
 
     # ----- what the plan lifecycle asks of the loop -------------------------------------
 
-    def planned(self, drones: set[str]) -> None:
-        """A committed plan re-tasks these drones."""
+    def planned(self, drones: set[str], leak_extra: Mapping[str, float]) -> None:
+        """A committed plan re-tasks these drones; the leaked ones keep what it was made to
+        keep (``ReplanProblem.leak_extra``)."""
+        self.leak_reserve.update(leak_extra)
         self.safety.planned(drones)
 
     def fallback(self, drone_id: str, reason: str) -> None:
@@ -514,10 +518,18 @@ class Executive:
             outcome.followup.cancel()
         return outcome
 
-    def reserve_for(self, drone_id: str) -> float:
+    def reserve_for(self, drone_id: str, home: float | None = None) -> float:
         """Km of fuel ``drone_id`` keeps above its way home now: the fleet's reserve and,
-        after a leak, its share of the fuel left then (Policy.leak_share)."""
-        return self.reserve_km + self.leak_reserve.get(drone_id, 0.0)
+        after a leak, what its plan in force was made to keep, and with a way home of
+        ``home`` km, at least what a further leak (Policy.leak_share) of its fuel would
+        take there (``policy.leak_turn_extra``)."""
+        reserve = self.reserve_km
+        kept = self.leak_reserve.get(drone_id)
+        if kept is None:
+            return reserve
+        if home is None:
+            return reserve + kept
+        return reserve + max(kept, leak_turn_extra(self.policy.leak_share, home, reserve))
 
     @property
     def home_check(self) -> HomeCheck | None:
@@ -983,7 +995,10 @@ class Executive:
             case AddTarget() | RemoveTarget() | MoveTarget() | SetPriority():
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.id}")
             case SetFuel():
-                self.leak_reserve[edit.drone] = self.policy.leak_share * edit.fuel
+                self.leak_reserve[edit.drone] = leak_plan_extra(
+                    self.policy.leak_share, edit.fuel, self.safety.home_km(edit.drone),
+                    self.reserve_km,
+                )  # fmt: skip
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.drone}")
             case DisableDrone():
                 pass  # the DroneLost event it causes asks for the replan

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from planner.edits import TRIGGERS, Trigger
 from planner.way_home import HomeCheck
 
-__all__ = ["TRIGGERS", "Policy", "Trigger"]
+__all__ = ["TRIGGERS", "Policy", "Trigger", "leak_plan_extra", "leak_turn_extra"]
 
 
 class Policy(BaseModel):
@@ -33,9 +33,10 @@ class Policy(BaseModel):
     # that fails, fuel_reserve kept on top: "corridors" places it where it merges with a
     # known SAM (the budget prices the open ground), "full" next to the way's ends too
     home_check: Literal["off", "corridors", "full"] = "off"
-    # A drone whose fuel an edit cut (a leak) keeps this share of the fuel left after the cut
-    # on top of the reserve, from then on: a second leak of that size still leaves its way home
-    leak_share: float = Field(0.25, ge=0, le=1)
+    # A drone whose fuel an edit cut (a leak) plans and turns home from then on so that a
+    # further leak of up to this share of the fuel it has left at that time still leaves its
+    # way home with the reserve (leak_plan_extra, leak_turn_extra)
+    leak_share: float = Field(0.25, ge=0, lt=1)
     # Hedging for value that arrives late: this many drones (those the first plan gives the
     # fewest points) stay parked until a change of a spare_release kind launches them
     spare_drones: int = Field(0, ge=0)
@@ -85,3 +86,26 @@ class Policy(BaseModel):
         if self.reserve == "fixed":
             return self.fuel_reserve
         return self.fuel_reserve + self.detour_factor * max(sam_ranges, default=0.0)
+
+
+def leak_plan_extra(share: float, fuel: float, home: float, reserve: float) -> float:
+    """Km a leaked drone's plan keeps on top of ``reserve`` from a start with ``fuel`` km
+    left, ``home`` km from its nearest airport, so that at every point p of any route within
+    the rest (ending at an airport) a further leak of ``share`` of the fuel left then still
+    leaves the way home: (1 - s) F(p) >= h(p) + r, with d flown to p. Two bounds hold for
+    every route, and the smaller is kept:
+
+    * h(p) <= L - d (the route ends at an airport): L <= (1 - s) F - r, i.e. s F;
+    * h(p) <= min(h0 + d, L - d), the worst point at d = (L - h0) / 2: L <= (2((1 - s) F - r)
+      - s h0) / (2 - s), i.e. s (F + r + h0) / (2 - s): the smaller near home.
+
+    A flat share of the fuel at the leak, kept whatever the drone flew since, was the first
+    bound frozen at its largest."""
+    return share * min(fuel, (fuel + reserve + home) / (2.0 - share))
+
+
+def leak_turn_extra(share: float, home: float, reserve: float) -> float:
+    """Km a leaked drone keeps on top of ``reserve`` above a way home of ``home`` km before
+    it turns home, wherever it flies: with (1 - s) F >= h + r a further leak of ``share`` of
+    its fuel F still leaves the way home: F - h - r >= s (h + r) / (1 - s)."""
+    return share * (home + reserve) / (1.0 - share)

@@ -446,7 +446,8 @@ class Rounds:
             world,
             cut,
             reserve=host.reserve_km,
-            extra=dict(host.leak_reserve),
+            leaked=frozenset(host.leak_reserve),
+            leak_share=host.policy.leak_share,
             not_planned={**host.returning, **self.spares},
             home_check=host.home_check,
         )
@@ -799,7 +800,7 @@ class Rounds:
                 "why": why,
             },
         )
-        host.planned({c.drone for c in draft.commands})
+        host.planned({c.drone for c in draft.commands}, draft.problem.leak_extra)
         for drone_id, reason in draft.left_out.items():
             host.fallback(drone_id, reason)
         self._publish_plan(tick, origin)

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+import numpy as np
+
 from executive.loop.contacts import Contacts, Known
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -47,6 +49,7 @@ from planner.geodesy import planning_disks
 from planner.geometry import MARGIN_ABS, Path, SamField
 from planner.geometry.contact import Disk, first_contact
 from planner.model import Airport, Scenario
+from planner.way_home import nearest_home
 from sim import Flight, FlyPath, Hold, Sim
 from sim.flight import hold_circle
 
@@ -77,9 +80,9 @@ class SafetyHost(Protocol):
         """The running simulation."""
         ...
 
-    def reserve_for(self, drone_id: str) -> float:
+    def reserve_for(self, drone_id: str, home: float | None = None) -> float:
         """Km of fuel the drone keeps above its way home (the policy's, the SAMs known, its
-        leaks)."""
+        leaks; with the way home's ``home`` km, what a further leak would take there)."""
         ...
 
 
@@ -555,6 +558,16 @@ class Safety:
         host.rounds.trigger("drone_lost", f"safety_return:{drone_id}")
         return f"home to {airport.id}"
 
+    def home_km(self, drone_id: str) -> float:
+        """Km of the SAM-avoiding way from ``drone_id`` to its nearest known airport, as a
+        replan's cut measures it (``planner.way_home.nearest_home``; ``inf``: none)."""
+        world = self.host.sim.world
+        x, y, _ = world.position(drone_id)
+        airports = np.array(
+            [(a.x, a.y) for a in world.known_environment.airports], dtype=float
+        ).reshape(-1, 2)
+        return float(nearest_home(self._field(), np.array([(x, y)], dtype=float), airports)[0])
+
     def _way_home(self, drone_id: str, *, within_fuel: bool = True) -> tuple[Airport, Path] | None:
         """The nearest airport within the fuel on a SAM-avoiding path: those the fuel reaches
         with the reserve first (a way home that spends the reserve is one more SAM from
@@ -567,7 +580,6 @@ class Safety:
         fuel = world.fuel(drone_id)
         field = self._field()
         allowed = set(config.end_options([a.id for a in env.airports]))
-        reserve = self.host.reserve_for(drone_id)
         found: list[tuple[bool, bool, float, Airport, Path]] = []
         for airport in env.airports:
             if math.hypot(airport.x - x, airport.y - y) <= _AT:
@@ -577,7 +589,7 @@ class Safety:
             path = field.shortest_path((x, y), (airport.x, airport.y))
             if path is None or path.length <= 0.0 or (within_fuel and path.length > fuel):
                 continue
-            short = path.length + reserve > fuel
+            short = path.length + self.host.reserve_for(drone_id, path.length) > fuel
             found.append((short, airport.id not in allowed, path.length, airport, path))
         if not found:
             return None
@@ -614,9 +626,11 @@ class Safety:
             x, y, _ = world.position(drone_id)
             env = world.known_environment
             nearest = min(math.hypot(a.x - x, a.y - y) for a in env.airports)
-            if nearest + reserve < fuel * 0.5:
+            if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
             route = self._way_home(drone_id)
+            if route is not None:
+                reserve = host.reserve_for(drone_id, route[1].length)
             # until the next check the drone burns a period's fuel and may fly a period
             # further from home: turn now if the way home would not fit with the reserve then
             period = 2.0 * world.config.speed_of(drone_id) * world.dt * host.policy.safety_every

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -144,8 +144,9 @@ class Host:
     def returning(self) -> dict[str, str]:
         return {}
 
-    def planned(self, drones: set[str]) -> None:
+    def planned(self, drones: set[str], leak_extra: Mapping[str, float]) -> None:
         self.re_tasked.append(drones)
+        self.leak_reserve.update(leak_extra)
 
     def fallback(self, drone_id: str, reason: str) -> None:
         self.failures.append(f"{drone_id}: {reason}")

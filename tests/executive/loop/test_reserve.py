@@ -4,12 +4,16 @@ flight meets a known SAM turns home while a safe way still fits its fuel."""
 
 from __future__ import annotations
 
+import numpy as np
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from executive.contracts import PlanVersionRecord
 from executive.loop import Policy
 from executive.loop.cut import build_replan, with_reserve
+from executive.loop.policy import leak_plan_extra, leak_turn_extra
 from sim import Sim
 from tests.executive.loop.test_safety import _events, _fly, line_mission
 
@@ -63,7 +67,7 @@ def test_a_drone_whose_flight_meets_a_known_sam_turns_home_while_a_safe_way_fits
     assert report.outcome.drones["1"].status == "landed"
 
 
-def test_the_cut_takes_a_leaked_drones_extra_reserve_off_its_budget_only():
+def test_the_cut_takes_what_a_further_leak_would_take_off_a_leaked_drones_budget_only():
     scenario = line_mission(
         drones={
             "1": {"fuelBudget": 100, "home_airport": "A1", "end_airport": "A2"},
@@ -71,14 +75,69 @@ def test_the_cut_takes_a_leaked_drones_extra_reserve_off_its_budget_only():
         }
     )
     world = Sim(scenario, None).world
-    problem = build_replan(world, 0, reserve=2.0, extra={"1": 10.0})
+    problem = build_replan(world, 0, reserve=2.0, leaked={"1"}, leak_share=0.25)
     budgets = {d: c.fuel_budget for d, c in problem.scenario.drone_configs.items()}
-    assert budgets == {"1": 100 - 2.0 - 10.0, "2": 100 - 2.0}
+    # parked at A1: no way home to fly, a quarter of its 100 km and the reserve (/ 1.75)
+    extra = leak_plan_extra(0.25, 100.0, 0.0, 2.0)
+    assert extra == pytest.approx(0.25 * 102 / 1.75)
+    # far from home the flat quarter of its fuel is the smaller
+    assert leak_plan_extra(0.25, 100.0, 90.0, 2.0) == pytest.approx(25.0)
+    assert budgets == pytest.approx({"1": 100 - 2.0 - extra, "2": 100 - 2.0})
+    assert problem.leak_extra == pytest.approx({"1": extra})
+    assert build_replan(world, 0, reserve=2.0, leaked={"1"}).leak_extra == {}  # share 0
 
 
-def test_after_a_leak_the_drone_turns_home_keeping_a_share_of_what_it_had_left():
-    # No replans: the leak leaves 40 km, the plan needs more; the fuel check keeps the
-    # reserve and a quarter of the 40 km (a second leak of 10 km still leaves its way home).
+@settings(max_examples=300, deadline=None)
+@given(
+    share=st.floats(0.05, 0.5),
+    reserve=st.floats(0.0, 10.0),
+    airports=st.lists(st.tuples(st.floats(-50, 50), st.floats(-50, 50)), min_size=1, max_size=3),
+    start=st.tuples(st.floats(-60, 60), st.floats(-60, 60)),
+    stops=st.lists(st.tuples(st.floats(-80, 80), st.floats(-80, 80)), max_size=6),
+    end=st.integers(0, 2),
+)
+def test_a_route_within_a_leaked_drones_budget_survives_a_further_leak_anywhere_on_it(
+    share, reserve, airports, start, stops, end
+):
+    # The bound behind Policy.leak_share, in the open (the way home a straight line): a
+    # route from ``start`` through ``stops`` to an airport, on the least fuel whose budget
+    # (fuel - reserve - leak_plan_extra) it fits, keeps (1 - s) F(p) >= h(p) + r at every
+    # point p: a further leak of that share of the fuel left there still leaves the way home.
+    homes = np.array(airports, dtype=float)
+    points = np.array([start, *stops, airports[end % len(airports)]], dtype=float)
+    legs = np.hypot(*np.diff(points, axis=0).T)
+    length = float(legs.sum())
+
+    def home(p: np.ndarray) -> float:
+        return float(np.hypot(*(homes - p).T).min())
+
+    h0 = home(points[0])
+    # the least fuel F with F - reserve - leak_plan_extra(F) = length: the extra is the
+    # smaller of two linear bounds, so the least of the fuels each asks for
+    a = share / (2.0 - share)
+    fuel = min(
+        (length + reserve) / (1.0 - share), (length + reserve + a * (reserve + h0)) / (1.0 - a)
+    )
+    assert fuel - reserve - leak_plan_extra(share, fuel, h0, reserve) == pytest.approx(length)
+    flown = 0.0
+    for i, leg in enumerate(legs):
+        for t in np.linspace(0.0, 1.0, 21):
+            p = points[i] + t * (points[i + 1] - points[i])
+            left = fuel - flown - t * leg
+            assert (1.0 - share) * left >= home(p) + reserve - 1e-6
+        flown += leg
+
+
+def test_a_leaked_drone_turns_home_while_a_further_leak_still_leaves_its_way_home():
+    # With h km home and (1 - s) F = h + r exactly, the turn extra is all it keeps.
+    extra = leak_turn_extra(0.25, 30.0, 2.0)
+    fuel = 30.0 + 2.0 + extra
+    assert 0.75 * fuel == pytest.approx(30.0 + 2.0)
+
+
+def test_after_a_leak_the_drone_turns_home_keeping_what_a_further_leak_would_take():
+    # No replans: the leak leaves 40 km, the plan needs more; the fuel check turns it home
+    # while a quarter of its fuel could still leak without leaving it short of its way home.
     drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
     leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
     _, sink, report = _fly(
@@ -86,10 +145,13 @@ def test_after_a_leak_the_drone_turns_home_keeping_a_share_of_what_it_had_left()
         policy=Policy(batch_iterations=300, replan=False),
     )
     back = _events(sink, "RETURN_TO_BASE")
-    assert back and back[0].payload["reserve"] == pytest.approx(
-        Policy().reserve_km([]) + 0.25 * 40.0
-    )
+    assert back
+    turn = back[0].payload
+    reserve = Policy().reserve_km([])
+    assert turn["reserve"] >= reserve + leak_turn_extra(0.25, turn["needed"], reserve) - 1e-9
+    assert 0.75 * turn["fuel"] >= turn["needed"] + reserve
     assert report.outcome.lost == []
+    assert report.outcome.drones["1"].status == "landed"
 
 
 def test_a_fuel_safety_return_counts_as_a_safety_action():
