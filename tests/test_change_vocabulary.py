@@ -154,9 +154,7 @@ def test_the_executive_asks_for_a_replan_of_the_kinds_trigger(op):
     assert seen and not any(isinstance(e, EditRejected) for e in seen)
     asked: list[str] = []
     loop = SimpleNamespace(
-        safety=SimpleNamespace(
-            sam_known=lambda sam, label: asked.append("sam"), lost=print, home_km=lambda d: 5.0
-        ),
+        safety=SimpleNamespace(sam_known=lambda sam, label: asked.append("sam"), lost=print),
         rounds=SimpleNamespace(trigger=lambda kind, label: asked.append(kind)),
         _sam_cleared=lambda sam, label: asked.append("sam_cleared"),
         policy=Policy(),

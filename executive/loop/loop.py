@@ -995,10 +995,11 @@ class Executive:
             case AddTarget() | RemoveTarget() | MoveTarget() | SetPriority():
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.id}")
             case SetFuel():
+                # until the leak's replan measures the way home (in its cut, off the tick),
+                # the bound that needs none: a share of the fuel left (home unknown: inf)
                 self.leak_reserve[edit.drone] = leak_plan_extra(
-                    self.policy.leak_share, edit.fuel, self.safety.home_km(edit.drone),
-                    self.reserve_km,
-                )  # fmt: skip
+                    self.policy.leak_share, edit.fuel, math.inf, self.reserve_km
+                )
                 self.rounds.trigger(edit.change.trigger, f"{edit.op}:{edit.drone}")
             case DisableDrone():
                 pass  # the DroneLost event it causes asks for the replan

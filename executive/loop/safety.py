@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-import numpy as np
-
 from executive.loop.contacts import Contacts, Known
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -49,7 +47,6 @@ from planner.geodesy import planning_disks
 from planner.geometry import MARGIN_ABS, Path, SamField
 from planner.geometry.contact import Disk, first_contact
 from planner.model import Airport, Scenario
-from planner.way_home import nearest_home
 from sim import Flight, FlyPath, Hold, Sim
 from sim.flight import hold_circle
 
@@ -557,16 +554,6 @@ class Safety:
         )
         host.rounds.trigger("drone_lost", f"safety_return:{drone_id}")
         return f"home to {airport.id}"
-
-    def home_km(self, drone_id: str) -> float:
-        """Km of the SAM-avoiding way from ``drone_id`` to its nearest known airport, as a
-        replan's cut measures it (``planner.way_home.nearest_home``; ``inf``: none)."""
-        world = self.host.sim.world
-        x, y, _ = world.position(drone_id)
-        airports = np.array(
-            [(a.x, a.y) for a in world.known_environment.airports], dtype=float
-        ).reshape(-1, 2)
-        return float(nearest_home(self._field(), np.array([(x, y)], dtype=float), airports)[0])
 
     def _way_home(self, drone_id: str, *, within_fuel: bool = True) -> tuple[Airport, Path] | None:
         """The nearest airport within the fuel on a SAM-avoiding path: those the fuel reaches

@@ -154,6 +154,22 @@ def test_after_a_leak_the_drone_turns_home_keeping_what_a_further_leak_would_tak
     assert report.outcome.drones["1"].status == "landed"
 
 
+def test_a_leaked_drone_flies_the_replan_made_under_the_rule_without_being_turned_home():
+    # The leak leaves 40 km near A1; the replan keeps what the rule asks from its cut (less
+    # than a quarter of 40 km near home) and plans T1 on the way back to A1 down to that.
+    # The safety layer must hold the drone to what that plan keeps, not to the interim
+    # quarter set at the leak: else it turns it home before T1.
+    drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
+    leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
+    executive, sink, report = _fly(line_mission(drones=drones, timeline=[leak]))
+    commit = [r for r in report.replans if r.status == "committed"]
+    assert commit, report.replans
+    assert 0.0 < executive.leak_reserve["1"] < 0.25 * 40.0  # the plan's, near home
+    assert not _events(sink, "RETURN_TO_BASE")
+    assert "T1" in report.outcome.drones["1"].collected
+    assert report.outcome.drones["1"].status == "landed"
+
+
 def test_a_fuel_safety_return_counts_as_a_safety_action():
     drones = {"1": {"fuelBudget": 70, "home_airport": "A1", "end_airport": "A2"}}
     leak = {"t": 40, "op": "set_fuel", "drone": "1", "fuel": 40.0}
