@@ -319,3 +319,25 @@ def test_after_a_take_a_spare_matrix_is_made_in_the_background():
     second = pool.take(300)
     assert second.ctypes.data == made[1]  # the spare, already faulted in
     assert len(buffers(3)) == 3  # none left free: the next spare is made
+
+
+def test_the_spare_made_after_the_first_mission_fits_a_replan_that_adds_every_start():
+    import time
+
+    rng = np.random.default_rng(9)
+    sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 9)) for i in range(5)}
+    points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(300)}
+    table = DistanceTable(sams, points, spare=100)  # room for 100 drones' new starts
+    first = table.path_table(sorted(points))
+    pool = table._matrices  # noqa: SLF001
+    deadline = time.monotonic() + 10
+    while len(pool._pool) < 2 and time.monotonic() < deadline:  # noqa: SLF001
+        time.sleep(0.01)
+    spare = pool._pool[-1].ctypes.data  # noqa: SLF001  (its address: a reference would hold it)
+    starts = [AddPoint(f"start{i}", *rng.uniform(0, 100, 2)) for i in range(100)]
+    table.apply_points(starts)
+    keys = [*sorted(points), *(s.key for s in starts)]
+    replan = table.path_table(keys)
+    assert replan.dist.ctypes.data == spare  # no fresh memory on the replan's path
+    assert np.array_equal(replan.dist, table.matrix(keys), equal_nan=True)
+    del first
