@@ -141,6 +141,9 @@ _SETTLE_S = 90.0
 # in a worker (0.1-0.45 s wall), contending with the tick for the GIL, and the policy's gap
 # after a change is 1 s (measured: 12 drawings in 40 s without this rule, 9 with it)
 _DRAW_SHARE = 10
+# how long a snapshot's drawing waits at most for the planning round in flight to have its
+# plan (rounds take 0.5-1.2 s at swarm sizes; a run that replans back to back still draws)
+_DRAW_WAIT_S = 2.0
 # The interpreter's thread switch interval while a run ticks: a tick waits about that long
 # for the GIL each time it takes it back (after its sleep, after the swarm's nogil kernel)
 # from a worker running Python, more with several. At 1,000 drones, 1 ms gave lateness p99
@@ -282,7 +285,7 @@ class Executive:
         # the picture to keep in the traces (the live scene): captured between ticks, drawn
         # by the function the capture returns, in a worker thread when the run is paced
         self._snapshot = snapshot
-        self._drawing: asyncio.Future[dict[str, Any]] | None = None  # a snapshot being drawn
+        self._drawing: asyncio.Future[tuple[dict[str, Any], float]] | None = None  # being drawn
         self._fork = fork  # begin where a traced run was at a tick (executive.loop.fork)
         self._last_snapshot = -(10**9)
         # paced: the fewest ticks between two snapshots after a change, so that drawing
@@ -935,20 +938,36 @@ class Executive:
             if not paced:
                 self.recorder.snapshot(tick, draw())
                 return
-            drawing = asyncio.ensure_future(asyncio.to_thread(draw))
+            drawing = asyncio.ensure_future(self._draw_after_round(draw))
             self._drawing = drawing
-            began = time.perf_counter()
 
-            def store(done: asyncio.Future[dict[str, Any]]) -> None:
+            def store(done: asyncio.Future[tuple[dict[str, Any], float]]) -> None:
                 self._drawing = None
-                took = (time.perf_counter() - began) * self.sim.tick_hz * (self.speed or 1.0)
-                self._draw_gap = math.ceil(_DRAW_SHARE * took)
                 if not done.cancelled() and done.exception() is None:
-                    self.recorder.snapshot(tick, done.result())
+                    picture, took = done.result()
+                    self._draw_gap = math.ceil(
+                        _DRAW_SHARE * took * self.sim.tick_hz * (self.speed or 1.0)
+                    )
+                    self.recorder.snapshot(tick, picture)
                 elif not done.cancelled():
                     log.warning("the snapshot at tick %d was not drawn: %s", tick, done.exception())
 
             drawing.add_done_callback(store)
+
+    async def _draw_after_round(
+        self, draw: Callable[[], dict[str, Any]]
+    ) -> tuple[dict[str, Any], float]:
+        """A captured picture drawn in a worker once the planning round in flight has its
+        plan (at most ``_DRAW_WAIT_S`` later), and the drawing's seconds. The drawing is
+        Python that shares the GIL with the round's: drawn beside a 200-drone round it
+        doubled the wall time of the round's Python (40-70 ms of a 0.5 s deadline). What
+        is drawn was captured at its tick, so waiting changes nothing in it."""
+        r = self.rounds.round
+        if r is not None and not r.task.done():
+            await asyncio.wait({r.task}, timeout=_DRAW_WAIT_S)
+        began = time.perf_counter()
+        picture = await asyncio.to_thread(draw)
+        return picture, time.perf_counter() - began
 
     def telemetry(self, result: TickResult) -> dict[str, DroneTelemetry]:
         """Each drone's telemetry frame at the end of the tick (``FleetView.telemetry``)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from executive.contracts import SnapshotRecord
+from executive.contracts import HumanCommand, SnapshotRecord
 from executive.loop import Executive, Policy
 from executive.loop.options import LoopOptions
 from executive.planning.algorithmic import AlgorithmicPlanner
@@ -57,3 +57,55 @@ def test_as_fast_as_possible_every_change_is_drawn_at_once():
     ticks = _snapshots(None, 20)
     assert ticks == list(range(ticks[0], ticks[0] + len(ticks)))  # one after every tick
     assert len(ticks) >= 19
+
+
+class _SlowPlanner:
+    """The algorithmic planner, answering replans 0.3 s late (wall): a round in flight."""
+
+    def __init__(self) -> None:
+        self.inner = AlgorithmicPlanner(iterations=200)
+        self.replans = 0
+
+    async def plan(self, request):
+        outcome = await self.inner.plan(request)
+        if request.tick > 0:  # a replan, not the first plan
+            await asyncio.sleep(0.3)
+            self.replans += 1
+        return outcome
+
+
+def test_a_picture_captured_during_a_round_is_drawn_once_the_round_has_its_plan():
+    planner = _SlowPlanner()
+    drawn: list[tuple[bool, bool, float]] = []  # (round in flight, its plan ready, wait s)
+
+    def picture(executive: Executive):
+        r = executive.rounds.round
+        at = time.perf_counter()
+
+        def draw() -> dict:
+            drawn.append((r is not None, r is not None and r.task.done(), time.perf_counter() - at))
+            return {}
+
+        return draw
+
+    executive = Executive(
+        load_scenario(SCENARIOS / "demo.json"),
+        planner=planner,
+        sink=ListSink(),
+        options=LoopOptions(policy=Policy(snapshot_every=10_000, snapshot_gap=1)),
+        snapshot=picture,
+    )
+
+    def every_tick(result) -> None:
+        executive.recorder.changed = True  # a snapshot is wanted after every tick
+        if result.tick in (10, 40):
+            executive.command(HumanCommand("REPLAN"))
+
+    executive.watch(on_tick=every_tick)
+    asyncio.run(executive.run(1.0, until=70))
+    assert planner.replans == 2
+    during = [d for d in drawn if d[0]]
+    assert len(during) >= 2  # pictures were taken while each round was in flight...
+    assert all(ready and wait >= 0.25 for _, ready, wait in during)  # ...drawn after its plan
+    calm = [wait for flight, _, wait in drawn if not flight]
+    assert calm and min(calm) < 0.1  # between rounds, at once
