@@ -26,12 +26,13 @@ def _same(a, b) -> None:
     assert np.allclose(a.dist[finite], b.dist[finite], rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("workers", [1, 3])  # the run's default: the cores it may use, 1-4
 @pytest.mark.parametrize("name", ["demo", "new_target", "popup_sam", "lost_drone"])
-def test_each_replans_mission_equals_a_compile_from_scratch(name):
+def test_each_replans_mission_equals_a_compile_from_scratch(name, workers):
     scenario = load_scenario(SCENARIOS / f"{name}.json")
     mission = compile_mission(scenario)
     sim = Sim(scenario, plan_mission(mission, "efficient").solution, mission=mission)
-    compile = MissionCompiler()
+    compile = MissionCompiler(workers=workers)
     kept = []
     capacities = set()
     for tick in (0, 60, 400, 1200, 2400, 4000):
