@@ -37,6 +37,10 @@ from planner.geometry.table import PathTable
 
 __all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_nodes"]
 
+# Fewer pairs than this are computed on one thread whatever ``workers`` says: a pool of two
+# costs ~0.4 ms, and this many pairs about 12 ms (a swarm's replan: 450,000 at 200 drones)
+THREADED_PAIRS = 50_000
+
 
 @dataclass(frozen=True)
 class Queries:
@@ -235,7 +239,8 @@ class SamField:
             self.geometry(),
             self.grid,
         )
-        if workers <= 1 or sources.size < 2:
+        pairs = int((mat.shape[0] - 1 - sources).sum()) if sources.size else 0
+        if workers <= 1 or sources.size < 2 or pairs < THREADED_PAIRS:
             upper_rows(sources, mat, *common)
             return
         # Interleaved shares: early sources have long rows, late ones short.
@@ -265,7 +270,7 @@ class SamField:
             part = slice(int(ptr[0]), int(ptr[-1]))
             pair_rows(sources[lo:hi], ptr - ptr[0], dests[part], out[part], *common, *geometry)
 
-        if workers <= 1 or sources.size < 2:
+        if workers <= 1 or sources.size < 2 or dests.shape[0] < THREADED_PAIRS:
             run(0, sources.size)
             return out
         # Contiguous shares of about equal pairs (each source costs a search, then its pairs).

@@ -222,7 +222,10 @@ def test_sync_reaches_the_world_given():
     _same_as_scratch(table)
 
 
-def test_two_workers_make_the_same_table():
+def test_two_workers_make_the_same_table(monkeypatch):
+    from planner.geometry import sam_field
+
+    monkeypatch.setattr(sam_field, "THREADED_PAIRS", 0)  # threads even for a small table
     rng = np.random.default_rng(9)
     sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(6)}
     points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(40)}
