@@ -664,7 +664,12 @@ class Executive:
             self._trace_dropped = dropped
 
     async def _until_due(self, pacer: Pacer, tick: int) -> None:
-        """Sleep until ``tick`` is due; a speed change wakes the sleep at once."""
+        """Sleep until ``tick`` is due; a speed change wakes the sleep at once. A tick that
+        is already due still yields once: behind its schedule (a fast speed on a slow
+        machine) the loop would otherwise never run the rounds, the bus or the clients."""
+        if pacer.delay(tick) <= 0:
+            await asyncio.sleep(0)
+            return
         while (delay := pacer.delay(tick)) > 0:
             self._woken.clear()
             with contextlib.suppress(TimeoutError):

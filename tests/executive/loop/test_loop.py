@@ -23,6 +23,7 @@ from executive.traces.sinks import ListSink
 from planner.edits import AddSam, SetFuel
 from planner.model import Solution
 from planner.scenario import load_scenario
+from sim.pacing import MAX_SPEED
 from tests.conftest import SCENARIOS
 
 # popup_sam.json's SAM2 (15 km) makes the robust reserve 10 km, and the first plan it leaves
@@ -195,6 +196,28 @@ def test_a_late_draft_is_rebased_never_applied_blindly():
     assert {t for ts in intent.values() for t in ts} <= planned
     assert not _events(sink, "command_rejected")  # nothing was applied blindly
     assert report.outcome.total_points == 74.0
+
+
+def test_a_run_behind_its_schedule_still_plans_and_commits():
+    """At the top speed (a 5 µs period, faster than any machine ticks) every tick is already
+    due: the loop must still hand the event loop a turn, or the round's worker finishes and
+    its task never resumes (the mission then flew its first plan to the end)."""
+
+    def publish(topic, payload):
+        if topic == "events" and payload.get("kind") == "COMMIT_PLAN" and payload["tick"] > 0:
+            executive.stop()  # what the test watches has happened
+
+    executive = Executive(
+        load_scenario(SCENARIOS / "new_target.json"),
+        planner=AlgorithmicPlanner(iterations=300),
+        sink=ListSink(),
+        publish=publish,
+    )
+    report = asyncio.run(executive.run(speed=MAX_SPEED))
+    assert report.overruns > report.ticks // 2  # it was behind its schedule throughout
+    assert [r.status for r in report.replans] == ["committed"]
+    (commit,) = report.commits  # the replan, with the new target in it
+    assert "T13" in {t for ts in commit["intent"].values() for t in ts}
 
 
 def test_ticks_keep_running_while_a_plan_is_being_made():
