@@ -698,6 +698,8 @@ class Executive:
         self.rounds.decide()
         if sim.tick % self.policy.safety_every == 0:
             self.safety.check()
+        elif self.safety.deferred:  # a divert waits for the field a worker builds
+            self.safety.recheck()
 
     def _human(self, command: HumanCommand) -> None:
         tick = self.sim.tick

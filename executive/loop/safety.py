@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from executive.loop.contacts import Contacts, Known
+from executive.loop.known_field import KnownField
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
 from executive.loop.rounds import Rounds
@@ -71,6 +72,7 @@ class SafetyHost(Protocol):
     recorder: Recorder
     rounds: Rounds
     paused: bool
+    speed: float | None  # x real time; None: as fast as possible (nothing runs beside it)
 
     @property
     def sim(self) -> Sim:
@@ -108,9 +110,11 @@ class Safety:
         # every known SAM's contact disk, for one known-world version: built once a version,
         # not once per drone (500 SAMs x 1,000 drones after a commit otherwise)
         self._all_disks: tuple[int, tuple[Disk, ...], list[str]] | None = None
-        # the known SAMs' field for the ways home and diverts, for one known-world version:
-        # building it is 55-68 ms at 500 SAMs, on the tick, once per drone sent home
-        self._known_field: tuple[int, SamField] | None = None
+        # the known SAMs' field for the ways home and diverts, one per known-world version:
+        # 55-68 ms at 500 SAMs, built in a worker when paced (``known_field``)
+        self.field = KnownField(host.scenario.geo)
+        # paced: a divert waits a tick or more for the field being built (``_check_sams``)
+        self.deferred = False
         # first contacts of paths about to fly, worked out in the planning worker threads
         self.contacts = Contacts()
         # drone -> (its path, whether that path ends at an airport): read every check
@@ -177,6 +181,8 @@ class Safety:
         host = self.host
         sim = host.sim
         touched = [d for d in self._airborne() if self._contact(d, sam_only=sam_id) is not None]
+        if touched and host.speed is not None:
+            self.field.prefetch(sim.world)  # a divert or a way home will need it
         self._check_sams()
         if not touched:
             host.rounds.changed()
@@ -329,8 +335,14 @@ class Safety:
         ticks = host.rounds.lookahead() + 2 * host.policy.safety_every + 2
         return ticks * step + 2.0 * world.config.hold_radius + _TURN_KM
 
+    def recheck(self) -> None:
+        """Between the periodic checks, while a divert waits for the field: the known SAMs
+        again (acting as soon as the field is built, or the drone's room runs out)."""
+        self._check_sams()
+
     def _check_sams(self) -> None:
         world = self.host.sim.world
+        self.deferred = False
         for drone_id in self._airborne():
             contact = self._contact(drone_id)
             if contact is None:
@@ -342,9 +354,33 @@ class Safety:
                 self._act(drone_id, contact.sam, "its holding circle", divert=False)
             elif contact.s - world.progress(drone_id) <= self.horizon_km(drone_id):
                 self.warnings.pop(drone_id, None)
+                if self._waits_for_field(drone_id, contact):
+                    continue
                 self._act(drone_id, contact.sam, "its flight ahead", divert=True)
             elif flight is not None:
                 self._warn(drone_id, flight, contact)
+
+    def _waits_for_field(self, drone_id: str, contact: _Contact) -> bool:
+        """Paced, while the known SAMs' field is built in a worker, a drone with room to spare
+        waits for it instead of the tick: room is what it flies beyond two ticks, a holding
+        circle and the turn before the contact (the horizon it acts within holds the
+        planning lookahead and two safety periods more). The check then runs every tick
+        until it acts; out of room it acts, waiting for the rest of the build. The round a
+        change asks for starts after the act, as it does when the layer acts at once."""
+        host = self.host
+        world = host.sim.world
+        if host.speed is None or self.field.ready(world):
+            return False
+        step = world.config.speed_of(drone_id) * world.dt
+        must = 2.0 * world.config.hold_radius + _TURN_KM + 2.0 * step
+        if contact.s - world.progress(drone_id) <= must:
+            return False
+        self.field.prefetch(world)
+        self.deferred = True
+        # a round started now would be superseded by the divert: it starts after it
+        rounds = host.rounds
+        rounds.start_after = max(rounds.start_after, host.sim.tick + 2)
+        return True
 
     def _warn(self, drone_id: str, flight: Flight, contact: _Contact) -> None:
         """The plan in force meets a known SAM further ahead than the layer acts: say when
@@ -410,12 +446,7 @@ class Safety:
     # ----- the options -------------------------------------------------------------------
 
     def _field(self) -> SamField:
-        world = self.host.sim.world
-        version = world.environment_version
-        if self._known_field is None or self._known_field[0] != version:
-            sams = world.known_environment.sams
-            self._known_field = (version, SamField(planning_disks(sams, self.host.scenario.geo)))
-        return self._known_field[1]
+        return self.field.get(self.host.sim.world)
 
     def _safe(self, path: Path) -> bool:
         return first_contact(path, self._disks()[0]) is None

@@ -382,19 +382,9 @@ def test_a_divert_far_from_the_geo_origin_clears_the_true_geodesic_disk():
     assert worst.clearance_km < 0.5, worst
 
 
-def test_the_ways_home_share_one_sam_field_per_known_world(monkeypatch):
-    # Building the known SAMs' field is 55-68 ms at 500 SAMs, on the tick: once per
-    # known-world version, not once per way home.
-    import executive.loop.safety as safety_module
-
-    built: list[int] = []
-
-    class Counted(safety_module.SamField):
-        def __init__(self, *args, **kwargs) -> None:
-            built.append(1)
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(safety_module, "SamField", Counted)
+def test_the_ways_home_share_one_sam_field_per_known_world():
+    # Building the known SAMs' field is 55-68 ms at 500 SAMs: once per known-world
+    # version, not once per way home.
     sink = ListSink()
     executive = Executive(
         line_mission(timeline=[SAM_AHEAD]),
@@ -407,9 +397,40 @@ def test_the_ways_home_share_one_sam_field_per_known_world(monkeypatch):
     def on_tick(result) -> None:
         if result.tick in (5, 6, 7) or result.tick == 30 * 20 + 5:
             way = executive.safety._way_home("1")  # noqa: SLF001
-            seen.append((result.tick, len(built), None if way is None else way[0].id))
+            seen.append(
+                (result.tick, executive.safety.field.builds, None if way is None else way[0].id)
+            )
 
     executive.watch(on_tick=on_tick)
     asyncio.run(executive.run(None, until=30 * 20 + 10))
     assert [n for _, n, _ in seen] == [1, 1, 1, 2]  # again only once S1 became known
     assert all(airport == "A2" for *_, airport in seen)  # its allowed end, within its fuel
+    assert executive.safety.field.in_worker == 0  # as fast as possible: built where asked
+
+
+# A SAM known when the drone is already within the horizon the layer acts in, with room.
+SAM_NEAR = {"t": 30, "op": "add_sam", "id": "S1", "pos": [14.0, 0.0], "range": 3.0}
+
+
+def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
+    """Paced, the field for the SAM just known is built in a worker (nogil numba) and the
+    divert comes a tick or more later, the drone having room, instead of the tick waiting
+    for the build (as fast as possible it is built on the tick that acts, as before: the
+    test above). The drone goes round all the same."""
+    sink = ListSink()
+    executive = Executive(
+        line_mission(timeline=[SAM_NEAR]),
+        planner=_Stuck(_planner(sink)),  # no plan takes over: the layer acts
+        sink=sink,
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
+    )
+    report = asyncio.run(executive.run(50.0, until=40 * 20))
+    _assert_safe(sink, report)
+    known = _events(sink, "ENV_EDITS")[0].tick
+    divert = _events(sink, "SAFETY_DIVERT")
+    assert (
+        divert and divert[0].payload["sam"] == "S1" and divert[0].payload["targets"] == ["T1", "T2"]
+    )
+    assert divert[0].tick > known  # after the worker's build, not on the tick that learnt it
+    assert executive.safety.field.in_worker == 1 == executive.safety.field.builds
+    assert not executive.safety.deferred
