@@ -138,6 +138,8 @@ def main() -> None:
         f"max {ms[-1]:.1f}; from the pop-up to the first divert: max "
         f"{max(window, default=0.0):.1f}; the divert's tick {work.get(first or -1, 0.0):.1f}"
     )
+    worst = sorted(work, key=work.__getitem__, reverse=True)[:4]
+    print("the slowest ticks: " + ", ".join(f"{t} ({work[t]:.1f} ms)" for t in worst))
     print(f"1-minute load before {load:.2f}, after {os.getloadavg()[0]:.2f}")
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece
 
-__all__ = ["Disk", "first_contact"]
+__all__ = ["Disk", "first_contact", "may_meet", "path_box"]
 
 Disk = tuple[float, float, float]  # x, y, radius (km)
 
@@ -55,6 +55,26 @@ def first_contact(
             return offset + best[0], best[1]
         offset += length
     return None
+
+
+def path_box(path: Path) -> tuple[float, float, float, float]:
+    """A box round the whole path (x min, x max, y min, y max), a little wide."""
+    boxes = [_box(piece) for piece in path.pieces]
+    if not boxes:
+        return math.inf, -math.inf, math.inf, -math.inf
+    return (
+        min(b[0] for b in boxes),
+        max(b[1] for b in boxes),
+        min(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def may_meet(box: tuple[float, float, float, float], disks: Sequence[Disk]) -> bool:
+    """Whether a path in ``box`` (``path_box``) may enter one of ``disks``: False means
+    ``first_contact`` is None, at the cost of four comparisons a disk."""
+    x0, x1, y0, y1 = box
+    return any(cx - r < x1 and cx + r > x0 and cy - r < y1 and cy + r > y0 for cx, cy, r in disks)
 
 
 # The disks' boxes of the last tuple of disks asked about, with that tuple: the safety

@@ -434,3 +434,47 @@ def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
     assert divert[0].tick > known  # after the worker's build, not on the tick that learnt it
     assert executive.safety.field.in_worker == 1 == executive.safety.field.builds
     assert not executive.safety.deferred
+
+
+def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
+    """Paced, one check diverts drones until it has spent its budget; the others, with
+    room, are diverted on the next ticks (here the budget is nil: one a tick). All go
+    round, none enters."""
+    import executive.loop.safety as safety_module
+
+    monkeypatch.setattr(safety_module, "_ACT_BUDGET_S", 0.0)
+    lines = {"1": 0.0, "2": 20.0, "3": 40.0}
+    scenario = line_mission(
+        timeline=[
+            {"t": 30, "op": "add_sam", "id": f"S{d}", "pos": [14.0, y], "range": 3.0}
+            for d, y in lines.items()
+        ],
+        airports=[
+            *({"id": f"W{d}", "x": 0, "y": y} for d, y in lines.items()),
+            *({"id": f"E{d}", "x": 60, "y": y} for d, y in lines.items()),
+        ],
+        targets=[
+            {"id": f"T{d}", "x": 45, "y": y, "priority": 5, "type": "A"} for d, y in lines.items()
+        ],
+        drones={
+            d: {
+                "fuelBudget": 200,
+                "home_airport": f"W{d}",
+                "end_airport": f"E{d}",
+                "accessibleTargets": "ALL",
+            }
+            for d in lines
+        },
+    )
+    sink = ListSink()
+    executive = Executive(
+        scenario,
+        planner=_Stuck(_planner(sink)),  # no plan takes over: the layer acts
+        sink=sink,
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
+    )
+    report = asyncio.run(executive.run(50.0, until=40 * 20))
+    _assert_safe(sink, report)
+    diverts = _events(sink, "SAFETY_DIVERT")
+    assert sorted(r.payload["drone"] for r in diverts) == ["1", "2", "3"]
+    assert len({r.tick for r in diverts}) == 3  # one a tick
