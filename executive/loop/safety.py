@@ -114,6 +114,9 @@ class Safety:
         # every known SAM's contact disk, for one known-world version: built once a version,
         # not once per drone (500 SAMs x 1,000 drones after a commit otherwise)
         self._all_disks: tuple[int, tuple[Disk, ...], list[str]] | None = None
+        # (the version before, how many of its disks lead the current ones) when the known
+        # world only grew: a pop-up SAM is then tested alone against each cached contact
+        self._grown: tuple[int, int] | None = None
         # the known SAMs' field for the ways home and diverts, one per known-world version:
         # 55-68 ms at 500 SAMs, built in a worker when paced (``known_field``)
         self.field = KnownField(host.scenario.geo)
@@ -121,6 +124,10 @@ class Safety:
         # tick's budget (``_waits``); the check runs every tick until it acts
         self.deferred = False
         self._began, self._acted = 0.0, False  # the running check: when, and whether it diverted
+        # drone -> the tick the layer last acted for it: several SAMs known on one tick each
+        # check again, before the sim steps and the first command changes the flight
+        self._acted_at: dict[str, int] = {}
+        self._checked: tuple[int, int] | None = None  # (tick, known-world version) last checked
         # first contacts of paths about to fly, worked out in the planning worker threads
         self.contacts = Contacts()
         # drone -> (its flight's path, a box round it): a new SAM's quick test (``_may_meet``)
@@ -196,7 +203,9 @@ class Safety:
         ]
         if touched and host.speed is not None:
             self.field.prefetch(sim.world)  # a divert or a way home will need it
-        self._check_sams()
+        world = sim.world
+        if self._checked != (world.tick, world.environment_version):
+            self._check_sams()  # once a tick for the world known now: the SAMs of a tick at once
         if not touched:
             host.rounds.changed()
             host.recorder.event(
@@ -298,9 +307,18 @@ class Safety:
         world = self.host.sim.world
         if sam_only is None:
             version = world.environment_version
-            if self._all_disks is None or self._all_disks[0] != version:
-                self._all_disks = (version, *self._some_disks(None))
-            return self._all_disks[1], self._all_disks[2]
+            known = self._all_disks
+            if known is None or known[0] != version:
+                disks, ids = self._some_disks(None)
+                # the SAMs known before, all still there in the same order, and new ones
+                # after them: a flight's contact with them needs only the new ones tested
+                self._grown = None
+                if known is not None:
+                    n = len(known[1])
+                    if disks[:n] == known[1] and ids[:n] == known[2]:
+                        self._grown = (known[0], n)
+                known = self._all_disks = (version, disks, ids)
+            return known[1], known[2]
         return self._some_disks(sam_only)
 
     def ahead(self) -> Callable[[Iterable[Path]], None]:
@@ -336,9 +354,29 @@ class Safety:
                 contact = None if known is None else _Contact(*known)
             else:
                 disks, ids = self._disks(sam_only)
-                # A holding circle is flown again and again: all of it counts.
-                found = first_contact(flight.path, disks)
-                contact = None if found is None else _Contact(found[0], ids[found[1]])
+                grown = self._grown if sam_only is None else None
+                if (
+                    grown is not None
+                    and cached is not None
+                    and cached[0] is flight
+                    and cached[1] == grown[0]
+                ):
+                    # the known world only grew since: the earlier of the contact with the
+                    # SAMs known before and the first with the new ones (ties to the former,
+                    # as ``first_contact`` gives them to the first disk)
+                    contact = cached[2]
+                    added = disks[grown[1] :]
+                    found = (
+                        first_contact(flight.path, added)
+                        if self._may_meet(drone_id, added)
+                        else None
+                    )
+                    if found is not None and (contact is None or found[0] < contact.s):
+                        contact = _Contact(found[0], ids[grown[1] + found[1]])
+                else:
+                    # A holding circle is flown again and again: all of it counts.
+                    found = first_contact(flight.path, disks)
+                    contact = None if found is None else _Contact(found[0], ids[found[1]])
             if sam_only is None:
                 self._cache[drone_id] = (flight, version, contact)
         if contact is None or flight.holding:
@@ -367,9 +405,12 @@ class Safety:
 
     def _check_sams(self) -> None:
         world = self.host.sim.world
+        self._checked = (world.tick, world.environment_version)
         self.deferred = False
         self._began, self._acted = time.perf_counter(), False
         for drone_id in self._airborne():
+            if self._acted_at.get(drone_id) == world.tick:
+                continue  # its command takes effect when the sim steps: not twice
             contact = self._contact(drone_id)
             if contact is None:
                 self.warnings.pop(drone_id, None)
@@ -444,6 +485,7 @@ class Safety:
 
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
+        self._acted_at[drone_id] = self.host.sim.tick
         reason = f"{where} meets {sam_id}"
         done = (divert and self._divert(drone_id, sam_id, reason)) or ""
         if not done and drone_id in self.returning:

@@ -436,17 +436,14 @@ def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
     assert not executive.safety.deferred
 
 
-def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
-    """Paced, one check diverts drones until it has spent its budget; the others, with
-    room, are diverted on the next ticks (here the budget is nil: one a tick). All go
-    round, none enters."""
-    import executive.loop.safety as safety_module
-
-    monkeypatch.setattr(safety_module, "_ACT_BUDGET_S", 0.0)
+def _three_lines(popups: list[tuple[float, float, float]]) -> Scenario:
+    """Three drones on parallel lines 20 km apart, each from its W to its E airport; each
+    ``(t, x, range)`` a SAM popping up at x on every line at t."""
     lines = {"1": 0.0, "2": 20.0, "3": 40.0}
-    scenario = line_mission(
+    return line_mission(
         timeline=[
-            {"t": 30, "op": "add_sam", "id": f"S{d}", "pos": [14.0, y], "range": 3.0}
+            {"t": t, "op": "add_sam", "id": f"S{d}", "pos": [x, y], "range": r}
+            for t, x, r in popups
             for d, y in lines.items()
         ],
         airports=[
@@ -466,6 +463,29 @@ def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
             for d in lines
         },
     )
+
+
+def test_sams_known_on_one_tick_divert_each_drone_once():
+    # Each SAM known checks again, before the sim steps: a drone's divert was sent once per
+    # SAM (9 commands and actions for 3 drones), the flight changing only at the step.
+    _, sink, report = _fly(_three_lines([(30, 10.5, 2.0)]))
+    _assert_safe(sink, report)
+    diverts = _events(sink, "SAFETY_DIVERT")
+    assert sorted(r.payload["drone"] for r in diverts) == ["1", "2", "3"]
+    assert report.safety_actions == 3
+    tick = diverts[0].tick
+    sent = [r for r in sink.of(InputRecord) if r.kind == "command" and r.tick == tick]
+    assert len(sent) == 3 and {r.payload["drone"] for r in sent} == {"1", "2", "3"}
+
+
+def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
+    """Paced, one check diverts drones until it has spent its budget; the others, with
+    room, are diverted on the next ticks (here the budget is nil: one a tick). All go
+    round, none enters."""
+    import executive.loop.safety as safety_module
+
+    monkeypatch.setattr(safety_module, "_ACT_BUDGET_S", 0.0)
+    scenario = _three_lines([(30, 14.0, 3.0)])
     sink = ListSink()
     executive = Executive(
         scenario,
@@ -478,3 +498,40 @@ def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
     diverts = _events(sink, "SAFETY_DIVERT")
     assert sorted(r.payload["drone"] for r in diverts) == ["1", "2", "3"]
     assert len({r.tick for r in diverts}) == 3  # one a tick
+
+
+def test_a_pop_up_sam_is_tested_alone_against_the_contact_already_known():
+    """When the known world only grew, a flight's first contact is the earlier of the one
+    with the SAMs known before and the first with the new ones: the same as testing them
+    all again (the drone flies on in review, nobody answering)."""
+    from planner.geometry.contact import first_contact
+
+    timeline = [
+        {"t": 10, "op": "add_sam", "id": "SA", "pos": [50.0, 0.0], "range": 2.0},
+        {"t": 20, "op": "add_sam", "id": "SB", "pos": [30.0, 0.0], "range": 2.0},  # nearer
+        {"t": 25, "op": "add_sam", "id": "SC", "pos": [40.0, 0.0], "range": 2.0},  # farther
+    ]
+    sink = ListSink()
+    executive = Executive(
+        line_mission(timeline=timeline),
+        planner=_planner(sink),
+        sink=sink,
+        options=LoopOptions(policy=Policy(commit="review", batch_iterations=300)),
+    )
+    safety = executive.safety
+    seen: list[tuple[str | None, str | None, bool]] = []  # (contact, all tested again, grown)
+
+    def on_tick(result) -> None:
+        if result.tick in (10 * 20 + 2, 20 * 20 + 2, 25 * 20 + 2):
+            contact = safety._contact("1")  # noqa: SLF001
+            disks, ids = safety._disks()  # noqa: SLF001
+            flight = executive.sim.world.flight("1")
+            assert flight is not None
+            found = first_contact(flight.path, disks)
+            again = None if found is None else ids[found[1]]
+            grown = safety._grown is not None  # noqa: SLF001
+            seen.append((None if contact is None else contact.sam, again, grown))
+
+    executive.watch(on_tick=on_tick)
+    asyncio.run(executive.run(None, until=26 * 20))
+    assert seen == [("SA", "SA", True), ("SB", "SB", True), ("SB", "SB", True)]
