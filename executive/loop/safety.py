@@ -123,7 +123,12 @@ class Safety:
         # paced: a divert waits a tick or more for the field being built, or for the
         # tick's budget (``_waits``); the check runs every tick until it acts
         self.deferred = False
-        self._began, self._acted = 0.0, False  # the running check: when, and whether it diverted
+        # this tick's checks (a SAM known after the step checks, and the tick's own check
+        # again): the tick, what they spent and whether they diverted. The budget is the
+        # tick's, not each check's: a second check on one tick diverted the drones the first
+        # left for the next ticks
+        self._tick, self._spent, self._acted = -1, 0.0, False
+        self._began = 0.0  # when this tick's checks would have begun, run back to back
         # drone -> the tick the layer last acted for it: several SAMs known on one tick each
         # check again, before the sim steps and the first command changes the flight
         self._acted_at: dict[str, int] = {}
@@ -407,7 +412,9 @@ class Safety:
         world = self.host.sim.world
         self._checked = (world.tick, world.environment_version)
         self.deferred = False
-        self._began, self._acted = time.perf_counter(), False
+        if self._tick != world.tick:
+            self._tick, self._spent, self._acted = world.tick, 0.0, False
+        self._began = time.perf_counter() - self._spent  # the tick's earlier checks count
         for drone_id in self._airborne():
             if self._acted_at.get(drone_id) == world.tick:
                 continue  # its command takes effect when the sim steps: not twice
@@ -427,6 +434,7 @@ class Safety:
                 self._acted = True
             elif flight is not None:
                 self._warn(drone_id, flight, contact)
+        self._spent = time.perf_counter() - self._began
 
     def _waits(self, drone_id: str, contact: _Contact) -> bool:
         """Paced, a drone with room to spare waits for a later tick instead of this tick
