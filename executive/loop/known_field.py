@@ -24,49 +24,59 @@ if TYPE_CHECKING:
 
 __all__ = ["KnownField"]
 
+Disks = list[tuple[float, float, float]]
+
 
 class KnownField:
-    """The field of the SAMs a world knows, for its current known-world version."""
+    """The field of the SAMs a world knows, for its current known-world version.
+
+    A field is kept with the SAMs' disks it was built on: a new version with the same disks
+    (a target edited, a hidden SAM added) takes it over instead of building it again (55-68
+    ms at 500 SAMs, on the tick when a divert or a way home needs it)."""
 
     def __init__(self, geo: GeoOrigin | None) -> None:
         self.geo = geo
-        self._built: tuple[int, SamField] | None = None
-        self._building: tuple[int, Future[SamField]] | None = None
-        self.builds = 0  # fields built, here or in a worker (one per version asked for)
+        self._built: tuple[int, Disks, SamField] | None = None
+        self._building: tuple[int, Disks, Future[SamField]] | None = None
+        self._read: tuple[int, Disks] | None = None  # the disks of the version last asked
+        self.builds = 0  # fields built, here or in a worker (one per set of SAMs asked for)
         self.in_worker = 0  # of those, built in a worker thread
 
     def get(self, world: World) -> SamField:
-        """The field of the SAMs ``world`` knows now: the one built for this version, the
-        one a worker is building (waiting for the rest of it), or a new one built here."""
-        version = world.environment_version
-        built = self._built
-        if built is not None and built[0] == version:
-            return built[1]
+        """The field of the SAMs ``world`` knows now: the one built for them, the one a
+        worker is building (waiting for the rest of it), or a new one built here."""
+        field = self._done(world)
+        if field is not None:
+            return field
+        version, disks = world.environment_version, self._disks(world)
         building = self._building
-        if building is not None and building[0] == version:
-            field = building[1].result()
+        if building is not None and building[1] == disks:
+            field = building[2].result()
+            self._building = None
         else:
-            field = SamField(planning_disks(world.known_environment.sams, self.geo))
+            field = SamField(disks)
             self.builds += 1
-        self._built, self._building = (version, field), None
+        self._built = (version, disks, field)
         return field
 
     def ready(self, world: World) -> bool:
         """Whether ``get`` would answer at once (built, or its worker done)."""
-        version = world.environment_version
-        if self._built is not None and self._built[0] == version:
+        if self._done(world) is not None:
             return True
         building = self._building
-        return building is not None and building[0] == version and building[1].done()
+        return building is not None and building[2].done() and building[1] == self._disks(world)
 
     def prefetch(self, world: World) -> None:
         """Start building the field of what ``world`` knows now in a worker thread, unless it
-        is built or being built. The SAMs are read here, on the tick; the worker sees only
-        their disks."""
-        version = world.environment_version
-        if self.ready(world) or (self._building is not None and self._building[0] == version):
+        is built or being built, or a worker still builds another (one build at a time: an
+        edit storm does not pile builds up; whoever needs this one builds it). The SAMs are
+        read here, on the tick; the worker sees only their disks."""
+        if self.ready(world):
             return
-        disks = planning_disks(world.known_environment.sams, self.geo)
+        building = self._building
+        if building is not None and not building[2].done():
+            return
+        version, disks = world.environment_version, self._disks(world)
         future: Future[SamField] = Future()
 
         def build() -> None:
@@ -75,8 +85,33 @@ class KnownField:
             except BaseException as exc:  # handed to whoever asks for the field
                 future.set_exception(exc)
 
-        self._building = (version, future)
+        self._building = (version, disks, future)
         self.builds += 1
         self.in_worker += 1
         # a thread per build (a SAM change is rare), gone once the field is built
         threading.Thread(target=build, name="safety-field", daemon=True).start()
+
+    def _disks(self, world: World) -> Disks:
+        version = world.environment_version
+        read = self._read
+        if read is None or read[0] != version:
+            read = self._read = (version, planning_disks(world.known_environment.sams, self.geo))
+        return read[1]
+
+    def _done(self, world: World) -> SamField | None:
+        """The field built (here, or by a finished worker) for the SAMs known now, kept for
+        this version from then on."""
+        version = world.environment_version
+        built = self._built
+        if built is not None and built[0] == version:
+            return built[2]
+        disks = self._disks(world)
+        building = self._building
+        if building is not None and building[2].done() and building[1] == disks:
+            field = building[2].result()
+            self._built, self._building = (version, disks, field), None
+            return field
+        if built is not None and built[1] == disks:
+            self._built = (version, disks, built[2])
+            return built[2]
+        return None

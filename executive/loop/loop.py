@@ -1015,6 +1015,7 @@ class Executive:
                 self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
                 self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
             case RemoveSam():
+                self.safety.sams_changed()
                 self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
             case RevealSam():
                 self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
