@@ -122,6 +122,12 @@ def main() -> None:
     ms = sorted(work.values())
     field = getattr(executive.safety, "field", None)  # None: before known_field (a baseline)
     built = "on the tick" if field is None else f"{field.builds} ({field.in_worker} in a worker)"
+    jobs = getattr(executive.safety, "diverts", None)  # None: before divert_ahead
+    ahead = (
+        "none (on the tick)"
+        if jobs is None
+        else f"{jobs.started} started, {jobs.sent} sent, {jobs.dropped} dropped (acted on the tick)"
+    )
     print(
         f"{args.drones} drones x {args.sams} SAMs, {args.seconds:g} s at {args.speed:g}x, "
         f"review with nobody answering; pop-up SAMs at tick {known[0] if known else '-'}"
@@ -138,6 +144,7 @@ def main() -> None:
         f"max {ms[-1]:.1f}; from the pop-up to the first divert: max "
         f"{max(window, default=0.0):.1f}; the divert's tick {work.get(first or -1, 0.0):.1f}"
     )
+    print(f"diverts worked out in a worker from a checkpoint: {ahead}")
     worst = sorted(work, key=work.__getitem__, reverse=True)[:4]
     print("the slowest ticks: " + ", ".join(f"{t} ({work[t]:.1f} ms)" for t in worst))
     print(f"1-minute load before {load:.2f}, after {os.getloadavg()[0]:.2f}")

@@ -12,6 +12,7 @@ ticks.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
@@ -90,6 +91,20 @@ class KnownField:
         self.in_worker += 1
         # a thread per build (a SAM change is rare), gone once the field is built
         threading.Thread(target=build, name="safety-field", daemon=True).start()
+
+    def later(self, world: World) -> Callable[[], SamField]:
+        """The field of what ``world`` knows now, for a worker to wait for: the one built,
+        the one being built (started here if no other build runs), or else one the worker
+        builds itself from the disks read now, on the tick."""
+        field = self._done(world)
+        if field is not None:
+            return lambda: field
+        self.prefetch(world)
+        disks = self._disks(world)
+        building = self._building
+        if building is not None and building[1] == disks:
+            return building[2].result
+        return lambda: SamField(disks)
 
     def _disks(self, world: World) -> Disks:
         version = world.environment_version

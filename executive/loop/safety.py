@@ -41,6 +41,7 @@ from functools import partial
 from typing import Any, Protocol
 
 from executive.loop.contacts import Contacts, Known
+from executive.loop.divert_ahead import DivertJobs, Route, divert_route
 from executive.loop.known_field import KnownField
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -50,6 +51,7 @@ from planner.geometry import MARGIN_ABS, Path, SamField
 from planner.geometry.contact import Disk, first_contact, may_meet, path_box
 from planner.model import Airport, Scenario
 from sim import Flight, FlyPath, Hold, Sim
+from sim.commands import START_TOLERANCE
 from sim.flight import hold_circle
 
 __all__ = ["CONTACT_MARGIN", "Safety"]
@@ -133,6 +135,8 @@ class Safety:
         # check again, before the sim steps and the first command changes the flight
         self._acted_at: dict[str, int] = {}
         self._checked: tuple[int, int] | None = None  # (tick, known-world version) last checked
+        # paced: diverts worked out in a worker from a checkpoint a few ticks on
+        self.diverts = DivertJobs()
         # first contacts of paths about to fly, worked out in the planning worker threads
         self.contacts = Contacts()
         # drone -> (its flight's path, a box round it): a new SAM's quick test (``_may_meet``)
@@ -244,6 +248,7 @@ class Safety:
         self.returning.pop(drone_id, None)
         self.held.pop(drone_id, None)
         self._cache.pop(drone_id, None)
+        self.diverts.jobs.pop(drone_id, None)
 
     def planned(self, drones: set[str]) -> None:
         """A committed plan re-tasks these drones: they are no longer held, and their new
@@ -435,13 +440,76 @@ class Safety:
                 self._act(drone_id, contact.sam, "its holding circle", divert=False)
             elif contact.s - world.progress(drone_id) <= self.horizon_km(drone_id):
                 self.warnings.pop(drone_id, None)
+                if flight is not None and self._divert_ahead(drone_id, flight, contact):
+                    continue
                 if self._waits(drone_id, contact):
                     continue
                 self._act(drone_id, contact.sam, "its flight ahead", divert=True)
                 self._acted = True
             elif flight is not None:
                 self._warn(drone_id, flight, contact)
+        for job in [j for j in self.diverts.jobs.values() if j.tick <= world.tick]:
+            del self.diverts.jobs[job.drone]  # its drone needs it no more (or acted on the tick)
+            self.diverts.dropped += 1
         self._spent = time.perf_counter() - self._began
+
+    def _divert_ahead(self, drone_id: str, flight: Flight, contact: _Contact) -> bool:
+        """Paced, a divert worked out in a worker (``divert_ahead``): sent on its
+        checkpoint's tick if the drone is still on the flight the job started from and the
+        known SAMs are the same; True while the job works (the check runs every tick
+        until then). A drone with room for a job gets one; False: act on the tick."""
+        host = self.host
+        if host.speed is None:
+            return False
+        world = host.sim.world
+        job = self.diverts.jobs.get(drone_id)
+        if job is not None:
+            if job.flight is flight and job.tick > world.tick:
+                self.deferred = True
+                return True
+            del self.diverts.jobs[drone_id]
+            usable = job.flight is flight and job.tick == world.tick and job.future.done()
+            route = None
+            if usable and job.future.exception() is None and job.disks == self._disks()[0]:
+                route = job.future.result()
+            here = world.position(drone_id)
+            if route is None or math.dist(route.path.start, here[:2]) > START_TOLERANCE:
+                self.diverts.dropped += 1
+                return False
+            self._acted_for(drone_id)
+            self._send_divert(drone_id, job.sam, "its flight ahead meets " + job.sam, route)
+            self.diverts.sent += 1
+            self._acted = True
+            return True
+        step = world.config.speed_of(drone_id) * world.dt
+        must = 2.0 * world.config.hold_radius + _TURN_KM + 2.0 * step
+        ticks = math.ceil(self.diverts.lead_s() * host.sim.tick_hz * host.speed) + 1
+        s_now = world.progress(drone_id)
+        if contact.s - must - s_now < ticks * step:
+            return False  # no room to fly on while a worker works it out
+        cut = world.tick + ticks
+        x, y, _, s = world.checkpoint(drone_id, cut)
+        stops, skipped = self._stops(flight, s)
+        disks = self._disks()[0]
+        end = flight.path.end
+        work = partial(
+            divert_route,
+            here=(x, y),
+            stops=stops,
+            end=(float(end[0]), float(end[1])),
+            disks=disks,
+            fuel=world.fuel(drone_id) - (s - s_now),
+            reserve=host.reserve_for(drone_id),
+            skipped=skipped,
+        )
+        self.diverts.start(
+            drone_id, flight, (cut, s), contact.sam, disks, self.field.later(world), work
+        )
+        self.deferred = True
+        # a round started before the divert would be superseded by it: it starts after it
+        rounds = host.rounds
+        rounds.start_after = max(rounds.start_after, cut + 1)
+        return True
 
     def _waits(self, drone_id: str, contact: _Contact) -> bool:
         """Paced, a drone with room to spare waits for a later tick instead of this tick
@@ -501,6 +569,7 @@ class Safety:
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
         self._acted_at[drone_id] = self.host.sim.tick
+        self.diverts.jobs.pop(drone_id, None)
         reason = f"{where} meets {sam_id}"
         done = (divert and self._divert(drone_id, sam_id, reason)) or ""
         if not done and drone_id in self.returning:
@@ -527,11 +596,16 @@ class Safety:
                 "NO_SAFE_OPTION",
                 {"drone": drone_id, "sam": sam_id, "reason": reason, "action": done},
             )
-        self.actions += 1
-        # The round in flight assumed this drone's old flight: it must not be used.
-        self.host.rounds.changed()
-        self.host.rounds.start_after = self.host.sim.tick + 1
+        self._acted_for(drone_id, counted=True)
         return done
+
+    def _acted_for(self, drone_id: str, *, counted: bool = False) -> None:
+        """The layer acted for the drone this tick: counted, and the round in flight, which
+        assumed the drone's old flight, must not be used."""
+        self._acted_at[drone_id] = self.host.sim.tick
+        self.actions += 1
+        self.host.rounds.changed()
+        self.host.rounds.start_after = max(self.host.rounds.start_after, self.host.sim.tick + 1)
 
     # ----- the options -------------------------------------------------------------------
 
@@ -548,62 +622,60 @@ class Safety:
         flight = world.flight(drone_id)
         if flight is None or flight.holding:
             return ""
-        s_now = world.progress(drone_id)
         x, y, _ = world.position(drone_id)
-        targets = {t.id: t for t in world.known_environment.targets}
-        field = self._field()
+        stops, skipped = self._stops(flight, world.progress(drone_id))
         end = flight.path.end
-        points: list[tuple[str | None, tuple[float, float]]] = []
+        route = divert_route(
+            self._field(),
+            (x, y),
+            stops,
+            (float(end[0]), float(end[1])),
+            self._disks()[0],
+            world.fuel(drone_id),
+            host.reserve_for(drone_id),
+            skipped,
+        )
+        if route is None:
+            return ""
+        self._send_divert(drone_id, sam_id, reason, route)
+        return "divert"
+
+    def _stops(
+        self, flight: Flight, s: float
+    ) -> tuple[list[tuple[str, tuple[float, float]]], dict[str, str]]:
+        """The flight's waypoints beyond ``s`` and where their targets are; those that are
+        targets no more, named."""
+        targets = {t.id: t for t in self.host.sim.world.known_environment.targets}
+        stops: list[tuple[str, tuple[float, float]]] = []
         skipped: dict[str, str] = {}
-        for target_id, _s in flight.remaining_waypoints(s_now):
+        for target_id, _s in flight.remaining_waypoints(s):
             target = targets.get(target_id)
             if target is None:
                 skipped[target_id] = "no longer a target"
-            elif field.inside_true((target.x, target.y)):
-                skipped[target_id] = "inside a SAM"
             else:
-                points.append((target_id, (target.x, target.y)))
-        points.append((None, (float(end[0]), float(end[1]))))
-        legs: list[Path] = []
-        waypoints: list[tuple[str, float]] = []
-        here = (x, y)
-        length = 0.0
-        for stop, at in points:
-            leg = field.shortest_path(here, at)
-            if leg is None:
-                if stop is None:
-                    return ""  # the end cannot be reached: not a divert
-                skipped[stop] = "no path to it avoids the known SAMs"
-                continue
-            legs.append(leg)
-            length += leg.length
-            if stop is not None:
-                waypoints.append((stop, length))
-            here = at
-        fuel = world.fuel(drone_id)
-        if length + host.reserve_for(drone_id) > fuel:
-            return ""
-        path = Path.concat(legs)
-        if path.length <= 0.0 or not self._safe(path):
-            return ""
+                stops.append((target_id, (target.x, target.y)))
+        return stops, skipped
+
+    def _send_divert(self, drone_id: str, sam_id: str, reason: str, route: Route) -> None:
+        host = self.host
+        tick = host.sim.tick
         host.recorder.submit(
-            FlyPath(drone=drone_id, path=path, waypoints=tuple(waypoints), tick=host.sim.tick),
+            FlyPath(drone=drone_id, path=route.path, waypoints=route.waypoints, tick=tick),
             "executive",
         )
         host.recorder.event(
-            host.sim.tick,
+            tick,
             "SAFETY_DIVERT",
             {
                 "drone": drone_id,
                 "sam": sam_id,
                 "reason": reason,
-                "km": round(path.length, 3),
-                "fuel": fuel,
-                "targets": [w[0] for w in waypoints],
-                "skipped": skipped,
+                "km": round(route.path.length, 3),
+                "fuel": host.sim.world.fuel(drone_id),
+                "targets": [w[0] for w in route.waypoints],
+                "skipped": route.skipped,
             },
         )
-        return "divert"
 
     def _hold_circle(self, drone_id: str) -> Path:
         """The circle the sim will fly for a hold here (its own choice of side)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -436,6 +437,59 @@ def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
     assert not executive.safety.deferred
 
 
+def test_a_divert_paced_is_worked_out_in_a_worker_from_a_checkpoint(monkeypatch):
+    """Paced, a drone with room keeps flying while a worker works its divert out from where
+    it will be a few ticks on; on that tick the divert is sent from there. No SAM-avoiding
+    leg is worked out on the tick's thread; the drone goes round, its targets kept."""
+    from planner.geometry import SamField
+
+    threads: list[str] = []
+    real = SamField.shortest_path
+
+    def traced(self, p, q):
+        threads.append(threading.current_thread().name)
+        return real(self, p, q)
+
+    monkeypatch.setattr(SamField, "shortest_path", traced)
+    sink = ListSink()
+    executive = Executive(
+        line_mission(timeline=[SAM_NEAR]),
+        planner=_Stuck(_planner(sink)),
+        sink=sink,
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
+    )
+    report = asyncio.run(executive.run(50.0, until=40 * 20))
+    _assert_safe(sink, report)
+    jobs = executive.safety.diverts
+    assert (jobs.started, jobs.sent, jobs.dropped) == (1, 1, 0)
+    divert = _events(sink, "SAFETY_DIVERT")
+    assert len(divert) == 1 and divert[0].payload["targets"] == ["T1", "T2"]
+    assert divert[0].tick > _events(sink, "ENV_EDITS")[0].tick
+    sent = [r for r in sink.of(InputRecord) if r.kind == "command" and r.source == "executive"]
+    assert [r.tick for r in sent if r.tick > 0] == [divert[0].tick]  # after the first plan
+    applied = [r for r in sink.of(EventRecord) if r.kind == "command_applied"]
+    assert any(r.tick == divert[0].tick for r in applied)  # it started where the drone was
+    assert threads and "MainThread" not in threads
+
+
+def test_a_divert_worked_out_for_a_flight_replaced_since_is_not_sent():
+    """The operator holds the drone while its divert is being worked out: the job is
+    dropped on its tick (the drone is no longer on the flight it started from), nothing is
+    sent from it, and the drone stays clear."""
+    scenario = line_mission(timeline=[SAM_NEAR])
+    known = int(SAM_NEAR["t"] * 20)
+    _, sink, report = _fly(
+        scenario,
+        planner=None,
+        commands=[(known + 3, HumanCommand("HOLD", drone="1"))],
+        speed=50.0,
+        policy=Policy(commit="review", batch_iterations=300),
+    )
+    _assert_safe(sink, report)
+    assert _events(sink, "SAFETY_DIVERT") == []
+    assert _events(sink, "HOLD")
+
+
 def _three_lines(popups: list[tuple[float, float, float]]) -> Scenario:
     """Three drones on parallel lines 20 km apart, each from its W to its E airport; each
     ``(t, x, range)`` a SAM popping up at x on every line at t."""
@@ -483,8 +537,10 @@ def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
     room, are diverted on the next ticks (here the budget is nil: one a tick). All go
     round, none enters."""
     import executive.loop.safety as safety_module
+    from executive.loop.divert_ahead import DivertJobs
 
     monkeypatch.setattr(safety_module, "_ACT_BUDGET_S", 0.0)
+    monkeypatch.setattr(DivertJobs, "lead_s", lambda self: 1e9)  # no room for a worker's job
     scenario = _three_lines([(30, 14.0, 3.0)])
     sink = ListSink()
     executive = Executive(
