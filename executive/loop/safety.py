@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+import numpy as np
+
 from executive.loop.contacts import Contacts, Known
 from executive.loop.divert_ahead import DivertJobs, Route, divert_route
 from executive.loop.known_field import KnownField
@@ -141,6 +143,8 @@ class Safety:
         self.contacts = Contacts()
         # drone -> (its flight's path, a box round it): a new SAM's quick test (``_may_meet``)
         self._boxes: dict[str, tuple[Path, tuple[float, float, float, float]]] = {}
+        # (world, tick, the airborne drones, their flights' boxes (n, 4)): ``_near``
+        self._box_array: tuple[object, int, list[str], np.ndarray] | None = None
         # drone -> (its path, whether that path ends at an airport): read every check
         self._ends: dict[str, tuple[Path, bool]] = {}
         # (world, tick, the airborne drones then): statuses change only when the sim steps
@@ -205,11 +209,7 @@ class Safety:
         host = self.host
         sim = host.sim
         disks = self._some_disks(sam_id)[0]
-        touched = [
-            d
-            for d in self._airborne()
-            if self._may_meet(d, disks) and self._contact(d, sam_only=sam_id) is not None
-        ]
+        touched = [d for d in self._near(disks) if self._contact(d, sam_only=sam_id) is not None]
         self.sams_changed()
         world = sim.world
         if self._checked != (world.tick, world.environment_version):
@@ -230,17 +230,43 @@ class Safety:
         if self.host.speed is not None:
             self.field.prefetch(self.host.sim.world)
 
+    def _near(self, disks: Sequence[Disk]) -> list[str]:
+        """The airborne drones whose flight's box comes near ``disks``: one array test a
+        disk over every flight's box (the array kept for the tick: flights change only when
+        the sim steps). 20 SAMs popping up among 100 drones were 2,000 box tests in Python."""
+        world = self.host.sim.world
+        kept = self._box_array
+        if kept is None or kept[0] is not world or kept[1] != world.tick:
+            drones = self._airborne()
+            boxes = np.empty((len(drones), 4))
+            for k, drone_id in enumerate(drones):
+                box = self._box(drone_id)
+                boxes[k] = (math.inf, -math.inf, math.inf, -math.inf) if box is None else box
+            kept = self._box_array = (world, world.tick, drones, boxes)
+        drones, b = kept[2], kept[3]
+        near = np.zeros(len(drones), dtype=bool)
+        for cx, cy, r in disks:
+            near |= (
+                (cx - r < b[:, 1]) & (cx + r > b[:, 0]) & (cy - r < b[:, 3]) & (cy + r > b[:, 2])
+            )
+        return [drones[k] for k in np.flatnonzero(near)]
+
+    def _box(self, drone_id: str) -> tuple[float, float, float, float] | None:
+        """A box round the drone's flight (kept per flight path); None: no flight."""
+        flight = self.host.sim.world.flight(drone_id)
+        if flight is None:
+            return None
+        kept = self._boxes.get(drone_id)
+        if kept is None or kept[0] is not flight.path:
+            kept = self._boxes[drone_id] = (flight.path, path_box(flight.path))
+        return kept[1]
+
     def _may_meet(self, drone_id: str, disks: Sequence[Disk]) -> bool:
         """Whether the drone's flight comes near ``disks`` at all (its box, kept per flight):
         a SAM popping up is tested exactly only against the flights near it (1,000 drones'
         exact tests were 0.1 ms each, on the tick)."""
-        flight = self.host.sim.world.flight(drone_id)
-        if flight is None:
-            return False
-        kept = self._boxes.get(drone_id)
-        if kept is None or kept[0] is not flight.path:
-            kept = self._boxes[drone_id] = (flight.path, path_box(flight.path))
-        return may_meet(kept[1], disks)
+        box = self._box(drone_id)
+        return box is not None and may_meet(box, disks)
 
     def lost(self, drone_id: str) -> None:
         """A lost drone is nobody's to send home or hold."""

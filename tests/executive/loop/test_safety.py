@@ -472,6 +472,34 @@ def test_a_divert_paced_is_worked_out_in_a_worker_from_a_checkpoint(monkeypatch)
     assert threads and "MainThread" not in threads
 
 
+def test_the_flights_near_a_new_sam_are_those_each_flights_own_box_test_names():
+    # ``_near`` tests a disk against every flight's box at once (an array kept a tick); it
+    # names exactly the drones the per-flight test does, for disks all over the map.
+    executive = Executive(
+        _three_lines([]),
+        planner=_planner(ListSink()),
+        sink=ListSink(),
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
+    )
+    rng = np.random.default_rng(7)
+    compared = []
+
+    def on_tick(result) -> None:
+        if result.tick % 200 != 100:
+            return
+        safety = executive.safety
+        for _ in range(200):
+            x, y, r = rng.uniform(-10, 70), rng.uniform(-15, 55), rng.uniform(0.5, 12)
+            disks = ((x, y, r),)
+            alone = [d for d in safety._airborne() if safety._may_meet(d, disks)]
+            assert safety._near(disks) == alone
+            compared.append(bool(alone))
+
+    executive.watch(on_tick=on_tick)
+    asyncio.run(executive.run(None, until=700))
+    assert len(compared) > 400 and 0 < sum(compared) < len(compared)
+
+
 def test_a_divert_worked_out_for_a_flight_replaced_since_is_not_sent():
     """The operator holds the drone while its divert is being worked out: the job is
     dropped on its tick (the drone is no longer on the flight it started from), nothing is
