@@ -143,6 +143,9 @@ class Safety:
         self.contacts = Contacts()
         # drone -> (its flight's path, a box round it): a new SAM's quick test (``_may_meet``)
         self._boxes: dict[str, tuple[Path, tuple[float, float, float, float]]] = {}
+        # (world, known-world version, SAM id -> SAM): the SAMs of one tick looked up, not
+        # each found in a pass over every known SAM
+        self._sam_index: tuple[object, int, dict[str, Any]] | None = None
         # (world, tick, the airborne drones, their flights' boxes (n, 4)): ``_near``
         self._box_array: tuple[object, int, list[str], np.ndarray] | None = None
         # drone -> (its path, whether that path ends at an airport): read every check
@@ -373,8 +376,16 @@ class Safety:
         return partial(self.contacts.work_out, known)
 
     def _some_disks(self, sam_only: str | None) -> tuple[tuple[Disk, ...], list[str]]:
-        known = self.host.sim.world.known_environment.sams
-        chosen = [s for s in known if sam_only is None or s.id == sam_only]
+        world = self.host.sim.world
+        if sam_only is None:
+            chosen = list(world.known_environment.sams)
+        else:
+            index = self._sam_index
+            if index is None or index[0] is not world or index[1] != world.environment_version:
+                sams = {s.id: s for s in world.known_environment.sams}
+                index = self._sam_index = (world, world.environment_version, sams)
+            one = index[2].get(sam_only)
+            chosen = [] if one is None else [one]
         # a geographic mission's SAMs as the planner treats them: their geodesic covers
         covers = planning_disks(chosen, self.host.scenario.geo)
         # a tuple: first_contact keeps its boxes for the check's every drone
