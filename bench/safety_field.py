@@ -8,8 +8,10 @@ so no plan takes over and the safety layer must divert them. At t = 20 s, a SAM 
 the line ahead of every fifth drone. The layer's first divert needs the field of every SAM
 known (55-68 ms at 500 SAMs on a quiet day): built on the tick that acts it stalls that
 tick; built in a worker from the moment the SAM becomes known (``executive.loop.known_field``)
-it does not. Printed: the ticks' work (inside ``tick_once``) and start lateness around the
-diverts, the diverts, where the fields were built, and the 1-minute load.
+it does not; the diverts' own legs are worked out in a worker from a checkpoint a few ticks
+on (``executive.loop.divert_ahead``). Printed: the ticks' work (inside ``tick_once``) and
+start lateness around the diverts, the diverts, where the fields were built, the divert
+jobs, and the 1-minute load.
 """
 
 from __future__ import annotations
