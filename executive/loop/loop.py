@@ -1015,7 +1015,6 @@ class Executive:
                 self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
                 self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
             case RemoveSam():
-                self.safety.sams_changed()
                 self._sam_cleared(edit.id, f"{edit.op}:{edit.id}")
             case RevealSam():
                 self.safety.sam_known(edit.id, f"{edit.op}:{edit.id}")
@@ -1036,6 +1035,7 @@ class Executive:
     def _sam_cleared(self, sam_id: str, trigger: str) -> None:
         """A known SAM removed, moved or shrunk: replan at once if that frees a target or a
         path it bent (``executive.loop.cleared``), else say why not."""
+        self.safety.sams_changed()  # the known SAMs' field is built again (paced: a worker)
         before = self._sams_before.get(sam_id)
         if before is None:
             return  # it was not known: nothing was planned around it
