@@ -261,7 +261,8 @@ class Safety:
             return None
         kept = self._boxes.get(drone_id)
         if kept is None or kept[0] is not flight.path:
-            kept = self._boxes[drone_id] = (flight.path, path_box(flight.path))
+            box = self.contacts.box(flight.path) or path_box(flight.path)  # worked out ahead
+            kept = self._boxes[drone_id] = (flight.path, box)
         return kept[1]
 
     def _may_meet(self, drone_id: str, disks: Sequence[Disk]) -> bool:
