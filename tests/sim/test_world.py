@@ -234,6 +234,30 @@ def test_known_sam_edits_reach_both_environments():
     assert {s.id for s in sim.world.known_environment.sams} == {"S0", "H"}
 
 
+def test_a_view_after_an_edit_is_the_validated_world_reusing_what_did_not_change():
+    # The views are constructed from state the edits validated, and keep the models of
+    # slots that did not change: the same as validating the whole environment again.
+    world = line_world(
+        sams=[{"id": "S0", "pos": [20, 30], "range": 3}],
+        targets=[
+            {"id": f"T{k}", "x": 5 * k, "y": 10, "priority": k + 1, "type": "A"} for k in range(4)
+        ],
+    )
+    sim = Sim(world)
+    before = sim.world.known_environment
+    sim.submit(MoveTarget(id="T1", x=7.5, y=12.0, source="operator", tick=0))
+    sim.submit(AddSam(id="S1", pos=(40.0, -20.0), range=2.0, source="operator", tick=0))
+    sim.step()
+    after = sim.world.known_environment
+    assert type(after).model_validate(after.model_dump()) == after  # valid, and the same
+    assert after.targets[0] is before.targets[0] and after.sams[0] is before.sams[0]
+    assert after.targets[1] is not before.targets[1] and (
+        after.targets[1].x,
+        after.targets[1].y,
+    ) == (7.5, 12.0)
+    assert [s.id for s in after.sams] == ["S0", "S1"]
+
+
 # ----- targets ----------------------------------------------------------------------------
 
 
