@@ -201,8 +201,10 @@ def make_planner(engine, sink, plan_seconds: float, no_post_opt: bool = False):
     return AgentPlanner(engine, sink, post_opt=post_opt), kind
 
 
-def swarm_scenario(drones: int, targets: int, sams: int):
-    """A generated swarm (``bench/replan_size.swarm``'s world), parsed at the door."""
+def swarm_scenario(drones: int, targets: int, sams: int, popups: int = 0):
+    """A generated swarm (``bench/replan_size.swarm``'s world), parsed at the door; with
+    ``popups``, that many SAMs (3 km) pop up at ``POPUP_T`` next to targets spread over the
+    map (drones fly to targets: some planned paths meet them)."""
     sys.path.insert(0, str(ROOT / "bench"))
     import numpy as np
     from limits import mission
@@ -216,7 +218,22 @@ def swarm_scenario(drones: int, targets: int, sams: int):
     fuel = 0.7 * np.sqrt(area * targets / 2) / drones + 2 * np.sqrt(area / airports)
     for config in data["drone_configs"].values():
         config["fuelBudget"] = float(min(MAX_FUEL_KM, round(fuel)))
+    listed = data["environment"]["targets"]
+    step = max(1, len(listed) // max(1, popups))
+    data["timeline"] = [
+        {
+            "t": POPUP_T,
+            "op": "add_sam",
+            "id": f"POP{k}",
+            "pos": [listed[k * step]["x"] + 1.0, listed[k * step]["y"]],
+            "range": 3.0,
+        }
+        for k in range(popups)
+    ]
     return parse_scenario(data, f"<swarm {drones}x{targets}x{sams}>")
+
+
+POPUP_T = 15.0  # s: ``--popups`` SAMs appear then (between the REPLANs at 10 s and 20 s)
 
 
 def load() -> str:
@@ -386,6 +403,17 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
     )
     figures |= {"overruns": report.overruns, **{k: jitter[k] for k in ("p50", "p99", "max")}}
     ms = sorted(1000 * w for w in work) or [0.0]
+    if any(e.tick_at(scenario.sim.tick_hz) for e in scenario.timeline):
+        at = {e.tick_at(scenario.sim.tick_hz) for e in scenario.timeline}
+        pops = sorted(t for t in at if t is not None and t < len(work))
+        console.print(
+            "the ticks the timeline's edits arrive on, work ms: "
+            + ", ".join(
+                f"{t}: {1000 * work[t]:.1f} (next {1000 * work[t + 1]:.1f})"
+                for t in pops
+                if t + 1 < len(work)
+            )
+        )
     figures |= {"work_p99": ms[int(0.99 * (len(ms) - 1))], "work_max": ms[-1]}
     console.print(
         f"tick work ms (inside tick_once): p50 {statistics.median(ms):.2f}"
@@ -562,7 +590,7 @@ async def bench(args) -> None:
         for size in args.sizes.split(","):
             drones, targets, sams = (int(v) for v in size.lower().split("x"))
             console.rule(f"{drones} drones x {targets} targets x {sams} SAMs (load {load()})")
-            scenario = swarm_scenario(drones, targets, sams)
+            scenario = swarm_scenario(drones, targets, sams, args.popups)
             store = Path(args.store or tmp) / f"trace-{size}.sqlite"
             store.unlink(missing_ok=True)
             rows.append((size, await fly(scenario, args, console, store)))
@@ -620,6 +648,12 @@ def main() -> None:
         " flown with a SQLite trace store and scene snapshots, instead of --scenario",
     )
     parser.add_argument("--store", help="where the SQLite trace files go (default: a temp dir)")
+    parser.add_argument(
+        "--popups",
+        type=int,
+        default=0,
+        help="with --sizes: SAMs that pop up at 15 s next to targets (the pop-up's tick is printed)",
+    )
     parser.add_argument(
         "--quality",
         type=float,
