@@ -35,25 +35,28 @@ _ABS = 1e-6
 
 @njit(cache=True, nogil=True)
 def _joined(i: int, j: int, eff: np.ndarray, labels: np.ndarray, removed: np.ndarray) -> bool:
-    """May two points that were apart be joined now that ``removed`` is gone: does the graph
-    join them, or did their segment cross the disk?"""
+    """May two points that were apart be joined now that the disks ``removed`` (k, 3) are
+    gone: does the graph join them, or did their segment cross one of them?"""
     if labels[i] == labels[j]:
         return True
-    lim = removed[2] - TOL
-    if lim <= 0.0:
-        return False
     ax, ay = eff[i, 0], eff[i, 1]
     dx, dy = eff[j, 0] - ax, eff[j, 1] - ay
     dd = dx * dx + dy * dy
-    return hits(ax, ay, dx, dy, dd if dd > 0.0 else 1.0, removed[0], removed[1], lim)
+    for k in range(removed.shape[0]):
+        lim = removed[k, 2] - TOL
+        if lim > 0.0 and hits(
+            ax, ay, dx, dy, dd if dd > 0.0 else 1.0, removed[k, 0], removed[k, 1], lim
+        ):
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
-def _centre_distances(slots: np.ndarray, pts: np.ndarray, disk: np.ndarray) -> np.ndarray:
-    out = np.zeros(pts.shape[0])
-    if disk[2] >= 0.0:
+def _centre_distances(slots: np.ndarray, pts: np.ndarray, disks: np.ndarray) -> np.ndarray:
+    out = np.zeros((disks.shape[0], pts.shape[0]))
+    for k in range(disks.shape[0]):
         for i in slots:
-            out[i] = math.hypot(pts[i, 0] - disk[0], pts[i, 1] - disk[1])
+            out[k, i] = math.hypot(pts[i, 0] - disks[k, 0], pts[i, 1] - disks[k, 1])
     return out
 
 
@@ -73,10 +76,10 @@ def affected_pairs(
     distance a SAM edit may change, as CSR ``(sources, dests_ptr, dests)``.
 
     A pair is affected when a point of it was redone (its escape or reachability changed);
-    or, both reachable, when its path may meet the disk ``added`` or could now cross where
+    or, both reachable, when its path may meet a disk ``added`` or could now cross where one
     ``removed`` was (the ellipse test above, on the old distance); or, unreachable before,
-    when after the removal the graph joins them (``labels``) or their segment crossed the
-    disk removed. Disks are ``(x, y, r)``, r < 0 for none.
+    when after the removals the graph joins them (``labels``) or their segment crossed a
+    disk removed. ``added`` and ``removed`` are (k, 3) arrays of ``(x, y, r)``.
     """
     n = slots.shape[0]
     to_added = _centre_distances(slots, pts, added)
@@ -84,8 +87,7 @@ def affected_pairs(
     sources = np.empty(n, np.int64)
     dests_ptr = np.zeros(n + 1, np.int64)
     dests = np.empty(max(n, 16), np.int64)
-    has_added = added[2] >= 0.0
-    has_removed = removed[2] >= 0.0
+    has_removed = removed.shape[0] > 0
     s = 0
     t = 0
     for a in range(n):
@@ -106,9 +108,16 @@ def affected_pairs(
                 d = row[j]
                 if d < np.inf:
                     slack = d * (1.0 + _REL) + _ABS
-                    hit = (has_added and to_added[i] + to_added[j] - 2.0 * added[2] <= slack) or (
-                        has_removed and to_removed[i] + to_removed[j] - 2.0 * removed[2] <= slack
-                    )
+                    hit = False
+                    for k in range(added.shape[0]):
+                        if to_added[k, i] + to_added[k, j] - 2.0 * added[k, 2] <= slack:
+                            hit = True
+                            break
+                    if not hit:
+                        for k in range(removed.shape[0]):
+                            if to_removed[k, i] + to_removed[k, j] - 2.0 * removed[k, 2] <= slack:
+                                hit = True
+                                break
                 elif not has_removed:
                     hit = False  # apart, and an added disk joins nothing
                 else:

@@ -69,21 +69,22 @@ def _lo_boundary(circ_ptr: np.ndarray, k: int, hi_b: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _disk_meets(px: float, py: float, tx: float, ty: float, disk: np.ndarray) -> bool:
-    """Does the way from p onto the circle at t meet the one disk ``(x, y, r)`` (r < 0: no
-    disk), by the tests of the contract (t inside by TOL, or the segment within r - TOL)?"""
-    r = disk[2]
-    if r < 0.0:
-        return False
-    if math.hypot(tx - disk[0], ty - disk[1]) < r - TOL:
-        return True
-    lim = r - TOL
-    if lim <= 0.0:
-        return False
+def _disk_meets(px: float, py: float, tx: float, ty: float, disks: np.ndarray) -> bool:
+    """Does the way from p onto the circle at t meet one of ``disks`` (k, 3) of ``(x, y,
+    r)``, by the tests of the contract (t inside by TOL, or the segment within r - TOL)?"""
     dx = tx - px
     dy = ty - py
     dd = dx * dx + dy * dy
-    return hits(px, py, dx, dy, dd if dd > 0.0 else 1.0, disk[0], disk[1], lim)
+    for k in range(disks.shape[0]):
+        r = disks[k, 2]
+        if math.hypot(tx - disks[k, 0], ty - disks[k, 1]) < r - TOL:
+            return True
+        lim = r - TOL
+        if lim > 0.0 and hits(
+            px, py, dx, dy, dd if dd > 0.0 else 1.0, disks[k, 0], disks[k, 1], lim
+        ):
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -109,9 +110,9 @@ def query_entries(
 
     Points with ``redo`` are tested against every disk. The others had the entries
     ``old_*`` (circles numbered as before: ``new_to_old[k]``, -1 for a new circle) in a field
-    that differed by at most the disk ``removed`` and the disk ``added`` (``(x, y, r)``, r < 0
-    for none): a way that was clear stays clear unless it meets ``added``; a way that was
-    blocked is tested again only if it meets ``removed``. Ways onto a new circle, or onto one
+    that differed by the disks ``removed`` and the disks ``added`` ((k, 3) arrays of ``(x, y,
+    r)``, k = 0 for none): a way that was clear stays clear unless it meets one added; a way
+    that was blocked is tested again only if it meets one removed. Ways onto a new circle, or onto one
     that was inside another disk (``was_full``), are tested in full. The result is the same
     as testing everything.
     """

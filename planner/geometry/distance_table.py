@@ -122,11 +122,11 @@ PointEdit = AddPoint | MovePoint | RemovePoint
 
 @dataclass(frozen=True)
 class EditReport:
-    """What an edit (or a batch of point edits) cost: the pairs it recomputed, from how many
-    sources (one Dijkstra each), the points whose escape or reachability it redid, and the
-    wall time."""
+    """What an edit (or a batch of point or SAM edits) cost: the pairs it recomputed, from
+    how many sources (one Dijkstra each), the points whose escape or reachability it redid,
+    and the wall time."""
 
-    edit: TableEdit | tuple[PointEdit, ...]
+    edit: TableEdit | tuple[TableEdit, ...]  # a batch: of point edits, or of SAM edits
     pairs: int
     sources: int
     points_redone: int
@@ -306,9 +306,26 @@ class DistanceTable:
         self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
     ) -> list[EditReport]:
         """Apply the edits that make the table's world ``sams`` and ``points``: the SAM
-        edits one by one, then the point edits as one batch (``apply_points``)."""
+        edits as one batch (one field, one pass over the pairs any of them may touch: ten
+        SAMs popping up at 1,000 drones were ten passes of 0.8 s), then the point edits as
+        one batch (``apply_points``)."""
         edits = self.edits_to(sams, points)
-        reports = [self.apply(e) for e in edits if isinstance(e, AddSam | MoveSam | RemoveSam)]
+        reports = []
+        changed = [e for e in edits if isinstance(e, AddSam | MoveSam | RemoveSam)]
+        if len(changed) == 1:
+            reports.append(self.apply(changed[0]))
+        elif changed:
+            started = time.perf_counter()
+            after = dict(self._sams)
+            for edit in changed:
+                match edit:
+                    case AddSam(key, x, y, radius) | MoveSam(key, x, y, radius):
+                        after[key] = _checked_sam(key, (x, y, radius))
+                    case RemoveSam(key):
+                        after.pop(key, None)
+            pairs, sources, redone = self._set_sams(after)
+            took = time.perf_counter() - started
+            reports.append(EditReport(tuple(changed), pairs, sources, redone, took))
         moved = [e for e in edits if isinstance(e, AddPoint | MovePoint | RemovePoint)]
         if moved:
             reports.append(self.apply_points(moved))
@@ -468,8 +485,9 @@ class DistanceTable:
         write_pairs(self._dist, sources, dests_ptr, dests, graph, self._pts, q.esc_len, q.reachable)
 
     def _set_sams(self, sams: dict[str, Sam]) -> tuple[int, int, int]:
-        """Move to the SAMs ``sams`` (one changed): rebuild the tangent graph, update the
-        entries, recompute the affected pairs. Returns (pairs, sources, points redone)."""
+        """Move to the SAMs ``sams`` (one or several changed): rebuild the tangent graph,
+        update the entries, recompute the pairs any change may touch, in one pass. Returns
+        (pairs, sources, points redone)."""
         old_field, old_q = self.field, self._q
         field = SamField(list(sams.values()))
         self._sams = sams
@@ -488,14 +506,9 @@ class DistanceTable:
             (float(c[0]), float(c[1]), float(r)) for c, r in zip(field.centers, field.true_radii)
         ]
         new_to_old = np.array([old_index.get(k, -1) for k in keys], dtype=np.int64)
-        added, removed = NO_DISK, NO_DISK
         new_keys = set(keys)
-        for k in keys:
-            if k not in old_index:
-                added = np.array([k[0], k[1], planning_radius(k[2])])
-        for k in old_index:
-            if k not in new_keys:
-                removed = np.array([k[0], k[1], planning_radius(k[2])])
+        added = _buffered([k for k in keys if k not in old_index])
+        removed = _buffered([k for k in old_index if k not in new_keys])
         was_full = np.array(
             [ko < 0 or bool(old_field.static.full[ko]) for ko in new_to_old], dtype=bool
         )
@@ -670,6 +683,13 @@ def _gather(
         total += value
     mean = total / count if count else 1.0
     return out, (has_nan, bool(flags[:, 1].any()), bool(flags[:, 2].all()) and not has_nan, mean)
+
+
+def _buffered(keys: list[tuple[float, float, float]]) -> np.ndarray:
+    """The disks ``(x, y, true radius)`` as the graph buffers them, (k, 3)."""
+    if not keys:
+        return NO_DISK
+    return np.array([(x, y, planning_radius(r)) for x, y, r in keys], dtype=np.float64)
 
 
 def _escape_lengths(pts: np.ndarray, esc: np.ndarray) -> np.ndarray:

@@ -67,7 +67,7 @@ class Queries:
         return int(self.ent[0][-1])
 
 
-NO_DISK = np.array([0.0, 0.0, -1.0])
+NO_DISK = np.zeros((0, 3))
 """``EntryDelta.added`` / ``removed`` when no disk was."""
 
 
@@ -76,7 +76,7 @@ class EntryDelta:
     """What changed since points had their entries ``old_*`` (CSR by point, circles in the
     old numbering): ``new_to_old`` maps each circle to its old index (-1: new), ``was_full``
     marks circles that were inside another disk (or new), ``added`` / ``removed`` are the
-    buffered disks ``(x, y, r)`` that came and went (``NO_DISK`` for none), and ``redo`` the
+    buffered disks that came and went ((k, 3) of ``(x, y, r)``, ``NO_DISK`` for none), and ``redo`` the
     points to test in full (their escape changed)."""
 
     redo: np.ndarray

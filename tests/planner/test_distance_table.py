@@ -254,6 +254,30 @@ def test_point_edits_in_one_batch_equal_them_one_by_one(case):
     _same_as_scratch(batched)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=edit_sequences(), more=st.lists(st.tuples(coord, coord, radius), max_size=4))
+def test_sam_edits_synced_in_one_batch_equal_the_table_from_scratch(case, more):
+    # Several SAMs come, move and go between two rounds (pop-ups at once): one field, one
+    # pass over the pairs any of them may touch, and the same table as built from scratch.
+    sams, points, steps = case
+    table = DistanceTable(sams, points)
+    after = dict(sams)
+    for edit in steps:
+        match edit:
+            case AddSam(key, x, y, r) | MoveSam(key, x, y, r):
+                after[key] = (x, y, r)
+            case RemoveSam(key):
+                after.pop(key)
+    after |= {f"Q{i}": sam for i, sam in enumerate(more)}
+    sam_edits = (AddSam, MoveSam, RemoveSam)
+    due = [e for e in table.edits_to(after, points) if isinstance(e, sam_edits)]
+    reports = table.sync(after, points)
+    assert table.edits_to(after, points) == [] and table.sams == after
+    if len(due) > 1:  # several SAM edits went as one
+        assert [r.edit for r in reports] == [tuple(due)]
+    _same_as_scratch(table)
+
+
 def test_a_batch_naming_a_missing_point_changes_nothing():
     table = DistanceTable({}, {"a": (0.0, 0.0)})
     with pytest.raises(PlannerError):
