@@ -508,16 +508,21 @@ def test_a_divert_worked_out_for_a_flight_replaced_since_is_not_sent():
     """The operator holds the drone while its divert is being worked out: the job is
     dropped on its tick (the drone is no longer on the flight it started from), nothing is
     sent from it, and the drone stays clear."""
-    scenario = line_mission(timeline=[SAM_NEAR])
     known = int(SAM_NEAR["t"] * 20)
-    _, sink, report = _fly(
-        scenario,
-        planner=None,
-        commands=[(known + 3, HumanCommand("HOLD", drone="1"))],
-        speed=50.0,
-        policy=Policy(commit="review", batch_iterations=300),
+    sink = ListSink()
+    executive = Executive(
+        line_mission(timeline=[SAM_NEAR]),
+        planner=_Stuck(_planner(sink)),
+        sink=sink,
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
     )
+    executive.watch(
+        on_tick=lambda r: r.tick == known + 3 and executive.command(HumanCommand("HOLD", drone="1"))
+    )
+    report = asyncio.run(executive.run(50.0, until=45 * 20))
     _assert_safe(sink, report)
+    jobs = executive.safety.diverts
+    assert (jobs.started, jobs.sent, jobs.dropped) == (1, 0, 1)
     assert _events(sink, "SAFETY_DIVERT") == []
     assert _events(sink, "HOLD")
 
