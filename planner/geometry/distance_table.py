@@ -343,11 +343,16 @@ class DistanceTable:
                 edits.append(AddSam(key, float(x), float(y), float(r)))
             elif self._sams[key] != (float(x), float(y), float(r)):
                 edits.append(MoveSam(key, float(x), float(y), float(r)))
-        edits += [RemovePoint(k) for k in self._slot if k not in points]
+        slot = self._slot
+        edits += [RemovePoint(k) for k in slot if k not in points]
+        # the positions as Python floats at once: 6,000 ``position`` calls were 20 ms of a
+        # 1,000-drone round's compile
+        pts = self._pts.tolist()
         for key, (x, y) in points.items():
-            if key not in self._slot:
+            i = slot.get(key)
+            if i is None:
                 edits.append(AddPoint(key, float(x), float(y)))
-            elif self.position(key) != (float(x), float(y)):
+            elif pts[i] != [float(x), float(y)]:
                 edits.append(MovePoint(key, float(x), float(y)))
         return edits
 
