@@ -403,7 +403,7 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
     )
     figures |= {"overruns": report.overruns, **{k: jitter[k] for k in ("p50", "p99", "max")}}
     ms = sorted(1000 * w for w in work) or [0.0]
-    if any(e.tick_at(scenario.sim.tick_hz) for e in scenario.timeline):
+    if scenario.timeline:
         at = {e.tick_at(scenario.sim.tick_hz) for e in scenario.timeline}
         pops = sorted(t for t in at if t is not None and t < len(work))
         console.print(

@@ -104,6 +104,7 @@ class DivertJobs:
         self.started = 0  # jobs started, sent, and too late or stale (then acted on the tick)
         self.sent = 0
         self.dropped = 0
+        self.failed = 0  # of those dropped, jobs whose work raised (logged)
 
     def lead_s(self) -> float:
         """Wall seconds a new job may wait for: the jobs queued before it, and its own."""

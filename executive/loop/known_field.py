@@ -104,6 +104,8 @@ class KnownField:
         building = self._building
         if building is not None and building[1] == disks:
             return building[2].result
+        self.builds += 1  # built by the worker that asks, beside the other build
+        self.in_worker += 1
         return lambda: SamField(disks)
 
     def _disks(self, world: World) -> Disks:

@@ -33,6 +33,7 @@ running or failed, agents slow.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -68,6 +69,8 @@ _TURN_KM = 0.5  # km of slack on top of the holding circle's diameter
 # at 500 SAMs on a slow day). Past it, drones with room wait for the next tick; one always acts.
 _ACT_BUDGET_S = 0.010
 
+
+log = logging.getLogger(__name__)
 
 _NOWHERE = "fuel: no airport within its fuel"  # a drone the fuel check can send nowhere
 
@@ -507,8 +510,14 @@ class Safety:
                 return True
             del self.diverts.jobs[drone_id]
             usable = job.flight is flight and job.tick == world.tick and job.future.done()
+            failed = job.future.exception() if job.future.done() else None
+            if failed is not None:  # said and counted; on the tick the same work raises again
+                self.diverts.failed += 1
+                log.warning(
+                    "drone %s: its divert worked out in a worker failed: %r", drone_id, failed
+                )
             route = None
-            if usable and job.future.exception() is None and job.disks == self._disks()[0]:
+            if usable and failed is None and job.disks == self._disks()[0]:
                 route = job.future.result()
             here = world.position(drone_id)
             if route is None or math.dist(route.path.start, here[:2]) > START_TOLERANCE:
@@ -520,10 +529,9 @@ class Safety:
             self._acted = True
             return True
         step = world.config.speed_of(drone_id) * world.dt
-        must = 2.0 * world.config.hold_radius + _TURN_KM + 2.0 * step
         ticks = math.ceil(self.diverts.lead_s() * host.sim.tick_hz * host.speed) + 1
         s_now = world.progress(drone_id)
-        if contact.s - must - s_now < ticks * step:
+        if contact.s - self._must_km(drone_id) - s_now < ticks * step:
             return False  # no room to fly on while a worker works it out
         cut = world.tick + ticks
         x, y, _, s = world.checkpoint(drone_id, cut)
@@ -549,6 +557,13 @@ class Safety:
         rounds.start_after = max(rounds.start_after, cut + 1)
         return True
 
+    def _must_km(self, drone_id: str) -> float:
+        """What a drone must have before its contact when the layer acts: two ticks of
+        flight, a holding circle and the turn away."""
+        world = self.host.sim.world
+        step = world.config.speed_of(drone_id) * world.dt
+        return 2.0 * world.config.hold_radius + _TURN_KM + 2.0 * step
+
     def _waits(self, drone_id: str, contact: _Contact) -> bool:
         """Paced, a drone with room to spare waits for a later tick instead of this tick
         waiting for its divert's geometry: while the known SAMs' field is built in a worker,
@@ -565,9 +580,7 @@ class Safety:
         ready = self.field.ready(world)
         if ready and (not self._acted or time.perf_counter() - self._began < _ACT_BUDGET_S):
             return False
-        step = world.config.speed_of(drone_id) * world.dt
-        must = 2.0 * world.config.hold_radius + _TURN_KM + 2.0 * step
-        if contact.s - world.progress(drone_id) <= must:
+        if contact.s - world.progress(drone_id) <= self._must_km(drone_id):
             return False
         if not ready:
             self.field.prefetch(world)
@@ -606,7 +619,6 @@ class Safety:
 
     def _act(self, drone_id: str, sam_id: str, where: str, *, divert: bool) -> str:
         """Take the first safe option for a drone whose flight meets ``sam_id``."""
-        self._acted_at[drone_id] = self.host.sim.tick
         self.diverts.jobs.pop(drone_id, None)
         reason = f"{where} meets {sam_id}"
         done = (divert and self._divert(drone_id, sam_id, reason)) or ""
@@ -634,10 +646,10 @@ class Safety:
                 "NO_SAFE_OPTION",
                 {"drone": drone_id, "sam": sam_id, "reason": reason, "action": done},
             )
-        self._acted_for(drone_id, counted=True)
+        self._acted_for(drone_id)
         return done
 
-    def _acted_for(self, drone_id: str, *, counted: bool = False) -> None:
+    def _acted_for(self, drone_id: str) -> None:
         """The layer acted for the drone this tick: counted, and the round in flight, which
         assumed the drone's old flight, must not be used."""
         self._acted_at[drone_id] = self.host.sim.tick

@@ -303,7 +303,7 @@ class SamField:
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """The entries of the effective points ``eff`` that are ``reachable`` (the tuple
         ``_search`` describes) and each one's side; with ``delta``, from the entries the same
-        points had in the field before one SAM changed (see ``EntryDelta``)."""
+        points had in the field before SAMs changed (see ``EntryDelta``)."""
         st = self.static
         n = eff.shape[0]
         if delta is None:

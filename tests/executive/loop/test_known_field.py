@@ -6,13 +6,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from executive.loop import Executive, Policy
 from executive.loop.known_field import KnownField
-from executive.loop.options import LoopOptions
-from executive.traces.sinks import ListSink
 from planner.edits import AddSam, AddTarget, RemoveSam
 from sim import World
-from tests.executive.loop.test_safety import _planner, _Stuck, line_mission
+from tests.executive.loop.test_safety import _left_to_the_layer, line_mission
 
 
 def _world() -> World:
@@ -74,13 +71,7 @@ def test_a_sam_that_touches_no_flight_has_its_field_built_in_a_worker_when_paced
     scenario = line_mission(
         timeline=[{"t": 5, "op": "add_sam", "id": "S1", "pos": [30, 25], "range": 3}]
     )
-    sink = ListSink()
-    executive = Executive(
-        scenario,
-        planner=_Stuck(_planner(sink)),
-        sink=sink,
-        options=LoopOptions(policy=Policy(batch_iterations=300)),
-    )
+    executive, sink = _left_to_the_layer(scenario)
     asyncio.run(executive.run(50.0, until=10 * 20))
     continued = [r for r in sink.records if getattr(r, "kind", None) == "CONTINUE"]
     assert continued and continued[0].payload["reason"] == "touches no planned path"

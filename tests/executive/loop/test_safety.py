@@ -107,6 +107,18 @@ def _planner(sink, *, engine=None):
     )
 
 
+def _left_to_the_layer(scenario: Scenario) -> tuple[Executive, ListSink]:
+    """An executive whose replans never answer: no plan takes over, the safety layer acts."""
+    sink = ListSink()
+    executive = Executive(
+        scenario,
+        planner=_Stuck(_planner(sink)),
+        sink=sink,
+        options=LoopOptions(policy=Policy(batch_iterations=300)),
+    )
+    return executive, sink
+
+
 def _fly(scenario, *, planner=None, policy=None, commands=(), edits=(), speed=None, engine=None):
     """Run to the end; ``commands``/``edits`` are (tick, item) given at that tick."""
     sink = ListSink()
@@ -418,13 +430,7 @@ def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
     divert comes a tick or more later, the drone having room, instead of the tick waiting
     for the build (as fast as possible it is built on the tick that acts, as before: the
     test above). The drone goes round all the same."""
-    sink = ListSink()
-    executive = Executive(
-        line_mission(timeline=[SAM_NEAR]),
-        planner=_Stuck(_planner(sink)),  # no plan takes over: the layer acts
-        sink=sink,
-        options=LoopOptions(policy=Policy(batch_iterations=300)),
-    )
+    executive, sink = _left_to_the_layer(line_mission(timeline=[SAM_NEAR]))
     report = asyncio.run(executive.run(50.0, until=40 * 20))
     _assert_safe(sink, report)
     known = _events(sink, "ENV_EDITS")[0].tick
@@ -455,13 +461,7 @@ def test_a_divert_paced_is_worked_out_in_a_worker_from_a_checkpoint(monkeypatch)
     # a worker a loaded machine starves still has 0.2 s (the guess before a job is measured
     # is 0.05 s: late, the job is dropped and the layer acts on the tick, as it must)
     monkeypatch.setattr(DivertJobs, "lead_s", lambda self: 0.2)
-    sink = ListSink()
-    executive = Executive(
-        line_mission(timeline=[SAM_NEAR]),
-        planner=_Stuck(_planner(sink)),
-        sink=sink,
-        options=LoopOptions(policy=Policy(batch_iterations=300)),
-    )
+    executive, sink = _left_to_the_layer(line_mission(timeline=[SAM_NEAR]))
     report = asyncio.run(executive.run(50.0, until=45 * 20))  # its checkpoint: 201 ticks on
     _assert_safe(sink, report)
     jobs = executive.safety.diverts
@@ -474,6 +474,30 @@ def test_a_divert_paced_is_worked_out_in_a_worker_from_a_checkpoint(monkeypatch)
     applied = [r for r in sink.of(EventRecord) if r.kind == "command_applied"]
     assert any(r.tick == divert[0].tick for r in applied)  # it started where the drone was
     assert threads and "MainThread" not in threads
+
+
+def test_a_divert_job_that_fails_is_said_and_the_layer_acts_on_the_tick(monkeypatch, caplog):
+    # The worker's divert raises (here, only off the main thread): counted and logged, the
+    # job dropped, and the divert made on the tick as before; the drone still goes round.
+    import executive.loop.safety as safety_module
+
+    real = safety_module.divert_route
+
+    def only_on_the_tick(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("the worker's geometry broke")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(safety_module, "divert_route", only_on_the_tick)
+    executive, sink = _left_to_the_layer(line_mission(timeline=[SAM_NEAR]))
+    with caplog.at_level("WARNING", logger="executive.loop.safety"):
+        report = asyncio.run(executive.run(50.0, until=45 * 20))
+    _assert_safe(sink, report)
+    jobs = executive.safety.diverts
+    assert (jobs.started, jobs.sent, jobs.dropped, jobs.failed) == (1, 0, 1, 1)
+    assert "the worker's geometry broke" in caplog.text
+    divert = _events(sink, "SAFETY_DIVERT")
+    assert len(divert) == 1 and divert[0].payload["targets"] == ["T1", "T2"]
 
 
 def test_the_flights_near_a_new_sam_are_those_each_flights_own_box_test_names():
@@ -509,13 +533,7 @@ def test_a_divert_worked_out_for_a_flight_replaced_since_is_not_sent():
     dropped on its tick (the drone is no longer on the flight it started from), nothing is
     sent from it, and the drone stays clear."""
     known = int(SAM_NEAR["t"] * 20)
-    sink = ListSink()
-    executive = Executive(
-        line_mission(timeline=[SAM_NEAR]),
-        planner=_Stuck(_planner(sink)),
-        sink=sink,
-        options=LoopOptions(policy=Policy(batch_iterations=300)),
-    )
+    executive, sink = _left_to_the_layer(line_mission(timeline=[SAM_NEAR]))
     executive.watch(
         on_tick=lambda r: r.tick == known + 3 and executive.command(HumanCommand("HOLD", drone="1"))
     )
@@ -579,13 +597,7 @@ def test_diverts_paced_are_spread_over_ticks_past_the_ticks_budget(monkeypatch):
     monkeypatch.setattr(safety_module, "_ACT_BUDGET_S", 0.0)
     monkeypatch.setattr(DivertJobs, "lead_s", lambda self: 1e9)  # no room for a worker's job
     scenario = _three_lines([(30, 14.0, 3.0)])
-    sink = ListSink()
-    executive = Executive(
-        scenario,
-        planner=_Stuck(_planner(sink)),  # no plan takes over: the layer acts
-        sink=sink,
-        options=LoopOptions(policy=Policy(batch_iterations=300)),
-    )
+    executive, sink = _left_to_the_layer(scenario)
     # at 10x the drones' room (245 ticks) is 1.2 s of wall time for the field's build
     report = asyncio.run(executive.run(10.0, until=40 * 20))
     _assert_safe(sink, report)
