@@ -128,7 +128,7 @@ def main() -> None:
     ahead = (
         "none (on the tick)"
         if jobs is None
-        else f"{jobs.started} started, {jobs.sent} sent, {jobs.dropped} dropped (acted on the tick)"
+        else f"{jobs.started} started, {jobs.sent} sent, {jobs.dropped} dropped (acted on the tick; {getattr(jobs, 'failed', 0)} of them failed)"
     )
     print(
         f"{args.drones} drones x {args.sams} SAMs, {args.seconds:g} s at {args.speed:g}x, "
