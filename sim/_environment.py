@@ -173,6 +173,11 @@ class EnvironmentState:
             if self.s_alive[q] and self.s_known[q]
         ]
 
+    def known_sam_array(self) -> np.ndarray:
+        """(k, 3): ``known_sams`` as an array, in slot order."""
+        live = self.s_alive & self.s_known
+        return np.ascontiguousarray(self.SM[:3, : live.size][:, live].T)
+
     def eligibility(self, configs: list[DroneConfig]) -> BoolArray:
         """(drones, type codes): can drone ``i`` sense targets of type code ``c``?"""
         elig = np.zeros((len(configs), max(1, len(self.types))), dtype=np.bool_)

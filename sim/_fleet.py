@@ -173,17 +173,16 @@ class Fleet:
         x, y = self.xy(i)
         h = float(self.F[K.HDG, i])
         radius = float(self.config.hold_radius)
-        known = self.env.known_sams()
+        # as arrays: a pause holds a swarm's every drone on one tick (1,000 x 500 SAMs)
+        known = self.env.known_sam_array()
         best: tuple[float, Path] | None = None
         for left in (True, False):
             circle = hold_circle(x, y, h, radius, left)
             arc = circle.pieces[0]
             assert isinstance(arc, Arc)
             c = arc.center
-            clearance = min(
-                (math.hypot(c[0] - sx, c[1] - sy) - radius - sr for sx, sy, sr in known),
-                default=math.inf,
-            )
+            gaps = np.hypot(c[0] - known[:, 0], c[1] - known[:, 1]) - radius - known[:, 2]
+            clearance = float(gaps.min()) if gaps.size else math.inf
             if best is None or clearance > best[0]:
                 best = (clearance, circle)
         assert best is not None

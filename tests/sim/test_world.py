@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.edits import (
     AddSam,
@@ -22,6 +24,7 @@ from planner.geometry import Line, Path
 from planner.mission import compile_mission
 from planner.model import SimConfig
 from sim import FlyPath, Hold, ResumeFlight, ReturnToBase, Sim
+from sim.flight import hold_circle
 from tests.factory import greedy_routes, random_scenario
 from tests.sim.conftest import efficient_plan, line_world
 
@@ -435,3 +438,40 @@ def test_bad_edits_and_commands_are_rejected_with_reasons_not_raised():
     assert any("arc lengths must be ascending" in r for r in reasons)
     sim.run(10)  # and the world goes on
     assert sim.tick == 10
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sams=st.lists(
+        st.tuples(
+            st.floats(-5.0, 10.0),
+            st.sampled_from([-1.0, 1.0]),
+            st.floats(3.0, 9.0),
+            st.floats(0.5, 2.0),
+        ),
+        max_size=6,
+    )
+)
+def test_a_hold_turns_to_the_side_farther_from_the_known_sams(sams):
+    """The side of a hold, chosen on arrays (a pause holds a whole swarm on one tick), is
+    the one the clearance to every known SAM, worked out one SAM at a time, picks."""
+    listed = [
+        {"id": f"S{k}", "pos": [x, side * y], "range": r} for k, (x, side, y, r) in enumerate(sams)
+    ]
+    sim = Sim(line_world(sams=listed, sim={"hold_radius": 0.5}), {"1": ["A1", "A2"]})
+    sim.submit(Hold(drone="1", tick=400))
+    sim.run(401)
+    x, y, heading = 2.0, 0.0, 0.0  # where the drone held, flying east
+    assert sim.world.status("1") == "holding"
+    best = None
+    for left in (True, False):
+        circle = hold_circle(x, y, heading, 0.5, left)
+        cx, cy = circle.pieces[0].center
+        clearance = min(
+            (math.hypot(cx - s["pos"][0], cy - s["pos"][1]) - 0.5 - s["range"] for s in listed),
+            default=math.inf,
+        )
+        if best is None or clearance > best[0]:
+            best = (clearance, (cx, cy))
+    held = sim.world.flight("1").path.pieces[0].center
+    assert held == pytest.approx(best[1], abs=1e-9)
