@@ -155,6 +155,14 @@ class World:
         """The flight the drone follows now (its holding circle while it holds)."""
         return self._fleet.flights[self._fleet.index_of(drone_id)]
 
+    def kept_span(self, drone_id: str) -> tuple[Flight, float] | None:
+        """The flight a holding drone left (the very object it flew) and the arc length
+        where it left it: ``kept_path`` without building it. None as there."""
+        hold = self._fleet.holds[self._fleet.index_of(drone_id)]
+        if hold is None or hold.flight is None:
+            return None
+        return hold.flight, hold.s
+
     def kept_path(self, drone_id: str) -> Path | None:
         """The rest of the flight a holding drone left, which RESUME flies again (None when
         it is not holding, or holds at the end of its path): a view draws it while paused."""

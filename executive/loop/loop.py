@@ -698,7 +698,7 @@ class Executive:
         self.rounds.decide()
         if sim.tick % self.policy.safety_every == 0:
             self.safety.check()
-        elif self.safety.deferred:  # a divert waits for the field a worker builds
+        elif self.safety.waiting:  # a divert waits for the field; ways home past a budget
             self.safety.recheck()
 
     def _human(self, command: HumanCommand) -> None:

@@ -45,6 +45,7 @@ import numpy as np
 
 from executive.loop.contacts import Contacts, Known
 from executive.loop.divert_ahead import DivertJobs, Route, divert_route
+from executive.loop.homing import AT_KM, Found, HomeBounds, choose, search
 from executive.loop.known_field import KnownField
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -63,11 +64,15 @@ __all__ = ["CONTACT_MARGIN", "Safety"]
 # margin: plans keep a full margin away, so a plan never trips it, while a chord between
 # two points outside it cannot reach the true disk (its sagitta is far smaller).
 CONTACT_MARGIN = 0.5 * MARGIN_ABS
-_AT = 1e-6  # km: a point this close to an airport is at it
+_AT = AT_KM  # km: a point this close to an airport is at it
 _TURN_KM = 0.5  # km of slack on top of the holding circle's diameter
 # Paced: the diverts' geometry one check may spend on a tick (a divert round SAMs is ~11 ms
 # at 500 SAMs on a slow day). Past it, drones with room wait for the next tick; one always acts.
 _ACT_BUDGET_S = 0.010
+# Paced: the ways home one fuel check may search for on a tick (each 0.5-1 ms at 500 SAMs).
+# Past it, the drones left wait for the next ticks, at most a safety period: the margin a
+# paced check keeps covers two periods of flight for that
+_FUEL_BUDGET_S = 0.010
 
 
 log = logging.getLogger(__name__)
@@ -155,12 +160,22 @@ class Safety:
         self._ends: dict[str, tuple[Path, bool]] = {}
         # (world, tick, the airborne drones then): statuses change only when the sim steps
         self._up: tuple[object, int, list[str]] | None = None
+        # ways home a holding drone is sure of without a search (``homing``): the fuel
+        # check of a paused swarm searches only for the drones a bound does not cover
+        self.homes = HomeBounds()
+        # paced: drone -> the tick its way home was first due, for those a fuel check left
+        # to the next ticks (its budget spent)
+        self._fuel_due: dict[str, int] = {}
+        self._allowed: dict[str, set[str]] = {}  # drone -> the ids of its allowed ends
 
     # ----- what the loop calls -----------------------------------------------------------
 
     def check(self) -> None:
         """The periodic check: known SAMs ahead, then fuel: the plans' margins, then the way
-        home."""
+        home. Paced, the known SAMs' field is built in a worker before any of them needs it
+        (once per set of known SAMs): a paused swarm's first ways home do not wait for it."""
+        if self.host.speed is not None:
+            self.field.prefetch(self.host.sim.world)
         self._check_sams()
         self._check_margins()
         self._check_fuel()
@@ -178,11 +193,13 @@ class Safety:
             if not self._ends_at_airport(drone_id, flight):
                 return None
             return fuel - (flight.length - world.progress(drone_id))
-        kept = world.kept_path(drone_id)
-        if kept is None or not self._path_ends_at_airport(kept):
+        kept = world.kept_span(drone_id)  # the plan the hold left, without building it
+        if kept is None or not self._path_ends_at_airport(kept[0].path):
             return None
         x, y, _ = world.position(drone_id)
-        return fuel - (math.hypot(kept.start[0] - x, kept.start[1] - y) + kept.length)
+        # from where the hold began (where its circle begins), the rest of that plan
+        (sx, sy), km = flight.path.start, kept[0].length - kept[1]
+        return fuel - (math.hypot(sx - x, sy - y) + km)
 
     def _check_margins(self) -> None:
         """Each drone whose plan in force no longer fits its fuel: said once, with the
@@ -456,10 +473,20 @@ class Safety:
         ticks = host.rounds.lookahead() + 2 * host.policy.safety_every + 2
         return ticks * step + 2.0 * world.config.hold_radius + _TURN_KM
 
+    @property
+    def waiting(self) -> bool:
+        """Paced, checks left to the next tick: a divert waiting for the field or the
+        tick's budget, ways home past the fuel check's budget."""
+        return self.deferred or bool(self._fuel_due)
+
     def recheck(self) -> None:
-        """Between the periodic checks, while a divert waits for the field: the known SAMs
-        again (acting as soon as the field is built, or the drone's room runs out)."""
-        self._check_sams()
+        """Between the periodic checks, while checks wait (``waiting``): the known SAMs
+        again (acting as soon as the field is built, or the drone's room runs out), and the
+        ways home a fuel check left."""
+        if self.deferred:
+            self._check_sams()
+        if self._fuel_due:
+            self._check_fuel(list(self._fuel_due))
 
     def _check_sams(self) -> None:
         world = self.host.sim.world
@@ -809,41 +836,90 @@ class Safety:
         """The nearest airport within the fuel on a SAM-avoiding path: those the fuel reaches
         with the reserve first (a way home that spends the reserve is one more SAM from
         failing), then the drone's allowed ends. ``within_fuel`` False: the nearest by the
-        way round the SAMs whatever the fuel (a last resort)."""
+        way round the SAMs whatever the fuel (a last resort). One search (``homing``)."""
+        return self._search_home(drone_id, within_fuel=within_fuel)[1]
+
+    def _search_home(
+        self, drone_id: str, *, within_fuel: bool = True
+    ) -> tuple[Found, tuple[Airport, Path] | None]:
+        """``_way_home``, with the distances its search found."""
         world = self.host.sim.world
-        env = world.known_environment
-        config = self.host.scenario.drone_configs[drone_id]
+        airports = world.known_environment.airports
         x, y, _ = world.position(drone_id)
         fuel = world.fuel(drone_id)
         field = self._field()
-        allowed = set(config.end_options([a.id for a in env.airports]))
-        found: list[tuple[bool, bool, float, Airport, Path]] = []
-        for airport in env.airports:
-            if math.hypot(airport.x - x, airport.y - y) <= _AT:
-                continue  # already there
-            if within_fuel and math.hypot(airport.x - x, airport.y - y) > fuel + _AT:
-                continue  # no way round is shorter than the straight line (50 airports' ways
-                # round at 500 SAMs are 13-35 ms on the tick)
-            if field.inside_true((airport.x, airport.y)):
-                continue
-            path = field.shortest_path((x, y), (airport.x, airport.y))
-            if path is None or path.length <= 0.0 or (within_fuel and path.length > fuel):
-                continue
-            short = path.length + self.host.reserve_for(drone_id, path.length) > fuel
-            found.append((short, airport.id not in allowed, path.length, airport, path))
-        if not found:
-            return None
-        *_, airport, path = min(found, key=lambda f: (f[0], f[1], f[2], f[3].id))
-        return airport, path
+        found = search(field, (x, y), fuel, airports, within_fuel=within_fuel)
+        reserve_for = partial(self.host.reserve_for, drone_id)
+        allowed = self._allowed_ends(drone_id)
+        return found, choose(
+            field, found, fuel, airports, allowed, reserve_for, within_fuel=within_fuel
+        )
+
+    def _allowed_ends(self, drone_id: str) -> set[str]:
+        allowed = self._allowed.get(drone_id)
+        if allowed is None:  # airports never change
+            airports = self.host.sim.world.known_environment.airports
+            config = self.host.scenario.drone_configs[drone_id]
+            allowed = self._allowed[drone_id] = set(config.end_options([a.id for a in airports]))
+        return allowed
+
+    def _surely_home(
+        self, drone_id: str, flight: Flight, fuel: float, period: float, *, look: bool = True
+    ) -> bool:
+        """True only if the exact way home of a drone holding on ``flight`` fits its fuel
+        with the reserve and ``period``, known without a search (``homing.HomeBounds``):
+        from its last search on this circle, and from the rest of the plan the hold left
+        when that plan ends at an airport on a way the known SAMs' field allows (looked at
+        once per hold, when ``look``: 0.1-0.3 ms at 500 SAMs)."""
+        world = self.host.sim.world
+        if self.host.speed is not None and not self.field.ready(world):
+            return False  # searched once the field is built (in a worker)
+        field = self._field()
+        homes = self.homes
+        if look and not homes.has_plan(drone_id, flight, field):
+            left = world.kept_path(drone_id)  # once per hold
+            if left is not None:
+                homes.keep_plan(drone_id, flight, field, left, self._airport_at(left.end))
+        x, y, _ = world.position(drone_id)
+        return homes.fits(
+            drone_id,
+            flight,
+            field,
+            (x, y),
+            fuel,
+            world.known_environment.airports,
+            self._allowed_ends(drone_id),
+            partial(self.host.reserve_for, drone_id),
+            period,
+        )
 
     # ----- fuel --------------------------------------------------------------------------
 
-    def _check_fuel(self) -> None:
+    def _check_fuel(self, only: list[str] | None = None) -> None:
         """A drone whose fuel no longer covers its way to an airport plus the reserve goes
-        home now, whatever the plan says (holding drones too)."""
+        home now, whatever the plan says (holding drones too). ``only``: those drones (the
+        ones an earlier check left past its budget)."""
         host = self.host
         world = host.sim.world
-        for drone_id in self._airborne():
+        began = time.perf_counter()
+        # paced, a way home may wait a period past its check (the budget): the margin
+        # covers the flight until the check after that one
+        paced = host.speed is not None
+        periods = 2.0 if paced else 1.0
+        every = host.policy.safety_every
+        # the ways home left by earlier checks are spread over the ticks before the oldest
+        # is due: at least this many searched now, whatever the budget
+        oldest = min(self._fuel_due.values(), default=world.tick)
+        quota = math.ceil(len(self._fuel_due) / max(1, every - (world.tick - oldest)))
+        searched = 0
+        drones = self._airborne()
+        if only is not None:
+            wanted = set(only)
+            drones = [d for d in drones if d in wanted]
+            for gone in wanted - set(drones):
+                self._fuel_due.pop(gone, None)
+        for drone_id in drones:
+            due = self._fuel_due.pop(drone_id, None)
             flight = world.flight(drone_id)
             going = self.returning.get(drone_id)
             if going is not None and (going == _NOWHERE or flight is None or not flight.holding):
@@ -868,12 +944,39 @@ class Safety:
             nearest = min(math.hypot(a.x - x, a.y - y) for a in env.airports)
             if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
-            route = self._way_home(drone_id)
-            if route is not None:
-                reserve = host.reserve_for(drone_id, route[1].length)
             # until the next check the drone burns a period's fuel and may fly a period
             # further from home: turn now if the way home would not fit with the reserve then
-            period = 2.0 * world.config.speed_of(drone_id) * world.dt * host.policy.safety_every
+            period = 2.0 * world.config.speed_of(drone_id) * world.dt * every * periods
+            if (
+                flight is not None
+                and flight.holding
+                and self._surely_home(
+                    drone_id,
+                    flight,
+                    fuel,
+                    period,
+                    look=not paced or time.perf_counter() - began <= _FUEL_BUDGET_S,
+                )
+            ):
+                self.homes.bounded += 1  # the exact check would pass: no search
+                continue
+            first = world.tick if due is None else due
+            if paced and not self.field.ready(world):
+                self.field.prefetch(world)  # the field is built beside the ticks, not on one
+            spent = not self.field.ready(world) or (
+                time.perf_counter() - began > _FUEL_BUDGET_S and searched >= quota
+            )
+            if paced and spent and world.tick - first < every:
+                self._fuel_due[drone_id] = first  # the next tick's (its margin covers it)
+                self.homes.waited += 1
+                continue
+            found, route = self._search_home(drone_id)
+            searched += 1
+            self.homes.searched += 1
+            if flight is not None and flight.holding:
+                self.homes.keep_search(drone_id, flight, self._field(), found)
+            if route is not None:
+                reserve = host.reserve_for(drone_id, route[1].length)
             if route is not None and fuel >= route[1].length + reserve + period:
                 continue
             tick = host.sim.tick
@@ -909,6 +1012,13 @@ class Safety:
         ends = self._path_ends_at_airport(flight.path)
         self._ends[drone_id] = (flight.path, ends)
         return ends
+
+    def _airport_at(self, point: tuple[float, float]) -> str | None:
+        """The airport at ``point``, if one is."""
+        for a in self.host.sim.world.known_environment.airports:
+            if math.hypot(a.x - point[0], a.y - point[1]) <= _AT:
+                return a.id
+        return None
 
     def _path_ends_at_airport(self, path: Path) -> bool:
         ex, ey = path.end

@@ -75,4 +75,5 @@ def test_a_sam_that_touches_no_flight_has_its_field_built_in_a_worker_when_paced
     asyncio.run(executive.run(50.0, until=10 * 20))
     continued = [r for r in sink.records if getattr(r, "kind", None) == "CONTINUE"]
     assert continued and continued[0].payload["reason"] == "touches no planned path"
-    assert executive.safety.field.in_worker == 1 == executive.safety.field.builds
+    # the start's SAMs' field (a paced check builds it before anything needs it), then S1's
+    assert executive.safety.field.in_worker == 2 == executive.safety.field.builds

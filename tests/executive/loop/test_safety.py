@@ -439,7 +439,9 @@ def test_a_divert_paced_waits_for_the_field_a_worker_builds_not_the_tick():
         divert and divert[0].payload["sam"] == "S1" and divert[0].payload["targets"] == ["T1", "T2"]
     )
     assert divert[0].tick > known  # after the worker's build, not on the tick that learnt it
-    assert executive.safety.field.in_worker == 1 == executive.safety.field.builds
+    # every field built in a worker: the start's SAMs' (a paced check builds it before
+    # anything needs it), then S1's
+    assert executive.safety.field.in_worker == 2 == executive.safety.field.builds
     assert not executive.safety.deferred
 
 
