@@ -26,7 +26,6 @@ import dataclasses
 import heapq
 import logging
 import math
-import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +41,7 @@ from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
 from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
 from planner.geometry.table import DistFlags, PathTable
+from planner.scratch import is_free
 
 log = logging.getLogger(__name__)
 
@@ -605,7 +605,7 @@ class _Matrices:
         need = n * n
         with self._lock:
             pool = self._pool
-            free = [i for i in range(len(pool)) if _free(pool, i)]
+            free = [i for i in range(len(pool)) if is_free(pool, i)]
             fits = [i for i in free if pool[i].size >= need]
             if fits:  # the most recently used: its pages are the likeliest still in memory
                 buf = pool.pop(fits[-1])
@@ -619,7 +619,7 @@ class _Matrices:
             ready = any(
                 self._pool[i].size >= need
                 for i in range(len(self._pool) - 1)
-                if _free(self._pool, i)
+                if is_free(self._pool, i)
             )
             making = None
             if self.prefault and not ready and self._making is None:
@@ -648,16 +648,6 @@ class _Matrices:
                 if buf is not None:
                     self._pool.append(buf)  # free, and the first a take will use
                 self._making = None
-
-
-def _free(pool: list[np.ndarray], i: int) -> bool:
-    """Whether the pool's reference to ``pool[i]`` is the only one."""
-    return sys.getrefcount(pool[i]) == _FREE_REFS
-
-
-_probe = [np.empty(0)]
-_FREE_REFS = sys.getrefcount(_probe[0])  # the same expression on an array only a list holds
-del _probe
 
 
 def _gather(
