@@ -162,7 +162,7 @@ def _unreached_targets(mission: Mission, reach: np.ndarray) -> list[str]:
     """Targets no drone can sense, or none can fly to and still end within its fuel."""
     out = []
     frozen = {n for spec in mission.drones for n in spec.prefix}
-    sensed = {n for spec in mission.drones for n in spec.eligible}
+    sensed = mission.sensed
     for i, target in enumerate(mission.environment.targets):
         node = mission.index.get(target.id)
         if node is None or node not in mission.is_target or reach[node] or node in frozen:

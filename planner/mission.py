@@ -105,6 +105,13 @@ class Mission:
         return {spec.id: spec for spec in self.drones}
 
     @cached_property
+    def sensed(self) -> frozenset[int]:
+        """The target nodes some drone may visit (its sensors fit). Drones of one sensor fit
+        share one ``eligible`` tuple: each is read once, not 1,000 drones x 5,000 targets."""
+        shared = {id(spec.eligible): spec.eligible for spec in self.drones}
+        return frozenset(t for eligible in shared.values() for t in eligible)
+
+    @cached_property
     def is_target(self) -> frozenset[int]:
         """``target_nodes`` as a set, for membership tests at swarm sizes."""
         return frozenset(self.target_nodes)
