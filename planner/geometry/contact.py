@@ -36,16 +36,28 @@ def first_contact(
     # sizes (hundreds of SAMs, a thousand flights) testing every disk against every piece
     # exactly is seconds of Python; the boxes are one numpy test per piece.
     lo_x, hi_x, lo_y, hi_y = _boxes(disks)
+    pieces = path.pieces
+    if not pieces:
+        return None
+    # every piece's box against every disk's in one test (a swarm's plan: 1,000 paths of a
+    # dozen pieces, a numpy call per piece was 30 ms of the round), pieces near none skipped
+    box = np.array([_box(piece) for piece in pieces]).T
+    near_all = (
+        (lo_x[None, :] < box[1][:, None])
+        & (hi_x[None, :] > box[0][:, None])
+        & (lo_y[None, :] < box[3][:, None])
+        & (hi_y[None, :] > box[2][:, None])
+    )
+    some = near_all.any(axis=1).tolist()
     offset = 0.0
-    for piece in path.pieces:
+    for i, piece in enumerate(pieces):
         length = piece.length
-        if offset + length < start - _EPS:
+        if not some[i] or offset + length < start - _EPS:
             offset += length
             continue
         local_start = max(0.0, start - offset)
         best: tuple[float, int] | None = None
-        x0, x1, y0, y1 = _box(piece)
-        near = np.flatnonzero((lo_x < x1) & (hi_x > x0) & (lo_y < y1) & (hi_y > y0))
+        near = np.flatnonzero(near_all[i])
         for k in near.tolist():  # ascending: ties go to the first disk, as before
             cx, cy, r = disks[k]
             u = _entry(piece, cx, cy, r, local_start)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.geometry import Arc, Line, Path, SamField
-from planner.geometry.contact import first_contact, may_meet, path_box
+from planner.geometry.contact import _entry, first_contact, may_meet, path_box
 
 coord = st.floats(-20, 20, allow_nan=False)
 radius = st.floats(0.2, 6)
@@ -107,3 +107,42 @@ def _depth(path: Path, disk, s: float) -> float:
     cx, cy, r = disk
     ss = np.linspace(max(0.0, s - 0.01), min(path.length, s + 0.01), 200)
     return max(r - math.hypot(path.locate(v)[0] - cx, path.locate(v)[1] - cy) for v in ss)
+
+
+def _every_disk(path: Path, disks, start: float):
+    """``first_contact`` without its boxes: every piece against every disk, in order."""
+    offset = 0.0
+    for piece in path.pieces:
+        if offset + piece.length >= start - 1e-12:
+            found = [
+                (u, k)
+                for k, (cx, cy, r) in enumerate(disks)
+                if (u := _entry(piece, cx, cy, r, max(0.0, start - offset))) is not None
+            ]
+            if found:
+                u, k = min(found)
+                return offset + u, k
+        offset += piece.length
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sams=st.lists(st.tuples(coord, coord, radius), min_size=1, max_size=6),
+    p=st.tuples(coord, coord),
+    q=st.tuples(coord, coord),
+    others=st.lists(st.tuples(coord, coord, radius), min_size=1, max_size=30),
+    start_frac=st.floats(0.0, 1.0),
+)
+def test_the_boxes_leave_out_no_disk_a_piece_enters(sams, p, q, others, start_frac):
+    """All pieces' boxes tested at once against all disks' give the contact the exact test of
+    every piece against every disk gives (the same disk on a tie: the first)."""
+    field = SamField(list(sams))
+    if any(field.inside_true(pt) for pt in (p, q)):
+        return
+    path = field.shortest_path(p, q)
+    if path is None or path.length <= 0:
+        return
+    disks = tuple(others)
+    start = start_frac * path.length
+    assert first_contact(path, disks, start=start) == _every_disk(path, disks, start)
