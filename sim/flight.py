@@ -55,7 +55,7 @@ class Flight:
         path = Path.concat(legs)
         if path.length <= 0.0:
             return None
-        targets = set(mission.target_nodes)
+        targets = mission.is_target  # kept by the mission: a set per route was 1,000 x 5,000
         waypoints = []
         s = 0.0
         for leg, node in zip(legs, nodes[1:]):
