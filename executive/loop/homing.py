@@ -7,10 +7,11 @@ the nearest (ties by id), building the one leg chosen. Before, the check built a
 path per airport (50 airports at 500 SAMs: 13-35 ms on the tick).
 
 ``HomeBounds`` answers the fuel check of a holding drone without a search when it can be
-sure of the answer. A holding drone flies a circle; when no known SAM meets the circle's
-disk, the chord from where it is (Q) to where the last search was made (P) stays in that
-disk, so for every airport a, by the triangle inequality, ``d(P, a) - |QP| <= d(Q, a) <=
-d(P, a) + |QP|``. Those intervals decide the check whenever they are narrow enough:
+sure of the answer. A holding drone flies a circle; when the circle's disk meets none of
+the field's disks (grown as the searches grow them), the chord from where it is (Q) to
+where the last search was made (P) is a way the search allows, so for every airport a, by
+the triangle inequality, ``d(P, a) - |QP| <= d(Q, a) <= d(P, a) + |QP|``. Those intervals
+decide the check whenever they are narrow enough:
 
 * the check passes if the way home it would choose fits with the reserve and a period; the
   way chosen is the nearest airport the fuel reaches with the reserve among the allowed
@@ -23,9 +24,9 @@ d(P, a) + |QP|``. Those intervals decide the check whenever they are narrow enou
 
 Whenever the bounds cannot tell, the check searches, as it always did: the decisions are
 the exact check's, only fewer searches are made. The rest of the plan the hold left (to
-an airport, meeting no known SAM) is one more upper bound, known from the moment a swarm is
-paused, from where the hold began. Paused at 1,000 drones x 500 SAMs, the check of 154
-near-critical drones took 105-185 ms on its tick (bench/paused_fuel.py).
+an airport, on a way the field allows) is one more upper bound, known from the moment a
+swarm is paused, from where the hold began. Paused at 1,000 drones x 500 SAMs, the checks
+of 154 near-critical drones took 144-174 ms on their ticks (bench/paused_fuel.py).
 """
 
 from __future__ import annotations
