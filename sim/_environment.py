@@ -167,14 +167,10 @@ class EnvironmentState:
 
     def known_sams(self) -> list[tuple[float, float, float]]:
         """(x, y, range) of every live known SAM, in slot order."""
-        return [
-            (float(self.SM[0, q]), float(self.SM[1, q]), float(self.SM[2, q]))
-            for q in range(self.s_alive.size)
-            if self.s_alive[q] and self.s_known[q]
-        ]
+        return [(x, y, r) for x, y, r in self.known_sam_array().tolist()]
 
     def known_sam_array(self) -> np.ndarray:
-        """(k, 3): ``known_sams`` as an array, in slot order."""
+        """(k, 3): x, y, range of every live known SAM, in slot order."""
         live = self.s_alive & self.s_known
         return np.ascontiguousarray(self.SM[:3, : live.size][:, live].T)
 

@@ -1021,11 +1021,7 @@ class Safety:
         return None
 
     def _path_ends_at_airport(self, path: Path) -> bool:
-        ex, ey = path.end
-        return any(
-            math.hypot(a.x - ex, a.y - ey) <= _AT
-            for a in self.host.sim.world.known_environment.airports
-        )
+        return self._airport_at(path.end) is not None
 
     def describe(self) -> dict[str, Any]:
         """What the layer is doing now, for the scene and the report."""

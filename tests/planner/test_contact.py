@@ -80,6 +80,15 @@ def test_arcs_agree_with_dense_sampling(cx, cy, rho, a0, sweep, dx, dy, r, start
 
 
 @settings(max_examples=100, deadline=None)
+def _planned(sams, p, q) -> Path | None:
+    """The way round ``sams`` from ``p`` to ``q`` a plan would fly (None: no such way)."""
+    field = SamField(list(sams))
+    if any(field.inside_true(pt) for pt in (p, q)):
+        return None
+    path = field.shortest_path(p, q)
+    return None if path is None or path.length <= 0 else path
+
+
 @given(
     sams=st.lists(st.tuples(coord, coord, radius), min_size=1, max_size=4),
     p=st.tuples(coord, coord),
@@ -87,11 +96,8 @@ def test_arcs_agree_with_dense_sampling(cx, cy, rho, a0, sweep, dx, dy, r, start
     other=st.tuples(coord, coord, radius),
 )
 def test_planned_paths_avoid_their_sams_and_contact_finds_new_ones(sams, p, q, other):
-    field = SamField(list(sams))
-    if any(field.inside_true(pt) for pt in (p, q)):
-        return
-    path = field.shortest_path(p, q)
-    if path is None or path.length <= 0:
+    path = _planned(sams, p, q)
+    if path is None:
         return
     assert first_contact(path, list(sams)) is None  # a plan never enters its own SAMs
     got = first_contact(path, [other])
@@ -137,11 +143,8 @@ def _every_disk(path: Path, disks, start: float):
 def test_the_boxes_leave_out_no_disk_a_piece_enters(sams, p, q, others, start_frac):
     """All pieces' boxes tested at once against all disks' give the contact the exact test of
     every piece against every disk gives (the same disk on a tie: the first)."""
-    field = SamField(list(sams))
-    if any(field.inside_true(pt) for pt in (p, q)):
-        return
-    path = field.shortest_path(p, q)
-    if path is None or path.length <= 0:
+    path = _planned(sams, p, q)
+    if path is None:
         return
     disks = tuple(others)
     start = start_frac * path.length
