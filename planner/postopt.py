@@ -10,11 +10,15 @@ and returning an improved copy plus the list of changes it made:
   until no move improves.
 * :func:`crossing_removal` -- 2-opt within each route until no reversal shortens it (which
   removes self-crossings), then the end is switched to a closer allowed end if there is one.
+* :func:`front_load` -- a route that ends where its free part begins (a drone at its home
+  airport, planned back to it) is flown the way round that collects its points sooner: the
+  same length, and a drone lost or a leak later forfeits less of it.
 
 Guarantees: no tool changes a start, a frozen prefix, or moves a prefix target; an end
 changes only to another of the drone's allowed ends and only where that shortens the route;
 a route that was within budget stays within budget; points never drop; swap and no-cross
-never raise the total length. Every move is checked on exactly recomputed lengths before it
+never raise the total length, and front-load raises a route's by its sum's rounding at most
+(``LENGTH_TOL``). Every move is checked on exactly recomputed lengths before it
 is kept, so the guarantees hold for any distance matrix (non-metric, ``inf`` legs). Each
 :class:`Change` carries the exact points and fuel difference of the move.
 
@@ -44,6 +48,7 @@ __all__ = [
     "Change",
     "PostOptResult",
     "crossing_removal",
+    "front_load",
     "insert_missed",
     "post_optimise",
     "trajectory_swap",
@@ -59,7 +64,7 @@ _MAX_MOVES = 100_000  # safety net; every counted move strictly shortens the pla
 class Change:
     """One change a tool made, with its exact effect on points and fuel."""
 
-    tool: str  # "insert", "swap" or "no_cross"
+    tool: str  # "insert", "swap", "no_cross" or "front_load"
     drone: str  # the drone whose route now holds the change (for a move: the receiver)
     description: str  # "inserted T5 at position 3 of D1" (index in the route, start = 0)
     points_delta: float
@@ -420,6 +425,59 @@ def crossing_removal(
     return plan.result(changes)
 
 
+def _value_time(plan: _Plan, route: list[int]) -> float:
+    """Each target's points times the distance flown before it is reached, summed."""
+    flown, total = 0.0, 0.0
+    for a, b in zip(route[:-1], route[1:]):
+        flown += float(plan.dist[a, b])
+        total += float(plan.scores[b]) * flown
+    return total
+
+
+def front_load(
+    mission: Mission, routes: dict[str, list[int]], deadline: float | None = None
+) -> PostOptResult:
+    """Reverse each route's free part where that collects its points sooner and is no longer.
+
+    Sooner is a smaller sum of points x distance flown before them: what a drone lost, or
+    cut short by a leak, at a uniformly random time is expected to forfeit. A reversal is
+    tried only where the free part begins and ends at one place (a drone at its home
+    airport planned back to it), where it is free: after the 2-opt no other whole reversal
+    is shorter, and a longer one would buy hedging with points. Measured on the standard
+    suite's lost-drone, leak and combined missions: +1.2 points of the clairvoyant reference
+    under auto, +2.2 under no-replan (docs/evaluation.md)."""
+    plan = _Plan(mission, routes)
+    changes: list[Change] = []
+    for spec in plan.specs:
+        if _due(deadline):
+            break
+        route = plan.routes[spec.id]
+        lo, hi = 1 + len(spec.prefix), len(route) - 1
+        if hi - lo < 2 or not plan.dist[route[lo - 1], route[hi]] <= LENGTH_TOL:
+            continue
+        new = route[:lo] + route[lo:hi][::-1] + route[hi:]
+        new_len = plan.length(new)
+        old = plan.lengths[spec.id]
+        if (
+            new_len > old + LENGTH_TOL  # the same length, up to the sum's rounding
+            or not plan.ok(spec, new_len, old)
+            or _value_time(plan, new) >= _value_time(plan, route)
+        ):
+            continue
+        changes.append(
+            Change(
+                "front_load",
+                spec.id,
+                f"reversed {plan.name(route[lo])}..{plan.name(route[hi - 1])}"
+                f" of {drone_label(spec.id)}: its points sooner",
+                0.0,
+                new_len - old,
+            )
+        )
+        plan.routes[spec.id], plan.lengths[spec.id] = new, new_len
+    return plan.result(changes)
+
+
 def post_optimise(
     mission: Mission,
     routes: dict[str, list[int]],
@@ -428,10 +486,12 @@ def post_optimise(
     no_cross: bool = True,
     deadline: float | None = None,
 ) -> PostOptResult:
-    """No-cross, swap (cascade), insert, no-cross -- the enabled ones, changes concatenated.
+    """No-cross, swap (cascade), insert, no-cross, front-load -- the enabled ones (``no_cross``
+    switches both of the order within a route), changes concatenated.
 
     Uncrossing first gives the swap true route geometry; the swap frees fuel that the
-    insertion then spends; a last no-cross tidies the routes that received insertions.
+    insertion then spends; a last no-cross tidies the routes that received insertions; the
+    front-loading then chooses which way round a closed route is flown.
     With a ``deadline`` each step stops starting moves once it has passed (a real-time
     round's budget); without one every step runs until nothing improves, so the same
     routes always give the same result.
@@ -447,6 +507,8 @@ def post_optimise(
         steps.append(insert_missed)
     if no_cross and (swap or insert):
         steps.append(crossing_removal)
+    if no_cross:
+        steps.append(front_load)
     for step in steps:
         done = step(mission, current, deadline=deadline)
         current, changes = done.routes, changes + done.changes

@@ -4,8 +4,9 @@ that promise (tests/data/fuel/late_threats.json), flown as ``isr eval`` flies it
 Three drones on tight fuel, each planned down to its reserve, each hit late:
 
 * D1 (A1, cluster A east of it): a hidden SAM as large as the largest known pops up at
-  450 s across its straight way home, seen at the sensor range on its last leg (the way
-  round is 1-2 km longer), like harder-0026's corridor;
+  450 s across its straight way home from the cluster's north-west corner (where its plans,
+  flown the way that collects their points sooner, leave it), seen at the sensor range on its
+  last leg (the way round is 1-2 km longer), like harder-0026's corridor;
 * D2 (A2, cluster B): a known SAM moves onto its way home at 450 s;
 * D3 (A3, the line of C targets west of it): its fuel cut to 75 km at 300 s (the replan plans
   it down to its reserve), then by a fifth of what it has left at 520 s, near the far end.

@@ -1,4 +1,5 @@
-"""Post-optimisation tools (seed 000 §6): insert missed, trajectory swap, crossing removal."""
+"""Post-optimisation tools (seed 000 §6): insert missed, trajectory swap, crossing removal,
+and front-loading (a closed route flown the way round that collects its points sooner)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from planner.allocation import STRATEGIES, allocate
 from planner.errors import InfeasibleError, PlannerError
 from planner.mission import Mission, compile_mission
 from planner.postopt import (
+    LENGTH_TOL,
     Change,
     PostOptResult,
     crossing_removal,
+    front_load,
     insert_missed,
     post_optimise,
     trajectory_swap,
@@ -42,6 +45,7 @@ TOOLS = {
     "swap": trajectory_swap,
     "swap_once": lambda m, r: trajectory_swap(m, r, cascade=False),
     "no_cross": crossing_removal,
+    "front_load": front_load,
     "all": post_optimise,
 }
 
@@ -52,6 +56,15 @@ def points(mission: Mission, routes) -> float:
 
 def total_length(mission: Mission, routes) -> float:
     return sum(tour_length(mission, r) for r in routes.values())
+
+
+def value_time(mission: Mission, route) -> float:
+    """Points x the distance flown before them, summed (what front-loading lowers)."""
+    flown, total = 0.0, 0.0
+    for a, b in zip(route[:-1], route[1:]):
+        flown += float(mission.dist[a, b])
+        total += float(mission.scores[b]) * flown
+    return total
 
 
 def free_targets(mission: Mission, routes, drone_id) -> list[int]:
@@ -116,21 +129,29 @@ def check_result(mission, before, result: PostOptResult, tool: str) -> None:
         assert after[spec.id][: 1 + k] == before[spec.id][: 1 + k]
     for change in result.changes:
         assert isinstance(change, Change) and change.drone in after
-        assert change.tool in {"insert", "swap", "no_cross"}
+        assert change.tool in {"insert", "swap", "no_cross", "front_load"}
         if change.tool in ("swap", "no_cross"):
             assert change.points_delta == 0 and change.fuel_delta < 0
+        elif change.tool == "front_load":
+            assert change.points_delta == 0 and abs(change.fuel_delta) <= LENGTH_TOL
         else:
             name = re.match(r"inserted (\S+) at position \d+", change.description).group(1)
             assert change.points_delta == mission.scores[mission.index[name]] > 0
-    if tool in ("swap", "swap_once", "no_cross"):
+    if tool in ("swap", "swap_once", "no_cross", "front_load"):
         assert l1 <= l0 + 1e-9
         assert p1 == pytest.approx(p0, abs=1e-9)
         assert {t for r in after.values() for t in r[1:-1]} == {
             t for r in before.values() for t in r[1:-1]
         }
-    if tool == "no_cross":  # 2-opt only reorders within a route
+    if tool in ("no_cross", "front_load"):  # they only reorder within a route
         for d in before:
             assert sorted(after[d][1:-1]) == sorted(before[d][1:-1])
+    if tool == "front_load":  # a whole free part reversed where it collects sooner, or kept
+        for spec in mission.drones:
+            k, old, new = len(spec.prefix), before[spec.id], after[spec.id]
+            assert new in (old, old[: 1 + k] + old[1 + k : -1][::-1] + old[-1:])
+            if new != old:
+                assert value_time(mission, new) < value_time(mission, old)
     if tool == "insert":  # only insertions (and maybe a closer end)
         for d in before:
             assert is_subsequence(before[d][:-1], after[d][:-1])
@@ -241,6 +262,40 @@ def test_crossing_removal_never_reverses_the_frozen_prefix():
     assert result.routes == routes and result.changes == []
     result = post_optimise(m, routes)
     assert m.ids(result.routes["1"])[:3] == ["A", "T1", "T3"]
+
+
+def test_a_closed_route_is_flown_the_way_that_collects_its_points_sooner():
+    # A -> T1 (1 point) -> T2 -> T3 (9 points) -> A: the same square the other way round
+    # reaches the 9 points 10 km in instead of 30: a drone lost half way keeps them.
+    m = compile_mission(
+        scenario(
+            {"A": (0, 0)},
+            {"T1": (10, 0, 1, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 9, "A")},
+            {"1": {"fuelBudget": 100, "home_airport": "A"}},
+        )
+    )
+    late = {"1": m.nodes(["A", "T1", "T2", "T3", "A"])}
+    result = front_load(m, late)
+    assert m.ids(result.routes["1"]) == ["A", "T3", "T2", "T1", "A"]
+    (change,) = result.changes
+    assert change.tool == "front_load" and "sooner" in change.description
+    assert total_length(m, result.routes) == pytest.approx(total_length(m, late))
+    assert front_load(m, result.routes).changes == []  # already the sooner way
+    assert m.ids(post_optimise(m, late).routes["1"]) == ["A", "T3", "T2", "T1", "A"]
+    assert post_optimise(m, late, no_cross=False).routes == late
+
+
+def test_a_route_that_ends_elsewhere_is_not_reversed():
+    # From A to B the other way round is longer: the points sooner are not bought with fuel.
+    m = compile_mission(
+        scenario(
+            {"A": (0, 0), "B": (30, 0)},
+            {"T1": (10, 0, 1, "A"), "T2": (20, 0, 9, "A")},
+            {"1": {"fuelBudget": 100, "home_airport": "A", "end_airport": "B"}},
+        )
+    )
+    routes = {"1": m.nodes(["A", "T1", "T2", "B"])}
+    assert front_load(m, routes).routes == routes
 
 
 def test_missed_target_that_fits_is_inserted_and_one_that_does_not_is_not():

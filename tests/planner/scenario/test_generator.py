@@ -248,11 +248,13 @@ def test_corridor_closes_hides_a_sam_on_a_last_leg_reachable_around(index):
 
 
 def test_a_corridor_that_cannot_close_falls_back_to_the_next_class():
+    # Mission 8's plan leaves no last leg a pop-up could close (found by trying the indices;
+    # a planner change that alters the first plans may move it)
     spec = SuiteSpec(**ADVERSARIAL, disruptions=["corridor_closes", "leak_twice"])
     assert (
-        generate_mission(spec.model_copy(update={"disruptions": ["corridor_closes"]}), 0).disruption
+        generate_mission(spec.model_copy(update={"disruptions": ["corridor_closes"]}), 8).disruption
         is None
     )
-    made = generate_mission(spec, 0)
+    made = generate_mission(spec, 8)
     assert made.disruption == "leak_twice"
     assert [e.op for e in parse_scenario(made.scenario).timeline] == ["set_fuel", "set_fuel"]
