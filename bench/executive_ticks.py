@@ -201,10 +201,13 @@ def make_planner(engine, sink, plan_seconds: float, no_post_opt: bool = False):
     return AgentPlanner(engine, sink, post_opt=post_opt), kind
 
 
-def swarm_scenario(drones: int, targets: int, sams: int, popups: int = 0):
+def swarm_scenario(
+    drones: int, targets: int, sams: int, popups: int = 0, airports: int | None = None
+):
     """A generated swarm (``bench/replan_size.swarm``'s world), parsed at the door; with
     ``popups``, that many SAMs (3 km) pop up at ``POPUP_T`` next to targets spread over the
-    map (drones fly to targets: some planned paths meet them)."""
+    map (drones fly to targets: some planned paths meet them). ``airports`` (50 at most by
+    default) spreads the drones out: with one each, every drone has targets near home."""
     sys.path.insert(0, str(ROOT / "bench"))
     import numpy as np
     from limits import mission
@@ -212,7 +215,7 @@ def swarm_scenario(drones: int, targets: int, sams: int, popups: int = 0):
     from planner.limits import MAX_COORD_KM, MAX_FUEL_KM
     from planner.scenario import parse_scenario
 
-    airports = min(drones, 50)
+    airports = min(drones, 50) if airports is None else airports
     data = mission(targets, sams, drones, airports, MAX_COORD_KM)
     area = (2 * MAX_COORD_KM) ** 2
     fuel = 0.7 * np.sqrt(area * targets / 2) / drones + 2 * np.sqrt(area / airports)

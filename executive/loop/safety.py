@@ -45,7 +45,7 @@ import numpy as np
 
 from executive.loop.contacts import Contacts, Known
 from executive.loop.divert_ahead import DivertJobs, Route, divert_route
-from executive.loop.homing import AT_KM, Found, HomeBounds, choose, search
+from executive.loop.homing import AT_KM, AirportIndex, Found, HomeBounds, choose, search
 from executive.loop.known_field import KnownField
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -163,6 +163,7 @@ class Safety:
         # ways home a holding drone is sure of without a search (``homing``): the fuel
         # check of a paused swarm searches only for the drones a bound does not cover
         self.homes = HomeBounds()
+        self._airports = AirportIndex()  # the known airports, for many drones at once
         # paced: drone -> the tick its way home was first due, for those a fuel check left
         # to the next ticks (its budget spent)
         self._fuel_due: dict[str, int] = {}
@@ -891,6 +892,7 @@ class Safety:
             self._allowed_ends(drone_id),
             partial(self.host.reserve_for, drone_id),
             period,
+            self._airports,
         )
 
     # ----- fuel --------------------------------------------------------------------------
@@ -918,6 +920,11 @@ class Safety:
             drones = [d for d in drones if d in wanted]
             for gone in wanted - set(drones):
                 self._fuel_due.pop(gone, None)
+        env = world.known_environment
+        at = np.array([world.position(d)[:2] for d in drones], dtype=np.float64).reshape(-1, 2)
+        # the straight way to each one's nearest airport, for every drone at once
+        km = self._airports.nearest_km(env.airports, at).tolist()
+        nearest_of = dict(zip(drones, km, strict=True))
         for drone_id in drones:
             due = self._fuel_due.pop(drone_id, None)
             flight = world.flight(drone_id)
@@ -939,9 +946,7 @@ class Safety:
                 # drone turns home while a safe way still does (else it flies on, holds at
                 # the SAM and runs dry there)
                 continue
-            x, y, _ = world.position(drone_id)
-            env = world.known_environment
-            nearest = min(math.hypot(a.x - x, a.y - y) for a in env.airports)
+            nearest = nearest_of[drone_id]
             if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
             # until the next check the drone burns a period's fuel and may fly a period
@@ -1015,10 +1020,7 @@ class Safety:
 
     def _airport_at(self, point: tuple[float, float]) -> str | None:
         """The airport at ``point``, if one is."""
-        for a in self.host.sim.world.known_environment.airports:
-            if math.hypot(a.x - point[0], a.y - point[1]) <= _AT:
-                return a.id
-        return None
+        return self._airports.at(self.host.sim.world.known_environment.airports, point)
 
     def _path_ends_at_airport(self, path: Path) -> bool:
         return self._airport_at(path.end) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive, Policy
 from executive.loop import safety as safety_module
-from executive.loop.homing import HomeBounds, choose, search
+from executive.loop.homing import AT_KM, AirportIndex, HomeBounds, choose, search
 from executive.loop.options import LoopOptions
 from executive.traces.sinks import ListSink
 from planner.geometry import SamField
@@ -193,3 +194,29 @@ def test_ways_home_past_the_budget_wait_at_most_a_period_and_no_drone_runs_dry(m
     assert [e for e in _safety_events(sink) if e[1] == "RETURN_TO_BASE"]
     for drone in report.outcome.drones.values():
         assert drone.status == "landed" and drone.fuel_left >= 0
+
+
+_COORD = st.floats(-50.0, 50.0, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sites=st.lists(st.tuples(_COORD, _COORD), min_size=0, max_size=30),
+    probes=st.lists(st.tuples(_COORD, _COORD), min_size=1, max_size=10),
+    on_site=st.integers(0, 29),
+)
+def test_the_airports_index_answers_as_the_loops_over_every_airport(sites, probes, on_site):
+    # The fuel check of a 1,000-airport swarm asks these for every holding drone: the
+    # index must answer as the loops it replaces (the nearest straight km; the first airport
+    # in the list within AT_KM of a point, co-located airports included).
+    airports = [Airport(id=f"A{k}", x=x, y=y) for k, (x, y) in enumerate(sites)]
+    if airports:
+        probes = [*probes, sites[on_site % len(sites)]]  # a probe exactly at an airport
+    index = AirportIndex()
+    got = index.nearest_km(airports, np.array(probes, dtype=np.float64).reshape(-1, 2))
+    for (x, y), km in zip(probes, got, strict=True):
+        want = min((math.hypot(a.x - x, a.y - y) for a in airports), default=math.inf)
+        assert km == pytest.approx(want, rel=1e-12, abs=1e-12)
+        first = next((a.id for a in airports if math.hypot(a.x - x, a.y - y) <= AT_KM), None)
+        assert index.at(airports, (x, y)) == first
+    assert dict(index.by_id(airports)) == {a.id: a for a in airports}
