@@ -45,7 +45,7 @@ import numpy as np
 
 from executive.loop.contacts import Contacts, Known
 from executive.loop.divert_ahead import DivertJobs, Route, divert_route
-from executive.loop.homing import AT_KM, AirportIndex, Found, HomeBounds, choose, search
+from executive.loop.homing import AirportIndex, Found, HomeBounds, choose, search
 from executive.loop.known_field import KnownField
 from executive.loop.policy import Policy
 from executive.loop.record import Recorder
@@ -64,7 +64,6 @@ __all__ = ["CONTACT_MARGIN", "Safety"]
 # margin: plans keep a full margin away, so a plan never trips it, while a chord between
 # two points outside it cannot reach the true disk (its sagitta is far smaller).
 CONTACT_MARGIN = 0.5 * MARGIN_ABS
-_AT = AT_KM  # km: a point this close to an airport is at it
 _TURN_KM = 0.5  # km of slack on top of the holding circle's diameter
 # Paced: the diverts' geometry one check may spend on a tick (a divert round SAMs is ~11 ms
 # at 500 SAMs on a slow day). Past it, drones with room wait for the next tick; one always acts.
