@@ -242,11 +242,11 @@ class HomeBounds:
         allowed: set[str],
         reserve_for: Callable[[float], float],
         period: float,
-        index: AirportIndex | None = None,
+        index: AirportIndex,
     ) -> bool:
         """True only if the exact check would find the way home it chooses from ``at``
         within ``fuel`` with its reserve and ``period`` on top (False: search to know).
-        ``index``: the airports' index to use (kept by the caller between checks)."""
+        ``index``: ``airports``' index (kept by the caller between checks)."""
         found = [
             k
             for k in (self._searched.get(drone_id), self._kept.get(drone_id))
@@ -255,7 +255,6 @@ class HomeBounds:
         if not found:
             return False
         x, y = at
-        index = AirportIndex() if index is None else index
         if index.at(airports, at) is not None:
             return False  # the search would leave that airport out: too near to tell
         lo: dict[str, float] = {}

@@ -920,11 +920,8 @@ class Safety:
             for gone in wanted - set(drones):
                 self._fuel_due.pop(gone, None)
         env = world.known_environment
-        at = np.array([world.position(d)[:2] for d in drones], dtype=np.float64).reshape(-1, 2)
-        # the straight way to each one's nearest airport, for every drone at once
-        km = self._airports.nearest_km(env.airports, at).tolist()
-        nearest_of = dict(zip(drones, km, strict=True))
-        for drone_id in drones:
+        nearest_of: dict[str, float] | None = None  # asked once a drone is past the skips
+        for i, drone_id in enumerate(drones):
             due = self._fuel_due.pop(drone_id, None)
             flight = world.flight(drone_id)
             going = self.returning.get(drone_id)
@@ -945,6 +942,13 @@ class Safety:
                 # drone turns home while a safe way still does (else it flies on, holds at
                 # the SAM and runs dry there)
                 continue
+            if nearest_of is None:
+                # the straight way to each one's nearest airport, for this drone and those
+                # after it at once (a flying swarm whose flights all fit never asks)
+                rest = drones[i:]
+                at = np.array([world.position(d)[:2] for d in rest], dtype=np.float64)
+                km = self._airports.nearest_km(env.airports, at.reshape(-1, 2)).tolist()
+                nearest_of = dict(zip(rest, km, strict=True))
             nearest = nearest_of[drone_id]
             if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths

@@ -227,14 +227,17 @@ def test_tools_leave_absent_drones_alone(case, data):
 # ----------------------------------------------------------------------------- hand-made
 
 
-def square_mission(**drone):
+def one_drone(airports, targets, **drone):
+    """Drone 1 at A with 100 km of fuel (and ``drone``'s settings) among ``targets``."""
     cfg = {"fuelBudget": 100, "home_airport": "A", **drone}
-    return compile_mission(
-        scenario(
-            {"A": (0, 0)},
-            {"T1": (10, 0, 5, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 5, "A")},
-            {"1": cfg},
-        )
+    return compile_mission(scenario(airports, targets, {"1": cfg}))
+
+
+def square_mission(**drone):
+    return one_drone(
+        {"A": (0, 0)},
+        {"T1": (10, 0, 5, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 5, "A")},
+        **drone,
     )
 
 
@@ -267,12 +270,8 @@ def test_crossing_removal_never_reverses_the_frozen_prefix():
 def test_a_closed_route_is_flown_the_way_that_collects_its_points_sooner():
     # A -> T1 (1 point) -> T2 -> T3 (9 points) -> A: the same square the other way round
     # reaches the 9 points 10 km in instead of 30: a drone lost half way keeps them.
-    m = compile_mission(
-        scenario(
-            {"A": (0, 0)},
-            {"T1": (10, 0, 1, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 9, "A")},
-            {"1": {"fuelBudget": 100, "home_airport": "A"}},
-        )
+    m = one_drone(
+        {"A": (0, 0)}, {"T1": (10, 0, 1, "A"), "T2": (10, 10, 5, "A"), "T3": (0, 10, 9, "A")}
     )
     late = {"1": m.nodes(["A", "T1", "T2", "T3", "A"])}
     result = front_load(m, late)
@@ -287,12 +286,10 @@ def test_a_closed_route_is_flown_the_way_that_collects_its_points_sooner():
 
 def test_a_route_that_ends_elsewhere_is_not_reversed():
     # From A to B the other way round is longer: the points sooner are not bought with fuel.
-    m = compile_mission(
-        scenario(
-            {"A": (0, 0), "B": (30, 0)},
-            {"T1": (10, 0, 1, "A"), "T2": (20, 0, 9, "A")},
-            {"1": {"fuelBudget": 100, "home_airport": "A", "end_airport": "B"}},
-        )
+    m = one_drone(
+        {"A": (0, 0), "B": (30, 0)},
+        {"T1": (10, 0, 1, "A"), "T2": (20, 0, 9, "A")},
+        end_airport="B",
     )
     routes = {"1": m.nodes(["A", "T1", "T2", "B"])}
     assert front_load(m, routes).routes == routes
