@@ -87,10 +87,10 @@ LARGE_PAIRS = 100_000
 """Above this many vehicle x usable-target pairs, one search iteration over the whole team
 costs too much: the search goes window by window (``_solve_large``)."""
 LARGE_NODES = 2_000
+"""Above this many nodes, the mean finite distance is summed in one pass, not copied out."""
 # the search's large arrays (nearest ends, routes) in memory used before: a round's need no
 # page faults of their own
 _SCRATCH = ScratchPool()
-"""Above this many nodes, the mean finite distance is summed in one pass, not copied out."""
 NEAR_ROUTES = 16
 """In a large problem's first plan, each target may join one of its this many nearest routes."""
 WINDOW_VEHICLES = 8
