@@ -15,8 +15,9 @@ targets near home and the plan flies most of them (~780 of 1,000; the default wo
 most 50 airports, flies 154).
 
 Printed: the ticks' work (inside ``tick_once``) and start lateness, the worst ticks, the
-fuel check's ways home (searched, answered by a bound without a search, left to a later
-tick past the check's budget), the drones sent home, fuel-outs, and the 1-minute load.
+fuel check's ways home (searched, answered by a bound or a clear straight way without a
+search, left to a later tick past the check's budget), the drones sent home, fuel-outs, and
+the 1-minute load.
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def main() -> None:
     if homes is not None:
         print(
             f"  fuel check ways home: searched {homes.searched}, answered by a bound"
-            f" {homes.bounded}, left to a later tick {homes.waited}"
+            f" {homes.bounded}, by a clear straight way {getattr(homes, 'straight', 0)},"
+            f" left to a later tick {homes.waited}"
         )
     else:
         print(

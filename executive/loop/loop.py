@@ -70,6 +70,7 @@ from executive.contracts import (
     new_id,
 )
 from executive.errors import ExecutiveError
+from executive.loop import homing
 from executive.loop.cleared import KnownSams, freed_by
 from executive.loop.collector import Collector
 from executive.loop.cut import Checkpoint, with_reserve
@@ -178,6 +179,7 @@ def _warm_kernels() -> None:
         orienteering.warmup()
         distance_table.warmup()  # the replans' incremental table: loaded before tick 0
         validation.warmup()  # a round's plan is validated in a worker, off the GIL
+        homing.warmup()  # the fuel check's straight ways home
         _warmed = True
 
 

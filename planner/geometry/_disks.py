@@ -20,6 +20,7 @@ __all__ = [
     "DiskGrid",
     "build_grid",
     "hits",
+    "inside_any",
     "point_in_disk",
     "polyline_clearance",
     "segment_blocked",
@@ -231,6 +232,50 @@ def point_in_disk(
         if k != skip and math.hypot(px - centers[k, 0], py - centers[k, 1]) < radii[k] - tol:
             return int(k)
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _inside_any(
+    pts: np.ndarray,
+    centers: np.ndarray,
+    radii: np.ndarray,
+    tol: float,
+    x0: float,
+    y0: float,
+    cell: float,
+    nx: int,
+    ny: int,
+    ptr: np.ndarray,
+    disks: np.ndarray,
+) -> np.ndarray:
+    out = np.zeros(pts.shape[0], np.bool_)
+    for i in range(pts.shape[0]):
+        hit = point_in_disk(
+            pts[i, 0], pts[i, 1], centers, radii, tol, -1, x0, y0, cell, nx, ny, ptr, disks
+        )
+        out[i] = hit >= 0
+    return out
+
+
+def inside_any(
+    points: np.ndarray,
+    centers: np.ndarray,
+    radii: np.ndarray,
+    tol: float,
+    grid: DiskGrid | None = None,
+) -> np.ndarray:
+    """Bool (n,): point i is inside some open disk by more than ``tol`` (``strictly_inside``
+    reduced over the disks, through the grid: a point looks in its own cell only).
+
+    ``grid`` must cover disks at least as large as ``radii - tol`` (``PAD`` allows a
+    negative ``tol`` down to -1e-6; built here when not given)."""
+    p = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
+    c = np.ascontiguousarray(centers, dtype=np.float64).reshape(-1, 2)
+    r = np.ascontiguousarray(radii, dtype=np.float64).reshape(-1)
+    if p.shape[0] == 0 or c.shape[0] == 0:
+        return np.zeros(p.shape[0], dtype=bool)
+    g = grid if grid is not None else build_grid(c, r)
+    return np.asarray(_inside_any(p, c, r, tol, *g))
 
 
 @njit(cache=True, nogil=True)

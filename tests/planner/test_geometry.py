@@ -29,6 +29,7 @@ from planner.geometry import (
     SamField,
     planning_radius,
 )
+from planner.geometry._disks import inside_any, strictly_inside
 from planner.geometry.sam_field import static_nodes
 
 EPS = 1e-9
@@ -423,6 +424,28 @@ def test_overlapping_sams_are_one_obstacle():
     circles = [(x, y, _R(r)) for x, y, r in sams]
     assert _polygon_detour(circles, p, q, SIDES, False) <= path.length + 1e-9
     assert path.length <= _polygon_detour(circles, p, q, SIDES, True) + 1e-9
+
+
+@FAST
+@given(
+    sams=st.lists(sam_st, max_size=8),
+    pts=st.lists(point_st, min_size=1, max_size=8),
+    on_edge=st.integers(0, 7),
+    tol=st.sampled_from([-1e-7, 0.0, 1e-7]),
+)
+def test_inside_any_through_the_grid_answers_as_every_disk_does(sams, pts, on_edge, tol):
+    # the grid looks in the point's own cell only: points on and within a hair of an edge
+    # (the escape test's -TOL) must still find their disk
+    field = SamField(sams)
+    points = np.array(pts, dtype=np.float64)
+    if sams:
+        k = on_edge % field.radii.shape[0]  # exact duplicates are dropped
+        (x, y), r = field.centers[k], field.radii[k]
+        edge = [(x + r + d, y) for d in (-2e-7, -5e-8, 0.0, 5e-8, 2e-7)]
+        points = np.vstack([points, edge, [(x, y - r - 5e-8)]])
+    want = strictly_inside(points, field.centers, field.radii, tol).any(axis=1)
+    got = inside_any(points, field.centers, field.radii, tol, field.grid)
+    assert got.tolist() == want.tolist()
 
 
 def test_buffers_overlap_but_true_disks_do_not():

@@ -15,7 +15,15 @@ from agents.planning.round import AgentPlanner
 from executive.contracts import EventRecord, HumanCommand
 from executive.loop import Executive, Policy
 from executive.loop import safety as safety_module
-from executive.loop.homing import AT_KM, AirportIndex, HomeBounds, choose, search
+from executive.loop.homing import (
+    AT_KM,
+    AirportIndex,
+    HomeBounds,
+    StraightWays,
+    choose,
+    search,
+    straight_ways,
+)
 from executive.loop.options import LoopOptions
 from executive.traces.sinks import ListSink
 from planner.geometry import SamField
@@ -76,6 +84,61 @@ def test_one_search_finds_the_way_home_the_paths_to_each_airport_find(
     assert path.start == pytest.approx(at) and path.end == pytest.approx((airport.x, airport.y))
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    sams=st.lists(st.tuples(_coord, _coord, st.floats(1.0, 8.0)), max_size=6),
+    airports=st.lists(st.tuples(_coord, _coord), min_size=1, max_size=10),
+    points=st.lists(st.tuples(_coord, _coord), min_size=1, max_size=5),
+    fuel=st.floats(5.0, 150.0),
+    period=st.floats(0.0, 10.0),
+    allowed_mask=st.integers(0, 1023),
+    on_airport=st.booleans(),
+)
+def test_a_clear_straight_way_is_the_searchs_and_passes_only_checks_the_search_passes(
+    sams, airports, points, fuel, period, allowed_mask, on_airport
+):
+    # Where the fuel check trusts a straight way home without a search, the search would
+    # have found that very length, and the way it chooses fits with the reserve and period.
+    field = SamField(sams)
+    ports = [Airport(id=f"A{k}", x=x, y=y) for k, (x, y) in enumerate(airports)]
+    if on_airport:
+        points = [*points, airports[0]]  # a drone at an airport: the search leaves it out
+    allowed = {a.id for k, a in enumerate(ports) if allowed_mask >> k & 1}
+
+    def reserve_for(km: float) -> float:
+        return 2.0 + 0.1 * km
+
+    ways = straight_ways(field, ports, AirportIndex(), np.array(points, dtype=np.float64), k=4)
+    for row, at in enumerate(points):
+        every = search(field, at, fuel, ports, within_fuel=False)
+        for j in np.flatnonzero(ways.clear[row]):
+            key, km = ways.names[ways.idx[row, j]], ways.km[row, j]
+            if km > AT_KM:
+                assert every.km[key] == pytest.approx(km, rel=1e-12, abs=1e-12)
+        if ways.fits(row, fuel, allowed, reserve_for, period):
+            got = choose(field, search(field, at, fuel, ports), fuel, ports, allowed, reserve_for)
+            assert got is not None
+            length = got[1].length
+            assert length + reserve_for(length) + period <= fuel
+
+
+def test_the_straight_way_decides_only_when_the_way_chosen_is_surely_no_longer():
+    # A1 at 10 km behind a SAM, A2 at 12 km in the open: with A2 allowed its 12 km bound the
+    # way chosen (A1 round the SAM, or A2); with only A1 allowed, nothing clear bounds it.
+    field = SamField([(5.0, 0.0, 2.0)])
+    ports = [Airport(id="A1", x=10.0, y=0.0), Airport(id="A2", x=0.0, y=12.0)]
+    ways = straight_ways(field, ports, AirportIndex(), np.array([[0.0, 0.0]]))
+    assert ways.clear[0].tolist() == [False, True]  # nearest first: A1, then A2
+
+    def reserve_for(km: float) -> float:
+        return 1.0
+
+    assert ways.fits(0, 20.0, {"A1", "A2"}, reserve_for, 5.0)  # 12 + 1 + 5 <= 20
+    assert not ways.fits(0, 17.0, {"A1", "A2"}, reserve_for, 5.0)  # 18 > 17: search
+    assert not ways.fits(0, 50.0, {"A1"}, reserve_for, 5.0)  # A1's way is round the SAM
+    assert not ways.fits(0, 10.5, {"A1", "A2"}, reserve_for, 0.0)  # even A1 is not reached
+
+
 # A drone paused for good, holding next to a SAM, its fuel running down: its way home
 # (round the SAM) is looked for again and again until it must turn home.
 HELD = {
@@ -125,16 +188,21 @@ def _safety_events(sink: ListSink) -> list[tuple[int, str, str]]:
     ]
 
 
+@pytest.mark.parametrize("straight", [False, True], ids=["bounds", "bounds-and-straight-ways"])
 def test_a_holding_drones_bound_stands_for_the_exact_way_home_and_decides_the_same(
-    monkeypatch,
+    monkeypatch, straight
 ):
     """Paused for good: with the bounds, the fuel check sends every drone home on the same
     tick, to the same airport, as the check that searches every time; it searches a few
-    times instead of at every check, and every bound it trusted is at least the exact way."""
+    times instead of at every check, and every bound it trusted is at least the exact way.
+    With the straight ways too (the drones hold near A1, in the open), those answer most."""
     exact, exact_sink = _held(Policy(batch_iterations=300))
     with monkeypatch.context() as m:
         m.setattr(HomeBounds, "fits", lambda *args: False)
+        m.setattr(StraightWays, "fits", lambda *args: False)
         report_exact = asyncio.run(exact.run(None))
+    if not straight:
+        monkeypatch.setattr(StraightWays, "fits", lambda *args: False)
 
     # every check the bounds answered, with what the exact check would have found then
     checked: list[tuple[float, float]] = []  # (fuel, the exact way home + reserve + period)
@@ -159,9 +227,10 @@ def test_a_holding_drones_bound_stands_for_the_exact_way_home_and_decides_the_sa
         assert drone.status == "landed" and drone.fuel_left >= 0
         assert drone == report_exact.outcome.drones[drone_id]
     homes, searched_every_time = bounded.safety.homes, exact.safety.homes
-    # the same checks, each answered by the bounds or searched: 100 + 15 against 115
-    assert homes.bounded + homes.searched == searched_every_time.searched
+    # the same checks, each answered by a straight way, the bounds, or searched
+    assert homes.bounded + homes.straight + homes.searched == searched_every_time.searched
     assert 5 * homes.searched < searched_every_time.searched, (homes.searched, homes.bounded)
+    assert (homes.straight > 5 * homes.bounded) == straight, (homes.straight, homes.bounded)
     assert len(checked) == homes.bounded
     assert all(fuel >= needed for fuel, needed in checked)
 
