@@ -76,14 +76,17 @@ class _SlowPlanner:
 
 def test_a_picture_captured_during_a_round_is_drawn_once_the_round_has_its_plan():
     planner = _SlowPlanner()
-    drawn: list[tuple[bool, bool, float]] = []  # (round in flight, its plan ready, wait s)
+    # (a round planning when captured, its plan ready when drawn, the wait in s)
+    drawn: list[tuple[bool, bool, float]] = []
 
     def picture(executive: Executive):
         r = executive.rounds.round
+        planning = r is not None and not r.task.done()
         at = time.perf_counter()
 
         def draw() -> dict:
-            drawn.append((r is not None, r is not None and r.task.done(), time.perf_counter() - at))
+            ready = r is not None and r.task.done()
+            drawn.append((planning, ready, time.perf_counter() - at))
             return {}
 
         return draw
@@ -105,7 +108,9 @@ def test_a_picture_captured_during_a_round_is_drawn_once_the_round_has_its_plan(
     asyncio.run(executive.run(1.0, until=70))
     assert planner.replans == 2
     during = [d for d in drawn if d[0]]
-    assert len(during) >= 2  # pictures were taken while each round was in flight...
-    assert all(ready and wait >= 0.25 for _, ready, wait in during)  # ...drawn after its plan
+    assert len(during) >= 2  # pictures were taken while each round was planning...
+    # ...and drawn once it had its plan (checked, not inferred from a fixed wait: under
+    # load a capture may come late in the round)
+    assert all(ready for _, ready, _ in during), during
     calm = [wait for flight, _, wait in drawn if not flight]
     assert calm and min(calm) < 0.1  # between rounds, at once
