@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -51,19 +52,25 @@ STORM_T = 4.0  # s
 
 
 def storm(executive: Executive) -> int:
-    """Every holding drone's fuel down to 1.8x its straight way home with the reserve."""
+    """Every holding drone's fuel down to 1.8x its straight way home with the reserve.
+
+    The edits' own making is the bench's, on the loop's thread: the nearest airports in one
+    array operation (as Python loops over 1,000 airports x ~780 drones they made the storm's
+    tick 120 ms late, which no executive code caused)."""
     world = executive.sim.world
     airports = world.known_environment.airports
-    n = 0
-    for drone_id in executive.scenario.drone_configs:
-        if world.status(drone_id) != "holding":
-            continue
-        x, y, _ = world.position(drone_id)
-        near = min(math.hypot(a.x - x, a.y - y) for a in airports)
+    held = [d for d in executive.scenario.drone_configs if world.status(d) == "holding"]
+    if not held:
+        return 0
+    at = np.array([world.position(d)[:2] for d in held], dtype=np.float64).reshape(-1, 2)
+    ports = np.array([(a.x, a.y) for a in airports], dtype=np.float64).reshape(-1, 2)
+    nearest = np.hypot(at[:, None, 0] - ports[None, :, 0], at[:, None, 1] - ports[None, :, 1]).min(
+        axis=1
+    )
+    for drone_id, near in zip(held, nearest.tolist(), strict=True):
         fuel = 1.8 * (near + executive.reserve_for(drone_id, near)) + 1.0
         executive.edit(SetFuel(drone=drone_id, fuel=round(fuel, 3)))
-        n += 1
-    return n
+    return len(held)
 
 
 def main() -> None:

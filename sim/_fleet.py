@@ -16,7 +16,6 @@ from typing import Literal
 
 import numpy as np
 
-from planner.geometry import Arc, Path
 from planner.model import Scenario, SimConfig
 from sim import _kernels as K
 from sim._environment import EnvironmentState
@@ -175,18 +174,17 @@ class Fleet:
         radius = float(self.config.hold_radius)
         # as arrays: a pause holds a swarm's every drone on one tick (1,000 x 500 SAMs)
         known = self.env.known_sam_array()
-        best: tuple[float, Path] | None = None
-        for left in (True, False):
-            circle = hold_circle(x, y, h, radius, left)
-            arc = circle.pieces[0]
-            assert isinstance(arc, Arc)
-            c = arc.center
-            gaps = np.hypot(c[0] - known[:, 0], c[1] - known[:, 1]) - radius - known[:, 2]
-            clearance = float(gaps.min()) if gaps.size else math.inf
-            if best is None or clearance > best[0]:
-                best = (clearance, circle)
-        assert best is not None
-        self.set_flight(i, Flight(best[1], holding=True), K.HOLDING)
+        left = True
+        if known.shape[0]:
+            # the two circles' centres, left and right of the heading (``hold_circle``'s)
+            sides = (h + 0.5 * math.pi, h - 0.5 * math.pi)
+            cx = np.array([x + radius * math.cos(a) for a in sides])
+            cy = np.array([y + radius * math.sin(a) for a in sides])
+            gaps = np.hypot(cx[:, None] - known[:, 0], cy[:, None] - known[:, 1]) - known[:, 2]
+            clearance = gaps.min(axis=1)
+            left = bool(clearance[0] >= clearance[1])  # left on a tie
+        circle = hold_circle(x, y, h, radius, left)
+        self.set_flight(i, Flight(circle, holding=True), K.HOLDING)
         self.holds[i] = keep
 
     def clear_flight(self, i: int) -> None:
