@@ -25,6 +25,12 @@ __all__ = ["dumps", "row_of"]
 _SPLIT = 32  # a container with more items than this is split, at any depth
 _ALWAYS = 2  # the outermost levels are always split: a small dict may hold a long list
 _DEEPEST = 16  # below this, one call (which finds a cycle, as json.dumps does)
+# Of a split container, this many flat items in a row (scalars, or at most ``_SPLIT``
+# scalars in a dict or list) go to one call: 1,000 drones' and 5,000 targets' items one
+# call each took 31 ms for a scenario json.dumps writes in 13; in batches the calls stay
+# well under a millisecond each
+_BATCH = 32
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _as_json(value: object) -> object:
@@ -62,12 +68,19 @@ def _encode(value: Any, depth: int, parts: list[str], options: dict[str, Any]) -
     item_sep, key_sep = options["separators"]
     if isinstance(value, dict):
         parts.append("{")
-        items = (
+        items = list(
             sorted(value.items(), key=lambda kv: kv[0]) if options["sort_keys"] else value.items()
         )
-        for k, (key, item) in enumerate(items):
+        k = 0
+        while k < len(items):
             if k:
                 parts.append(item_sep)
+            end = _flat_run(items, k, lambda kv: kv[1])
+            if end > k:  # json.dumps's text of those items, its braces left out
+                parts.append(json.dumps(dict(items[k:end]), **options)[1:-1])
+                k = end
+                continue
+            key, item = items[k]
             # json.dumps's own key text (an int, float, bool or None key becomes a string)
             if isinstance(key, str):
                 parts.append(json.dumps(key))
@@ -75,14 +88,44 @@ def _encode(value: Any, depth: int, parts: list[str], options: dict[str, Any]) -
                 parts.append(json.dumps({key: 0}, **options)[1 : -len(key_sep) - 2])
             parts.append(key_sep)
             _encode(item, depth + 1, parts, options)
+            k += 1
         parts.append("}")
         return
     parts.append("[")
-    for k, item in enumerate(value):
+    values = value if isinstance(value, list) else list(value)
+    k = 0
+    while k < len(values):
         if k:
             parts.append(item_sep)
-        _encode(item, depth + 1, parts, options)
+        end = _flat_run(values, k, lambda v: v)
+        if end > k:  # json.dumps's text of those items, its brackets left out
+            parts.append(json.dumps(values[k:end], **options)[1:-1])
+            k = end
+            continue
+        _encode(values[k], depth + 1, parts, options)
+        k += 1
     parts.append("]")
+
+
+def _flat_run(items: list[Any], k: int, of: Callable[[Any], Any]) -> int:
+    """The end of the run of at most ``_BATCH`` flat items from ``k`` (``k``: none is)."""
+    end = k
+    while end < len(items) and end - k < _BATCH and _flat(of(items[end])):
+        end += 1
+    return end
+
+
+def _flat(item: Any) -> bool:
+    """A scalar, or a dict or list of at most ``_SPLIT`` scalars: one call encodes it
+    briefly, as json.dumps would (exact types: a subclass goes the long way)."""
+    kind = type(item)
+    if kind in _SCALARS:
+        return True
+    if kind is dict:
+        return len(item) <= _SPLIT and all(type(v) in _SCALARS for v in item.values())
+    if kind is list or kind is tuple:
+        return len(item) <= _SPLIT and all(type(v) in _SCALARS for v in item)
+    return False
 
 
 def row_of(record: Any) -> dict[str, Any]:

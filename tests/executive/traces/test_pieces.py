@@ -8,6 +8,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from executive.contracts import EventRecord, SnapshotRecord
 from executive.traces.pieces import dumps, row_of
@@ -80,3 +82,34 @@ def test_sorted_compact_text_with_a_default_is_json_dumps_text(n):
         dumps(mixed_ok, sort_keys=True)
     numbers = {3: "c", 1: "a", 2.5: "b", **{k: k for k in range(10, 50)}}
     assert dumps(numbers, **options) == json.dumps(numbers, **options)
+
+
+_SCALAR = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+)
+_KEY = st.one_of(st.text(max_size=6), st.integers(-50, 50))
+# long runs of flat items (batched into one call) between containers that are split
+_TREE = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=80),
+        st.lists(inner, max_size=5).map(tuple),
+        st.dictionaries(_KEY, inner, max_size=70),
+    ),
+    max_leaves=400,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_TREE, compact=st.booleans())
+def test_any_tree_of_json_values_is_json_dumps_text(value, compact):
+    # flat items go to json.dumps in runs, the others one by one: the text is the same
+    options = {"separators": (",", ":")} if compact else {}
+    assert dumps(value, **options) == json.dumps(value, **options)
+    str_keys = json.loads(json.dumps(value))  # sortable: every key a string
+    sorted_options = {"sort_keys": True, "separators": (",", ":"), "default": str}
+    assert dumps(str_keys, **sorted_options) == json.dumps(str_keys, **sorted_options)
