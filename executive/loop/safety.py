@@ -940,7 +940,9 @@ class Safety:
                 self._fuel_due.pop(gone, None)
         env = world.known_environment
         nearest_of: dict[str, float] | None = None  # asked once a drone is past the skips
-        straight: tuple[dict[str, int], StraightWays] | None = None  # and with a field
+        rest_at: tuple[list[str], np.ndarray] | None = None  # those drones, where they are
+        # their straight ways home, once one is near critical (and the field is built)
+        straight: tuple[dict[str, int], StraightWays] | None = None
         for i, drone_id in enumerate(drones):
             due = self._fuel_due.pop(drone_id, None)
             flight = world.flight(drone_id)
@@ -970,12 +972,13 @@ class Safety:
                 at = at.reshape(-1, 2)
                 km = self._airports.nearest_km(env.airports, at).tolist()
                 nearest_of = dict(zip(rest, km, strict=True))
-                if not paced or self.field.ready(world):
-                    ways = straight_ways(self._field(), env.airports, self._airports, at)
-                    straight = ({d: k for k, d in enumerate(rest)}, ways)
+                rest_at = (rest, at)
             nearest = nearest_of[drone_id]
             if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
+            if straight is None and rest_at is not None and (not paced or self.field.ready(world)):
+                ways = straight_ways(self._field(), env.airports, self._airports, rest_at[1])
+                straight = ({d: k for k, d in enumerate(rest_at[0])}, ways)
             # until the next check the drone burns a period's fuel and may fly a period
             # further from home: turn now if the way home would not fit with the reserve then
             period = 2.0 * world.config.speed_of(drone_id) * world.dt * every * periods
