@@ -177,12 +177,16 @@ class Fleet:
         left = True
         if known.shape[0]:
             # the two circles' centres, left and right of the heading (``hold_circle``'s)
-            sides = (h + 0.5 * math.pi, h - 0.5 * math.pi)
-            cx = np.array([x + radius * math.cos(a) for a in sides])
-            cy = np.array([y + radius * math.sin(a) for a in sides])
-            gaps = np.hypot(cx[:, None] - known[:, 0], cy[:, None] - known[:, 1]) - known[:, 2]
-            clearance = gaps.min(axis=1)
-            left = bool(clearance[0] >= clearance[1])  # left on a tie
+            lx, ly = (
+                x + radius * math.cos(h + 0.5 * math.pi),
+                y + radius * math.sin(h + 0.5 * math.pi),
+            )
+            rx, ry = (
+                x + radius * math.cos(h - 0.5 * math.pi),
+                y + radius * math.sin(h - 0.5 * math.pi),
+            )
+            gap_left, gap_right = K.hold_clearances(lx, ly, rx, ry, known)
+            left = gap_left >= gap_right  # left on a tie
         circle = hold_circle(x, y, h, radius, left)
         self.set_flight(i, Flight(circle, holding=True), K.HOLDING)
         self.holds[i] = keep

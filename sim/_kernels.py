@@ -187,6 +187,23 @@ def any_airborne(status: StatusArray) -> bool:
     return False
 
 
+# Not nogil either: a short pass on the tick, once per hold begun (a pause begins ~780 of them
+# on one tick at 1,000 drones; as numpy operations each was ~30 us of that tick)
+@njit(cache=True)
+def hold_clearances(
+    x0: float, y0: float, x1: float, y1: float, known: FloatArray
+) -> tuple[float, float]:
+    """The least gap (distance to the centre less the range) from (x0, y0) and from (x1, y1)
+    to the SAMs ``known`` (k, 3: x, y, range); inf without SAMs."""
+    g0 = math.inf
+    g1 = math.inf
+    for k in range(known.shape[0]):
+        x, y, r = known[k, 0], known[k, 1], known[k, 2]
+        g0 = min(g0, math.hypot(x0 - x, y0 - y) - r)
+        g1 = min(g1, math.hypot(x1 - x, y1 - y) - r)
+    return g0, g1
+
+
 @njit(cache=True, nogil=True)
 def tick_kernel(
     dt: float,

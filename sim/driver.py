@@ -44,6 +44,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import simpy
 
 from planner.edits import Edit
@@ -342,6 +343,9 @@ def warmup() -> None:
     )
     from sim import _kernels as K
 
+    known = np.array([[5.0, 5.0, 1.0]])
+    known.flags.writeable = False  # as the environment hands it over
+    K.hold_clearances(0.0, 1.0, 0.0, -1.0, known)
     fleet = K.NOGIL_FLEET
     try:
         for K.NOGIL_FLEET in (fleet, 0):  # the kernel a small fleet holds the GIL in, a swarm's
