@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._disks import build_grid, segments_clear, strictly_inside
+from planner.geometry._disks import build_grid, inside_any, segments_clear, strictly_inside
 from planner.geometry._search import (
     components,
     entry_links,
@@ -347,14 +347,16 @@ class SamField:
         esc = np.full((n, 2), np.nan)
         if c.shape[0] == 0:
             return eff, esc, np.ones(n, dtype=bool)
-        reachable = ~self._inside_true(pts)
+        # through the grid (it covers the buffered disks, so the true ones and a TOL beyond
+        # the buffered): the dense points x disks tests took 60 ms at 5,000 points x 500 SAMs
+        reachable = ~inside_any(pts, c, self.true_radii, TRUE_TOL, self.grid)
         # Points within TOL outside a circle are "escaped" too (a tiny projection), so that
         # every graph node on a circle sits exactly on it and pieces join exactly.
-        in_buf = strictly_inside(pts, c, r, -TOL)
-        for i in np.nonzero(reachable & in_buf.any(axis=1))[0]:
+        near = inside_any(pts, c, r, -TOL, self.grid)
+        for i in np.nonzero(reachable & near)[0]:
             best: np.ndarray | None = None
             best_len = math.inf
-            for k in np.nonzero(in_buf[i])[0]:
+            for k in np.nonzero(strictly_inside(pts[i : i + 1], c, r, -TOL)[0])[0]:
                 v = pts[i] - c[k]
                 d = math.hypot(v[0], v[1])
                 if d == 0.0:  # only possible for a zero-radius SAM: any direction is radial

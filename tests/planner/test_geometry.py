@@ -441,10 +441,16 @@ def test_inside_any_through_the_grid_answers_as_every_disk_does(sams, pts, on_ed
     if sams:
         k = on_edge % field.radii.shape[0]  # exact duplicates are dropped
         (x, y), r = field.centers[k], field.radii[k]
+        rt = field.true_radii[k]
         edge = [(x + r + d, y) for d in (-2e-7, -5e-8, 0.0, 5e-8, 2e-7)]
+        edge += [(x - rt + d, y) for d in (-2e-9, -1e-9, 0.0, 1e-9, 2e-9)]
         points = np.vstack([points, edge, [(x, y - r - 5e-8)]])
     want = strictly_inside(points, field.centers, field.radii, tol).any(axis=1)
     got = inside_any(points, field.centers, field.radii, tol, field.grid)
+    assert got.tolist() == want.tolist()
+    # the true disks, inside the buffered ones the grid was built for (the escape test's)
+    want = strictly_inside(points, field.centers, field.true_radii, 1e-9).any(axis=1)
+    got = inside_any(points, field.centers, field.true_radii, 1e-9, field.grid)
     assert got.tolist() == want.tolist()
 
 
