@@ -25,6 +25,7 @@ from planner.geometry import (
     RemovePoint,
     RemoveSam,
     SamField,
+    planning_radius,
 )
 
 # Integers half the time: symmetric worlds, ties between two equal paths, points on circles.
@@ -368,3 +369,30 @@ def test_the_spare_made_after_the_first_mission_fits_a_replan_that_adds_every_st
     assert replan.dist.ctypes.data == spare  # no fresh memory on the replan's path
     assert np.array_equal(replan.dist, table.matrix(keys), equal_nan=True)
     del first
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sams=st.lists(st.tuples(coord, coord, radius), max_size=5),
+    points=st.lists(st.tuples(coord, coord), min_size=1, max_size=10),
+    added=st.lists(st.tuples(coord, coord, radius), min_size=1, max_size=4),
+    on=st.booleans(),
+)
+def test_sams_only_added_give_the_entries_a_table_from_scratch_has(sams, points, added, on):
+    # With disks only added, a point's way onto a circle it had none onto is not worked out
+    # again (none can open): the entries are those a table built with every SAM has,
+    # points on a circle included (they join it directly).
+    before = {f"S{i}": s for i, s in enumerate(sams)}
+    pts = {f"P{i}": p for i, p in enumerate(points)}
+    if on and sams:
+        x, y, r = sams[0]
+        r = planning_radius(r)
+        pts["ON"] = (x + r, y)  # on the first circle, as the graph buffers it
+    table = DistanceTable(before, pts)
+    after = before | {f"A{i}": s for i, s in enumerate(added)}
+    table.sync(after, pts)
+    scratch = DistanceTable(after, pts)
+    got, want = table._q, scratch._q  # noqa: SLF001
+    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
+        np.testing.assert_array_equal(g, w)
+    _same_as_scratch(table)
