@@ -28,6 +28,7 @@ import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.dashboard.harness import AUTH, TOKEN, CliProcess
 from tests.dashboard.test_browser import BROWSER_ARGS
@@ -72,12 +73,29 @@ def _events(page: Page, kind: str) -> int:
     return page.locator(f"#timeline li[data-kind='{kind}']").count()
 
 
+# Clicks that opened no question at the first try (see ``_ask``), per test: at most one
+_LOST_CLICKS: list[str] = []
+
+
 def _confirm(page: Page, ok: bool) -> str:
     page.wait_for_selector("#confirm[open]")
     title = page.inner_text("#confirm-title")
     page.click("#confirm-ok" if ok else "#confirm-cancel")
     page.wait_for_selector("#confirm:not([open])", state="attached")
     return title
+
+
+def _ask(page: Page, button: str, ok: bool) -> str:
+    """Click ``button`` and answer the question it asks. The controls are disabled for a
+    moment while the page waits on the mission (a loaded CI machine: once, a click landed
+    then and asked nothing); such a click is tried once more, and counted."""
+    page.click(button)
+    try:
+        page.wait_for_selector("#confirm[open]", timeout=10_000)
+    except PlaywrightTimeout:
+        _LOST_CLICKS.append(button)
+        page.click(button)
+    return _confirm(page, ok)
 
 
 def _countdown(text: str, what: str) -> int:
@@ -185,6 +203,7 @@ def _click_on_map(page: Page, selector: str) -> None:
 @pytest.mark.browser
 def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(chromium):
     errors: list[str] = []
+    _LOST_CLICKS.clear()
     with (
         CliProcess(
             "run", "scenarios/demo.json", "--port", "0", "--token", TOKEN, "--db", "none",
@@ -255,12 +274,10 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             page.wait_for_selector('#inspector[data-kind="drone"][data-id="2"]')
             hold = '#insp-actions button[data-action="HOLD"]'
             assert page.is_disabled('#insp-actions button[data-action="RESUME"]')
-            page.click(hold)
-            assert _confirm(page, ok=False) == "Hold D2 here?"
+            assert _ask(page, hold, ok=False) == "Hold D2 here?"
             page.wait_for_timeout(500)
             assert _events(page, "HOLD") == 0  # cancelled: nothing sent
-            page.click(hold)
-            _confirm(page, ok=True)
+            _ask(page, hold, ok=True)
             page.wait_for_selector("#timeline li[data-kind='HOLD']")
             page.wait_for_function(
                 '(k) => (document.querySelector(`#insp-facts dd[data-fact="${k}"]`) || {})'
@@ -269,8 +286,7 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             )
             resume = '#insp-actions button[data-action="RESUME"]'
             page.wait_for_function(f"() => !document.querySelector('{resume}').disabled")
-            page.click(resume)
-            _confirm(page, ok=True)
+            _ask(page, resume, ok=True)
             page.wait_for_function(
                 "() => [...document.querySelectorAll(\"#timeline li[data-kind='CONTINUE']\")]"
                 ".some((li) => li.textContent.includes('resumed D2'))"
@@ -337,19 +353,15 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             _drawn(page)
 
             # ----- Reset asks first; its replan waits for review; Reject asks first
-            page.click("#btn-reset")
-            assert _confirm(page, ok=False) == "Reset the plan?"
+            assert _ask(page, "#btn-reset", ok=False) == "Reset the plan?"
             page.wait_for_timeout(500)
             assert _events(page, "RESET") == 0
-            page.click("#btn-reset")
-            _confirm(page, ok=True)
+            _ask(page, "#btn-reset", ok=True)
             page.wait_for_selector("#timeline li[data-kind='RESET']")
             page.wait_for_selector("#draft:not([hidden])")
-            page.click("#btn-reject")
-            assert _confirm(page, ok=False) == "Reject the draft?"
+            assert _ask(page, "#btn-reject", ok=False) == "Reject the draft?"
             assert page.is_visible("#draft")
-            page.click("#btn-reject")
-            _confirm(page, ok=True)
+            _ask(page, "#btn-reject", ok=True)
             page.wait_for_selector("#timeline li[data-kind='PLAN_REJECTED']")
             page.wait_for_selector("#draft", state="hidden")
 
@@ -393,8 +405,7 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             assert "2" in drawn and set(drawn) <= set(
                 page.evaluate("() => window.isr.scene.draft.changed")
             )
-            page.click("#btn-reject")
-            _confirm(page, ok=True)
+            _ask(page, "#btn-reject", ok=True)
             page.wait_for_selector("#draft", state="hidden")
             page.wait_for_selector('#fleet-body tr.warn[data-drone-id="2"]')
             cell = '#fleet-body tr[data-drone-id="2"] td[data-col=status]'
@@ -471,3 +482,4 @@ def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(ch
             api.close()
     assert cli.proc.returncode in (0, 130), "\n".join(cli.log)
     assert not errors, errors
+    assert len(_LOST_CLICKS) <= 1, _LOST_CLICKS  # a lost click is rare, not the rule
