@@ -60,6 +60,7 @@ __all__ = [
     "AirportIndex",
     "Found",
     "HomeBounds",
+    "Nearest",
     "StraightWays",
     "choose",
     "search",
@@ -72,6 +73,20 @@ _EDGE = 1e-6  # km: for rounding (a plan's legs run along the disks' edges; chor
 # The nearest airports whose straight ways a check looks at: one allowed, reached and clear
 # among them is enough; past them the check searches
 STRAIGHT_K = 8
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """Points and their nearest airports (``AirportIndex.nearest``): the straight ``km``,
+    nearest first, and which airports (``idx``, in the index's order), both (n, k)."""
+
+    points: np.ndarray  # (n, 2)
+    km: np.ndarray
+    idx: np.ndarray
+
+    def km_to_nearest(self, row: int) -> float:
+        """The straight km from point ``row`` to its nearest airport (inf: none)."""
+        return float(self.km[row, 0]) if self.km.shape[1] else math.inf
 
 
 class AirportIndex:
@@ -103,15 +118,6 @@ class AirportIndex:
         self._tree_of(airports)
         return self._by_id
 
-    def nearest_km(self, airports: Sequence[Airport], points: np.ndarray) -> np.ndarray:
-        """The straight km from each of ``points`` (n, 2) to its nearest airport (inf
-        without airports)."""
-        tree = self._tree_of(airports)
-        if tree is None:
-            return np.full(points.shape[0], math.inf)
-        km, _ = tree.query(points)
-        return np.asarray(km, dtype=np.float64)
-
     def at(self, airports: Sequence[Airport], point: tuple[float, float]) -> str | None:
         """The first of ``airports`` within ``AT_KM`` of ``point``, if one is."""
         tree = self._tree_of(airports)
@@ -121,17 +127,17 @@ class AirportIndex:
         return self._ids[min(hits)] if hits else None
 
     def nearest(
-        self, airports: Sequence[Airport], points: np.ndarray, k: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The straight km from each of ``points`` (n, 2) to its ``k`` nearest airports,
-        nearest first, and their indices in ``airports``: both (n, min(k, airports))."""
+        self, airports: Sequence[Airport], points: np.ndarray, k: int = STRAIGHT_K
+    ) -> Nearest:
+        """Each of ``points``' (n, 2) ``k`` nearest airports (one tree query for them all)."""
         tree = self._tree_of(airports)
         n = points.shape[0]
         if tree is None:
-            return np.zeros((n, 0)), np.zeros((n, 0), dtype=np.int64)
+            return Nearest(points, np.zeros((n, 0)), np.zeros((n, 0), dtype=np.int64))
         k = min(k, len(airports))
         km, idx = tree.query(points, k=k)
-        return (
+        return Nearest(
+            points,
             np.asarray(km, dtype=np.float64).reshape(n, k),
             np.asarray(idx, dtype=np.int64).reshape(n, k),
         )
@@ -298,16 +304,12 @@ class StraightWays:
 
 
 def straight_ways(
-    field: SamField,
-    airports: Sequence[Airport],
-    index: AirportIndex,
-    points: np.ndarray,
-    k: int = STRAIGHT_K,
+    field: SamField, airports: Sequence[Airport], index: AirportIndex, near: Nearest
 ) -> StraightWays:
-    """The straight ways from ``points`` (n, 2) to each one's ``k`` nearest ``airports``:
-    a k-d tree query and one segment test against the field's disks for them all (at 780
-    drones x 8 airports x 500 SAMs: a few ms)."""
-    km, idx = index.nearest(airports, points, k)
+    """The straight ways from ``near``'s points to their nearest ``airports``: one segment
+    test against the field's disks for them all (at 780 drones x 8 airports x 500 SAMs: a
+    few ms)."""
+    km, idx, points = near.km, near.idx, near.points
     names = index.ids(airports)
     n, k = km.shape
     if field.centers.shape[0] == 0:
@@ -469,4 +471,6 @@ def warmup() -> None:
     """Load (or compile) the kernels of ``straight_ways`` on a tiny world: loaded by the
     first fuel check that needs them, they took 14 ms of that check's tick."""
     airports = [Airport(id="a", x=0.0, y=0.0), Airport(id="b", x=10.0, y=0.0)]
-    straight_ways(SamField([(5.0, 0.0, 1.0)]), airports, AirportIndex(), np.array([[0.0, 5.0]]))
+    index = AirportIndex()
+    near = index.nearest(airports, np.array([[0.0, 5.0]]))
+    straight_ways(SamField([(5.0, 0.0, 1.0)]), airports, index, near)

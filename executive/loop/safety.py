@@ -49,6 +49,7 @@ from executive.loop.homing import (
     AirportIndex,
     Found,
     HomeBounds,
+    Nearest,
     StraightWays,
     choose,
     search,
@@ -939,10 +940,11 @@ class Safety:
             for gone in wanted - set(drones):
                 self._fuel_due.pop(gone, None)
         env = world.known_environment
-        nearest_of: dict[str, float] | None = None  # asked once a drone is past the skips
-        rest_at: tuple[list[str], np.ndarray] | None = None  # those drones, where they are
-        # their straight ways home, once one is near critical (and the field is built)
-        straight: tuple[dict[str, int], StraightWays] | None = None
+        # asked once a drone is past the skips, for it and those after it: (its index in
+        # ``drones``, their nearest airports); their straight ways home once one is near
+        # critical (and the field is built)
+        near: tuple[int, Nearest] | None = None
+        straight: StraightWays | None = None
         for i, drone_id in enumerate(drones):
             due = self._fuel_due.pop(drone_id, None)
             flight = world.flight(drone_id)
@@ -964,26 +966,22 @@ class Safety:
                 # drone turns home while a safe way still does (else it flies on, holds at
                 # the SAM and runs dry there)
                 continue
-            if nearest_of is None:
-                # the straight way to each one's nearest airport, for this drone and those
-                # after it at once (a flying swarm whose flights all fit never asks)
-                rest = drones[i:]
-                at = np.array([world.position(d)[:2] for d in rest], dtype=np.float64)
-                at = at.reshape(-1, 2)
-                km = self._airports.nearest_km(env.airports, at).tolist()
-                nearest_of = dict(zip(rest, km, strict=True))
-                rest_at = (rest, at)
-            nearest = nearest_of[drone_id]
+            if near is None:
+                # for this drone and those after it at once (a flying swarm whose flights
+                # all fit never asks)
+                at = np.array([world.position(d)[:2] for d in drones[i:]], dtype=np.float64)
+                near = (i, self._airports.nearest(env.airports, at.reshape(-1, 2)))
+            row = i - near[0]
+            nearest = near[1].km_to_nearest(row)
             if nearest + host.reserve_for(drone_id, nearest) < fuel * 0.5:
                 continue  # far from critical: skip the exact paths
-            if straight is None and rest_at is not None and (not paced or self.field.ready(world)):
-                ways = straight_ways(self._field(), env.airports, self._airports, rest_at[1])
-                straight = ({d: k for k, d in enumerate(rest_at[0])}, ways)
+            if straight is None and (not paced or self.field.ready(world)):
+                straight = straight_ways(self._field(), env.airports, self._airports, near[1])
             # until the next check the drone burns a period's fuel and may fly a period
             # further from home: turn now if the way home would not fit with the reserve then
             period = 2.0 * world.config.speed_of(drone_id) * world.dt * every * periods
-            if straight is not None and straight[1].fits(
-                straight[0][drone_id],
+            if straight is not None and straight.fits(
+                row,
                 fuel,
                 self._allowed_ends(drone_id),
                 partial(host.reserve_for, drone_id),

@@ -236,18 +236,9 @@ def point_in_disk(
 
 @njit(cache=True, nogil=True)
 def _inside_any(
-    pts: np.ndarray,
-    centers: np.ndarray,
-    radii: np.ndarray,
-    tol: float,
-    x0: float,
-    y0: float,
-    cell: float,
-    nx: int,
-    ny: int,
-    ptr: np.ndarray,
-    disks: np.ndarray,
+    pts: np.ndarray, centers: np.ndarray, radii: np.ndarray, tol: float, grid: DiskGrid
 ) -> np.ndarray:
+    x0, y0, cell, nx, ny, ptr, disks = grid
     out = np.zeros(pts.shape[0], np.bool_)
     for i in range(pts.shape[0]):
         hit = point_in_disk(
@@ -275,7 +266,7 @@ def inside_any(
     if p.shape[0] == 0 or c.shape[0] == 0:
         return np.zeros(p.shape[0], dtype=bool)
     g = grid if grid is not None else build_grid(c, r)
-    return np.asarray(_inside_any(p, c, r, tol, *g))
+    return np.asarray(_inside_any(p, c, r, tol, g))
 
 
 @njit(cache=True, nogil=True)

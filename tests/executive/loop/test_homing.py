@@ -108,7 +108,9 @@ def test_a_clear_straight_way_is_the_searchs_and_passes_only_checks_the_search_p
     def reserve_for(km: float) -> float:
         return 2.0 + 0.1 * km
 
-    ways = straight_ways(field, ports, AirportIndex(), np.array(points, dtype=np.float64), k=4)
+    index = AirportIndex()
+    near = index.nearest(ports, np.array(points, dtype=np.float64), k=4)
+    ways = straight_ways(field, ports, index, near)
     for row, at in enumerate(points):
         every = search(field, at, fuel, ports, within_fuel=False)
         for j in np.flatnonzero(ways.clear[row]):
@@ -127,7 +129,8 @@ def test_the_straight_way_decides_only_when_the_way_chosen_is_surely_no_longer()
     # way chosen (A1 round the SAM, or A2); with only A1 allowed, nothing clear bounds it.
     field = SamField([(5.0, 0.0, 2.0)])
     ports = [Airport(id="A1", x=10.0, y=0.0), Airport(id="A2", x=0.0, y=12.0)]
-    ways = straight_ways(field, ports, AirportIndex(), np.array([[0.0, 0.0]]))
+    index = AirportIndex()
+    ways = straight_ways(field, ports, index, index.nearest(ports, np.array([[0.0, 0.0]])))
     assert ways.clear[0].tolist() == [False, True]  # nearest first: A1, then A2
 
     def reserve_for(km: float) -> float:
@@ -282,10 +285,15 @@ def test_the_airports_index_answers_as_the_loops_over_every_airport(sites, probe
     if airports:
         probes = [*probes, sites[on_site % len(sites)]]  # a probe exactly at an airport
     index = AirportIndex()
-    got = index.nearest_km(airports, np.array(probes, dtype=np.float64).reshape(-1, 2))
-    for (x, y), km in zip(probes, got, strict=True):
-        want = min((math.hypot(a.x - x, a.y - y) for a in airports), default=math.inf)
-        assert km == pytest.approx(want, rel=1e-12, abs=1e-12)
+    near = index.nearest(airports, np.array(probes, dtype=np.float64).reshape(-1, 2))
+    for row, (x, y) in enumerate(probes):
+        every = sorted(math.hypot(a.x - x, a.y - y) for a in airports)
+        want = every[0] if every else math.inf
+        assert near.km_to_nearest(row) == pytest.approx(want, rel=1e-12, abs=1e-12)
+        # the k nearest, nearest first, and which airports they are
+        assert near.km[row].tolist() == pytest.approx(every[: near.km.shape[1]], abs=1e-12)
+        for j, km in zip(near.idx[row].tolist(), near.km[row].tolist(), strict=True):
+            assert math.hypot(sites[j][0] - x, sites[j][1] - y) == pytest.approx(km, abs=1e-12)
         first = next((a.id for a in airports if math.hypot(a.x - x, a.y - y) <= AT_KM), None)
         assert index.at(airports, (x, y)) == first
     assert dict(index.by_id(airports)) == {a.id: a for a in airports}
