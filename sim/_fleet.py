@@ -159,10 +159,7 @@ class Fleet:
         self.end_airport[i] = -1
         airport_xy = self.env.airport_xy
         if not flight.holding and airport_xy.size:
-            gaps = np.hypot(airport_xy[:, 0] - end[0], airport_xy[:, 1] - end[1])
-            k = int(np.argmin(gaps))
-            if gaps[k] <= AIRPORT_TOLERANCE:
-                self.end_airport[i] = k
+            self.end_airport[i] = K.airport_at(airport_xy, end[0], end[1], AIRPORT_TOLERANCE)
         self.layout.place(i, self.flights, self.env.t_index)
 
     def start_hold(self, i: int, keep: KeptFlight | None) -> None:

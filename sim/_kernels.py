@@ -204,6 +204,33 @@ def hold_clearances(
     return g0, g1
 
 
+# Not nogil either, and for the same reason: both run once per flight begun, and a swarm's
+# commit begins ~780 flights on one tick. As numpy operations (a distance to each of 1,000
+# airports, a slice copy) each released the GIL and waited to take it back from a planner's
+# thread running Python: the commit's tick took 300-640 ms (``bench/executive_ticks.py
+# --airports 1000``), 22 ms with no other thread busy.
+@njit(cache=True)
+def airport_at(airports: FloatArray, x: float, y: float, tol: float) -> int:
+    """The index of the airport of ``airports`` (k, 2) nearest to (x, y) (the first of
+    equals), if it is within ``tol`` km; else -1."""
+    best = -1
+    gap = math.inf
+    for k in range(airports.shape[0]):
+        g = math.hypot(airports[k, 0] - x, airports[k, 1] - y)
+        if g < gap:
+            gap = g
+            best = k
+    return best if gap <= tol else -1
+
+
+@njit(cache=True)
+def put_columns(dst: FloatArray, lo: int, src: FloatArray) -> None:
+    """``dst[:, lo : lo + src.shape[1]] = src``."""
+    for r in range(src.shape[0]):
+        for c in range(src.shape[1]):
+            dst[r, lo + c] = src[r, c]
+
+
 @njit(cache=True, nogil=True)
 def tick_kernel(
     dt: float,

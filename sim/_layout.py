@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sim._kernels import FloatArray, IntArray
+from sim._kernels import FloatArray, IntArray, put_columns
 from sim.flight import N_PIECE_ROWS, Flight
 
 __all__ = ["FlightLayout"]
@@ -52,7 +52,7 @@ class FlightLayout:
             self._compact(flights, t_index)
             return
         lo, wlo = self.p_used, self.w_used
-        self.P[:, lo : lo + k] = pieces
+        put_columns(self.P, lo, pieces)  # holds the GIL: see ``put_columns``
         self.p_lo[i], self.p_hi[i], self.cur[i] = lo, lo + k, lo
         for n, (target_id, s) in enumerate(flight.waypoints):
             self.wp_s[wlo + n] = s

@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from scipy.spatial import cKDTree
 
 from planner.geometry import Path, SamField
@@ -89,6 +90,19 @@ class Nearest:
         return float(self.km[row, 0]) if self.km.shape[1] else math.inf
 
 
+# Not nogil: asked on the tick once per drone whose path changed (~780 after a swarm's
+# commit). The k-d tree's ball query released the GIL and waited to take it back from a
+# planner's thread running Python, each time: the fuel check of a commit's tick took 90 ms
+# (``bench/executive_ticks.py --airports 1000``).
+@njit(cache=True)
+def _first_within(pts: np.ndarray, x: float, y: float, tol: float) -> int:
+    """The lowest index of ``pts`` (n, 2) within ``tol`` km of (x, y), or -1."""
+    for k in range(pts.shape[0]):
+        if math.hypot(pts[k, 0] - x, pts[k, 1] - y) <= tol:
+            return k
+    return -1
+
+
 class AirportIndex:
     """The known airports in a k-d tree, kept while the airports' list is the same object:
     the straight way to the nearest airport for many points at once, and the airport at a
@@ -120,11 +134,10 @@ class AirportIndex:
 
     def at(self, airports: Sequence[Airport], point: tuple[float, float]) -> str | None:
         """The first of ``airports`` within ``AT_KM`` of ``point``, if one is."""
-        tree = self._tree_of(airports)
-        if tree is None:
+        if self._tree_of(airports) is None:
             return None
-        hits = tree.query_ball_point(point, AT_KM)
-        return self._ids[min(hits)] if hits else None
+        k = _first_within(self._pts, float(point[0]), float(point[1]), AT_KM)
+        return self._ids[k] if k >= 0 else None
 
     def nearest(
         self, airports: Sequence[Airport], points: np.ndarray, k: int = STRAIGHT_K
@@ -473,4 +486,5 @@ def warmup() -> None:
     airports = [Airport(id="a", x=0.0, y=0.0), Airport(id="b", x=10.0, y=0.0)]
     index = AirportIndex()
     near = index.nearest(airports, np.array([[0.0, 5.0]]))
+    index.at(airports, (0.0, 0.0))
     straight_ways(SamField([(5.0, 0.0, 1.0)]), airports, index, near)
