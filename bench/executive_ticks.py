@@ -3,7 +3,7 @@
     python bench/executive_ticks.py [--seconds 60] [--engine-delay 8.0] [--plan-seconds 0.5]
                                     [--replan-every 10] [--scenario large|FILE]
                                     [--sizes 10x100x10,50x500x50,200x2000x200,1000x5000x500]
-                                    [--store DIR] [--no-scene] [--quality SECONDS]
+                                    [--store DIR] [--no-scene] [--quality SECONDS] [--airports N]
 
 ``--sizes`` flies swarms (drones x targets x SAMs) instead of ``--scenario``, one after the
 other: generated like ``bench/limits.py`` / ``bench/replan_size.py`` (seeded, the whole
@@ -593,7 +593,7 @@ async def bench(args) -> None:
         for size in args.sizes.split(","):
             drones, targets, sams = (int(v) for v in size.lower().split("x"))
             console.rule(f"{drones} drones x {targets} targets x {sams} SAMs (load {load()})")
-            scenario = swarm_scenario(drones, targets, sams, args.popups)
+            scenario = swarm_scenario(drones, targets, sams, args.popups, args.airports)
             store = Path(args.store or tmp) / f"trace-{size}.sqlite"
             store.unlink(missing_ok=True)
             rows.append((size, await fly(scenario, args, console, store)))
@@ -666,6 +666,13 @@ def main() -> None:
         " print the round's plan as a share of it (e.g. 10)",
     )
     parser.add_argument("--no-scene", action="store_true", help="no replay scene snapshots")
+    parser.add_argument(
+        "--airports",
+        type=int,
+        default=None,
+        help="airports of a swarm (default: min(drones, 50)); one per drone spreads the"
+        " drones out so that nearly all of them fly (a fully airborne swarm)",
+    )
     parser.add_argument(
         "--phases", action="store_true", help="time the tick's parts and show the worst ticks"
     )
