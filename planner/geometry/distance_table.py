@@ -16,6 +16,11 @@ Contract
   the points' entries where the disk meets them, redoes the points whose escape changed, and
   recomputes only the pairs whose path may meet the disk or could now pass where it was
   (``_incremental.affected_pairs``), one Dijkstra per source of such pairs.
+* A point may have a ``reach`` (km; inf by default): a drone's start with that much fuel.
+  Its pairs with points farther than the smaller reach of the two in a straight line hold
+  that straight km instead (inf when either is unreachable): a lower bound of the way,
+  which a way longer than the fuel never needs to be more than. They are never searched,
+  and the table still equals the one built from scratch with the same reaches.
 * ``matrix(keys)`` and ``path_table(keys)`` are snapshots: later edits do not change them.
 * Every kernel is numba ``nogil``; an edit holds the GIL only for its Python bookkeeping.
 """
@@ -35,7 +40,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.geometry._incremental import affected_pairs, gather, gather_rows, touch, write_pairs
+from planner.geometry._incremental import (
+    affected_pairs,
+    bound_pairs,
+    exact_pairs,
+    gather,
+    gather_rows,
+    new_rows,
+    touch,
+    write_pairs,
+)
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
@@ -64,20 +78,23 @@ Sam = tuple[float, float, float]  # x, y, true range (km)
 
 @dataclass(frozen=True)
 class AddPoint:
-    """A new point ``key`` at ``(x, y)`` (a target, an airport, a drone's start)."""
+    """A new point ``key`` at ``(x, y)`` (a target, an airport, a drone's start), its pairs
+    exact within ``reach`` km (see the module's docstring)."""
 
     key: str
     x: float
     y: float
+    reach: float = math.inf
 
 
 @dataclass(frozen=True)
 class MovePoint:
-    """Point ``key`` is now at ``(x, y)``."""
+    """Point ``key`` is now at ``(x, y)``, its pairs exact within ``reach`` km."""
 
     key: str
     x: float
     y: float
+    reach: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -149,6 +166,7 @@ class DistanceTable:
         *,
         workers: int = 1,
         spare: int = 0,
+        reach: Mapping[str, float] | None = None,
     ) -> None:
         self.workers = workers
         self._sams: dict[str, Sam] = {}
@@ -161,11 +179,13 @@ class DistanceTable:
         self._used = np.zeros(cap, dtype=bool)
         self._keys: list[str | None] = [None] * cap
         self._slot: dict[str, int] = {}
+        self._reach = np.full(cap, math.inf)
         for slot, (key, xy) in enumerate(pts.items()):
             self._pts[slot] = _checked_point(key, xy)
             self._used[slot] = True
             self._keys[slot] = key
             self._slot[key] = slot
+            self._reach[slot] = _checked_reach(key, (reach or {}).get(key, math.inf))
         self._free = list(range(len(pts), cap))
         self._paths: dict[tuple[str, str], Path | None] = {}
         self._matrices = _Matrices()  # the snapshots' matrices (path_table)
@@ -174,6 +194,7 @@ class DistanceTable:
         used = np.flatnonzero(self._used).astype(np.int64)
         self.field.fill_upper(self._q, self._dist, used, workers)
         finish(self._dist, self._q.pts, self._q.esc_len, self._q.reachable)
+        self._bound(used)
 
     # ----- reading ------------------------------------------------------------------
 
@@ -202,6 +223,10 @@ class DistanceTable:
         """Where point ``key`` is."""
         p = self._pts[self._index(key)]
         return float(p[0]), float(p[1])
+
+    def reach(self, key: str) -> float:
+        """The km within which point ``key``'s pairs are exact (inf: all of them)."""
+        return float(self._reach[self._index(key)])
 
     def reachable(self, key: str) -> bool:
         """False when point ``key`` is inside a SAM (or cannot escape its buffer)."""
@@ -277,25 +302,25 @@ class DistanceTable:
         started = time.perf_counter()
         live = set(self._slot)
         gone: list[str] = []
-        added: list[tuple[str, tuple[float, float]]] = []
+        added: list[tuple[str, tuple[float, float], float]] = []
         for edit in edits:
             match edit:
-                case AddPoint(key, x, y):
+                case AddPoint(key, x, y, reach):
                     if key in live:
                         raise PlannerError(f"point {key!r} already exists")
-                    added.append((key, _checked_point(key, (x, y))))
+                    added.append((key, _checked_point(key, (x, y)), _checked_reach(key, reach)))
                     live.add(key)
-                case MovePoint(key, x, y):
+                case MovePoint(key, x, y, reach):
                     if key not in live:
                         raise PlannerError(f"no point {key!r}")
                     gone.append(key)
-                    added = [(k, xy) for k, xy in added if k != key]
-                    added.append((key, _checked_point(key, (x, y))))
+                    added = [a for a in added if a[0] != key]
+                    added.append((key, _checked_point(key, (x, y)), _checked_reach(key, reach)))
                 case RemovePoint(key):
                     if key not in live:
                         raise PlannerError(f"no point {key!r}")
                     gone.append(key)
-                    added = [(k, xy) for k, xy in added if k != key]
+                    added = [a for a in added if a[0] != key]
                     live.discard(key)
         pairs, sources = self._set_points(
             [k for k in dict.fromkeys(gone) if k in self._slot], added
@@ -303,13 +328,17 @@ class DistanceTable:
         return EditReport(tuple(edits), pairs, sources, len(added), time.perf_counter() - started)
 
     def sync(
-        self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
+        self,
+        sams: Mapping[str, Sam],
+        points: Mapping[str, tuple[float, float]],
+        reach: Mapping[str, float] | None = None,
     ) -> list[EditReport]:
-        """Apply the edits that make the table's world ``sams`` and ``points``: the SAM
-        edits as one batch (one field, one pass over the pairs any of them may touch: ten
-        SAMs popping up at 1,000 drones were ten passes of 0.8 s), then the point edits as
-        one batch (``apply_points``)."""
-        edits = self.edits_to(sams, points)
+        """Apply the edits that make the table's world ``sams`` and ``points`` (with
+        ``reach``: points to the km their pairs are exact within, inf for those not named):
+        the SAM edits as one batch (one field, one pass over the pairs any of them may
+        touch: ten SAMs popping up at 1,000 drones were ten passes of 0.8 s), then the point
+        edits as one batch (``apply_points``)."""
+        edits = self.edits_to(sams, points, reach)
         reports = []
         changed = [e for e in edits if isinstance(e, AddSam | MoveSam | RemoveSam)]
         if len(changed) == 1:
@@ -332,10 +361,14 @@ class DistanceTable:
         return reports
 
     def edits_to(
-        self, sams: Mapping[str, Sam], points: Mapping[str, tuple[float, float]]
+        self,
+        sams: Mapping[str, Sam],
+        points: Mapping[str, tuple[float, float]],
+        reach: Mapping[str, float] | None = None,
     ) -> list[TableEdit]:
-        """The edits from the table's world to ``sams`` and ``points``: SAMs first (removed,
-        moved, added), then points (removed, moved, added)."""
+        """The edits from the table's world to ``sams`` and ``points`` (``reach`` as in
+        ``sync``): SAMs first (removed, moved, added), then points (removed, moved, added;
+        a point whose reach changed is moved where it is)."""
         edits: list[TableEdit] = []
         edits += [RemoveSam(k) for k in self._sams if k not in sams]
         for key, (x, y, r) in sams.items():
@@ -348,12 +381,15 @@ class DistanceTable:
         # the positions as Python floats at once: 6,000 ``position`` calls were 20 ms of a
         # 1,000-drone round's compile
         pts = self._pts.tolist()
+        reaches = self._reach.tolist()
+        reach = reach or {}
         for key, (x, y) in points.items():
             i = slot.get(key)
+            r = float(reach.get(key, math.inf))
             if i is None:
-                edits.append(AddPoint(key, float(x), float(y)))
-            elif pts[i] != [float(x), float(y)]:
-                edits.append(MovePoint(key, float(x), float(y)))
+                edits.append(AddPoint(key, float(x), float(y), r))
+            elif pts[i] != [float(x), float(y)] or reaches[i] != r:
+                edits.append(MovePoint(key, float(x), float(y), r))
         return edits
 
     # ----- the work -----------------------------------------------------------------
@@ -379,6 +415,7 @@ class DistanceTable:
         pts[:cap] = self._pts
         used = np.zeros(new, dtype=bool)
         used[:cap] = self._used
+        self._reach = np.concatenate((self._reach, np.full(new - cap, math.inf)))
         dist = np.empty((new, new))
         dist[:cap, :cap] = self._dist
         self._pts, self._used, self._dist = pts, used, dist
@@ -400,7 +437,7 @@ class DistanceTable:
         )
 
     def _set_points(
-        self, gone: list[str], added: list[tuple[str, tuple[float, float]]]
+        self, gone: list[str], added: list[tuple[str, tuple[float, float], float]]
     ) -> tuple[int, int]:
         """Free the slots of ``gone``, then put ``added`` in the lowest free slots, with
         their geometry and their rows. Returns (pairs, sources) recomputed."""
@@ -411,8 +448,9 @@ class DistanceTable:
             self._keys[slot] = None
             self._used[slot] = False
             self._pts[slot] = (0.0, 0.0)
+            self._reach[slot] = math.inf
             heapq.heappush(self._free, slot)
-        dropped = set(gone) | {key for key, _ in added}
+        dropped = set(gone) | {key for key, _, _ in added}
         # a copy first (one C call, so atomic): missions compiled before share this dict
         # and may add legs to it from other threads while it is read
         kept = list(self._paths.items())
@@ -420,9 +458,10 @@ class DistanceTable:
         while len(self._free) < len(added):
             self._grow()
         new = []
-        for key, xy in added:
+        for key, xy, reach in added:
             slot = heapq.heappop(self._free)
             self._pts[slot] = xy
+            self._reach[slot] = reach
             self._used[slot] = True
             self._keys[slot] = key
             self._slot[key] = slot
@@ -434,14 +473,27 @@ class DistanceTable:
         is_new = np.zeros(self._used.size, dtype=bool)
         is_new[slots] = True
         old = np.flatnonzero(self._used & ~is_new).astype(np.int64)
-        # Each new point's row: every old point, and the new points after it.
-        rows = [np.concatenate((old, slots[i + 1 :])) for i in range(slots.size)]
-        dests = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-        ptr = np.concatenate(([0], np.cumsum([r.size for r in rows]))).astype(np.int64)
+        # Each new point's row: every old point, and the new points after it, within reach
+        # (a swarm's ~780 airborne starts x 5,000 targets: 0.9 s of rows on two threads,
+        # most of it for targets farther than the drones' fuel)
+        ptr, dests = new_rows(slots, old, self._pts, self._reach)
         graph = self.field.pairs(self._q, slots, ptr, dests, self.workers)
         self._write_pairs(slots, ptr, dests, graph)
+        self._bound(slots)
         self._dist[slots, slots] = 0.0
         return int(dests.size), int(slots.size)
+
+    def _bound(self, slots: np.ndarray) -> None:
+        """The pairs of ``slots`` beyond a reach: their straight km (``bound_pairs``). Every
+        such pair has an end with a reach: those of ``slots``, or, when one of ``slots`` has
+        none, every point that has one."""
+        reach = self._reach
+        finite = np.isfinite(reach[slots])
+        todo = slots[finite]
+        if not finite.all():
+            todo = np.flatnonzero(self._used & np.isfinite(reach)).astype(np.int64)
+        if todo.size:
+            bound_pairs(self._dist, todo, self._used, self._pts, reach, self._q.reachable)
 
     def _with_slots(self, slots: np.ndarray) -> Queries:
         """The queries with the geometry of ``slots`` computed again (free slots: none), in
@@ -542,8 +594,10 @@ class DistanceTable:
         sources, dests_ptr, dests = affected_pairs(
             slots, self._dist, self._pts, eff, reachable, redo, self._q.labels, added, removed
         )
+        sources, dests_ptr, dests = exact_pairs(sources, dests_ptr, dests, self._pts, self._reach)
         graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers)
         self._write_pairs(sources, dests_ptr, dests, graph)
+        self._bound(slots)  # reachability may have changed
         return int(dests.size), int(sources.size), int(redo.sum())
 
 
@@ -698,6 +752,13 @@ def _checked_point(key: str, xy: Iterable[float]) -> tuple[float, float]:
     if not (math.isfinite(x) and math.isfinite(y)):
         raise PlannerError(f"point {key!r}: coordinates must be finite")
     return x, y
+
+
+def _checked_reach(key: str, reach: float) -> float:
+    r = float(reach)
+    if math.isnan(r) or r < 0.0:
+        raise PlannerError(f"point {key!r}: reach must be a non-negative number of km")
+    return r
 
 
 def _checked_sam(key: str, sam: Iterable[float]) -> Sam:

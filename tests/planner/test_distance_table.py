@@ -396,3 +396,93 @@ def test_sams_only_added_give_the_entries_a_table_from_scratch_has(sams, points,
     for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
         np.testing.assert_array_equal(g, w)
     _same_as_scratch(table)
+
+
+_REACHES = st.sampled_from([math.inf, math.inf, 0.0, 10.0, 30.0, 60.0])
+
+
+@st.composite
+def reach_sequences(draw):
+    """``edit_sequences`` whose points have reaches (drones' starts with fuel), some not."""
+    sams, points, steps = draw(edit_sequences())
+    reach = {key: draw(_REACHES) for key in points}
+    with_reach = []
+    for edit in steps:
+        match edit:
+            case AddPoint(key, x, y) | MovePoint(key, x, y):
+                with_reach.append(type(edit)(key, x, y, draw(_REACHES)))
+            case _:
+                with_reach.append(edit)
+    return sams, points, reach, with_reach
+
+
+def _bounded_as_the_contract_says(table: DistanceTable) -> None:
+    """Within the smaller reach of a pair, the exact km (a table without reaches); beyond
+    it, the straight km, or inf when either point is unreachable; never above the exact."""
+    keys = sorted(table.keys)
+    exact = DistanceTable(table.sams, {k: table.position(k) for k in keys})
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            pa, pb = np.array(table.position(a)), np.array(table.position(b))
+            straight = float(np.hypot(*(pb - pa)))
+            got, want = table.dist(a, b), exact.dist(a, b)
+            r = min(table.reach(a), table.reach(b))
+            if r == math.inf or float(np.sum((pb - pa) ** 2)) <= r * r:
+                assert got == pytest.approx(want, rel=1e-9, abs=1e-9) or got == want == math.inf
+            elif table.reachable(a) and table.reachable(b):
+                assert got == pytest.approx(straight, rel=1e-12) and got <= want + 1e-9
+            else:
+                assert got == math.inf
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=reach_sequences())
+def test_points_with_a_reach_edit_by_edit_equal_from_scratch_and_bound_what_is_beyond(case):
+    sams, points, reach, steps = case
+    table = DistanceTable(sams, points, reach=reach)
+    _bounded_as_the_contract_says(table)
+    for edit in steps:
+        table.apply(edit)
+        keys = sorted(table.keys)
+        scratch = DistanceTable(
+            table.sams,
+            {k: table.position(k) for k in keys},
+            reach={k: table.reach(k) for k in keys},
+        )
+        got, want = table.matrix(keys), scratch.matrix(keys)
+        assert np.array_equal(np.isfinite(got), np.isfinite(want))
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-9)
+        _bounded_as_the_contract_says(table)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=reach_sequences(), more=st.lists(st.tuples(coord, coord, radius), max_size=3))
+def test_a_sync_with_reaches_equals_the_table_from_scratch(case, more):
+    # a round's compile: the SAMs popped up and every start moved, with its drone's fuel
+    sams, points, reach, _steps = case
+    table = DistanceTable(sams, points, reach=reach)
+    after = sams | {f"Q{i}": sam for i, sam in enumerate(more)}
+    moved = {k: (x + 1.0, y) for k, (x, y) in points.items()}
+    new_reach = {k: r for k, r in zip(points, reversed(list(reach.values())))}
+    table.sync(after, moved, new_reach)
+    assert table.edits_to(after, moved, new_reach) == []
+    scratch = DistanceTable(after, moved, reach=new_reach)
+    keys = sorted(moved)
+    got, want = table.matrix(keys), scratch.matrix(keys)
+    assert np.array_equal(np.isfinite(got), np.isfinite(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-9)
+    _bounded_as_the_contract_says(table)
+
+
+def test_a_reach_that_changes_alone_redoes_the_point():
+    table = DistanceTable({"S": (50.0, 0.0, 5.0)}, {"a": (0.0, 0.0), "b": (100.0, 0.0)})
+    exact = table.dist("a", "b")
+    assert exact > 100.0  # round the SAM
+    table.sync(table.sams, {"a": (0.0, 0.0), "b": (100.0, 0.0)}, {"a": 50.0})
+    assert table.dist("a", "b") == 100.0  # beyond a's reach: the straight km
+    table.sync(table.sams, {"a": (0.0, 0.0), "b": (100.0, 0.0)}, {})
+    assert table.dist("a", "b") == exact
+    with pytest.raises(PlannerError, match="reach"):
+        table.apply(MovePoint("a", 0.0, 0.0, -1.0))
