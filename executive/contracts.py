@@ -141,6 +141,9 @@ class PlanRequest:
     # that commits it (measured on its recent rounds): the plan is due that much before the
     # deadline, for the round to end by it. 0: not measured (the planner keeps a share).
     reserved_s: float = 0.0
+    # Airborne drones' synthetic starts -> the km of fuel each drone has there: the
+    # compile may bound the start's distances beyond it (``compile_mission``'s ``reach``)
+    reach_km: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

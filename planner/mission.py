@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -22,7 +24,7 @@ from planner.geometry.sam_field import static_nodes
 from planner.limits import MAX_NODES, compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
-__all__ = ["DroneSpec", "Mission", "MissionCompiler", "compile_mission", "table_world"]
+__all__ = ["Compile", "DroneSpec", "Mission", "MissionCompiler", "compile_mission", "table_world"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,15 @@ def _compile_workers() -> int:
     return max(1, min(4, cores))
 
 
+class Compile(Protocol):
+    """What turns a scenario into its mission: ``compile_mission``, or a run's
+    ``MissionCompiler``."""
+
+    def __call__(
+        self, scenario: Scenario, *, reach: Mapping[str, float] | None = None
+    ) -> Mission: ...
+
+
 class MissionCompiler:
     """Compiles one run's missions on one incremental ``DistanceTable``: the first compile
     builds it, each later one recomputes only what changed since the one before (the
@@ -198,7 +209,9 @@ class MissionCompiler:
         """The run's table (None before the first compile)."""
         return self._table
 
-    def __call__(self, scenario: Scenario) -> Mission:
+    def __call__(self, scenario: Scenario, *, reach: Mapping[str, float] | None = None) -> Mission:
+        """The mission of ``scenario`` (``compile_mission`` on the run's table, with
+        ``reach``)."""
         with self._lock:
             if self._table is None:
                 # refused by the budgets before anything is built, as compile_mission is
@@ -207,8 +220,10 @@ class MissionCompiler:
                 # a replan's cut adds a start per drone (the last cut's freed first): room
                 # for them now, within the table's budget, so no replan grows the table
                 spare = min(len(scenario.drone_configs), max(MAX_NODES - len(points), 0))
-                self._table = DistanceTable(sams, points, workers=self.workers, spare=spare)
-            return compile_mission(scenario, table=self._table)
+                self._table = DistanceTable(
+                    sams, points, workers=self.workers, spare=spare, reach=reach
+                )
+            return compile_mission(scenario, table=self._table, reach=reach)
 
 
 def compile_mission(
@@ -217,6 +232,7 @@ def compile_mission(
     table: DistanceTable | None = None,
     workers: int = 1,
     lazy: bool = False,
+    reach: Mapping[str, float] | None = None,
 ) -> Mission:
     """Index the nodes, compute all SAM-aware legs, and describe each enabled drone.
 
@@ -227,6 +243,11 @@ def compile_mission(
     (``paths.rows`` gives a few rows before that: what ``feasibility_warnings`` reads), so a
     check that needs no plan does not pay for one. PlannerError when the table would break
     the budgets of ``planner.limits`` (its bytes, or the compile's estimated time).
+
+    ``reach`` (with ``table``) maps synthetic starts to the fuel their drones have there:
+    a start's distances to nodes farther than that in a straight line are that straight km,
+    a lower bound (``DistanceTable``'s reach), as no way longer than the fuel is flown; a
+    replan's ~780 airborne starts then search only the nodes within their fuel.
     """
     env = scenario.environment
     # a geographic mission's SAMs as their geodesic covers (planner.geodesy), else as given
@@ -239,7 +260,7 @@ def compile_mission(
     first_target = len(node_ids)
     candidates = np.asarray([(t.x, t.y) for t in env.targets], dtype=np.float64).reshape(-1, 2)
     if table is not None:
-        table.sync(*table_world(scenario))
+        table.sync(*table_world(scenario), reach)
         sams = table.field
     assert sams is not None
     inside = sams.inside_true_many(candidates)

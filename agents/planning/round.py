@@ -122,7 +122,7 @@ from planner.constraints import (
 from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.intent import RoutedIntent, route_intent
-from planner.mission import Mission, MissionCompiler
+from planner.mission import Compile, Mission, MissionCompiler
 from planner.model import Scenario, Solution, drone_label
 from planner.planning import swarm_moves, swarm_sized, team_problem
 from planner.postopt import post_optimise
@@ -201,7 +201,7 @@ class AgentPlanner:
         strategy: str = "efficient",
         post_opt: Mapping[str, bool] | None = None,
         agent_tools: bool = False,
-        compile: Callable[[Scenario], Mission] | None = None,
+        compile: Compile | None = None,
         whole_round: bool = True,
     ) -> None:
         self.engine = engine
@@ -243,7 +243,9 @@ class AgentPlanner:
         # the search's set-up it doubled that part's wall time)
         texts = asyncio.ensure_future(asyncio.to_thread(_scenario_text, request.scenario))
         try:
-            compiled = await asyncio.to_thread(self.compile, request.scenario)
+            compiled = await asyncio.to_thread(
+                self.compile, request.scenario, reach=request.reach_km
+            )
         except Exception as exc:
             texts.cancel()
             kind = "planner_error" if isinstance(exc, PlannerError) else type(exc).__name__

@@ -25,7 +25,14 @@ from planner.model import Environment, Point, Scenario, synthetic_start_id
 from planner.way_home import HomeCheck, nearest_home
 from sim.world import World
 
-__all__ = ["Checkpoint", "ReplanProblem", "build_replan", "fuel_at_start", "with_reserve"]
+__all__ = [
+    "Checkpoint",
+    "ReplanProblem",
+    "build_replan",
+    "fuel_at_start",
+    "start_reach",
+    "with_reserve",
+]
 
 _AT_AIRPORT = 1e-6  # km
 
@@ -188,6 +195,13 @@ def fuel_at_start(problem: ReplanProblem) -> dict[str, float]:
     """Km of fuel each planned drone has at its checkpoint (its budget plus the reserves
     taken off it): what the way-home check (planner.way_home) counts down along a route."""
     return {d: c.fuel for d, c in problem.checkpoints.items()}
+
+
+def start_reach(problem: ReplanProblem) -> dict[str, float]:
+    """The compile's ``reach`` for ``problem``: each airborne drone's synthetic start and
+    the km of fuel it has there. Nothing reads a start's distances beyond that: the plan's
+    budget is less, and the way-home check counts down from that fuel (``fuel_at_start``)."""
+    return {c.start_id: c.fuel for c in problem.checkpoints.values() if c.airborne}
 
 
 def _checkpoint(

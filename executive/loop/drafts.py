@@ -20,8 +20,8 @@ from executive.loop.report import Replan
 from planner.constraints import OperatorConstraints
 from planner.geometry import Path
 from planner.intent import Intent
-from planner.mission import Mission
-from planner.model import Scenario, Solution
+from planner.mission import Compile, Mission
+from planner.model import Solution
 from planner.validation import Violation
 from planner.way_home import HomeCheck
 from sim import FlyPath, Sim
@@ -58,7 +58,7 @@ class RoundHost(Protocol):
     options: LoopOptions  # the agents of the chain, those off at the start, their cadences
     agents_off: dict[str, str]  # the agents switched off now, each with why
     planner: MissionPlanner
-    compile: Callable[[Scenario], Mission]  # the rebases' missions (incremental)
+    compile: Compile  # the rebases' missions (incremental)
     recorder: Recorder
     constraints: OperatorConstraints
     instruction: str | None

@@ -99,7 +99,7 @@ from planner.edits import (
     SetPriority,
 )
 from planner.geometry import Path
-from planner.mission import Mission, MissionCompiler, compile_mission
+from planner.mission import Compile, Mission, MissionCompiler, compile_mission
 from planner.model import Scenario, Solution, drone_label
 from planner.validation import validate_solution
 from planner.way_home import HomeCheck, guard_solution
@@ -237,7 +237,7 @@ class Executive:
         clock: Clock | None = None,
         snapshot: Callable[[Executive], Callable[[], dict[str, Any]]] | None = None,
         fork: ForkPoint | None = None,
-        compile: Callable[[Scenario], Mission] | None = None,
+        compile: Compile | None = None,
     ) -> None:
         options = options if options is not None else LoopOptions()
         self.scenario = scenario

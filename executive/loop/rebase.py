@@ -7,11 +7,10 @@ blindly, never thrown away."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from executive.contracts import new_id
-from executive.loop.cut import ReplanProblem, fuel_at_start
+from executive.loop.cut import ReplanProblem, fuel_at_start, start_reach
 from executive.loop.decisions import Commit, Decision, Drop, Hold, Moment, Offer, Rebase, Rebasing
 from executive.loop.drafts import Approval, Draft, Rebased, RebaseJob, airborne
 from executive.loop.plan_commands import fly_commands
@@ -19,8 +18,8 @@ from executive.loop.prepared import prepare_json
 from planner.errors import PlannerError
 from planner.feasibility import plannable
 from planner.intent import Intent, RoutedIntent, route_intent
-from planner.mission import Mission, compile_mission
-from planner.model import Scenario, Solution, drone_label
+from planner.mission import Compile, Mission, compile_mission
+from planner.model import Solution, drone_label
 from planner.solution import build_solution, route_points
 from planner.validation import validate_solution
 from planner.way_home import WayHome, guard_routes
@@ -99,12 +98,12 @@ def rebase_job(
     ends: dict[str, str],
     gone: dict[str, str],
     compare: tuple[Intent, dict[str, str]] | None,
-    compile: Callable[[Scenario], Mission] = compile_mission,
+    compile: Compile = compile_mission,
 ) -> Rebased:
     """Route ``intent`` again on the remainder ``problem`` (worker thread). With ``compare``
     (the plan in force's intent) the intent is an agent's allocation, routed in its best
     order, and the plan in force is rebased on the same cut to be compared with it."""
-    narrowed = plannable(compile(problem.scenario))
+    narrowed = plannable(compile(problem.scenario, reach=start_reach(problem)))
     mission = narrowed.mission
     rebased = finish(
         route_only(

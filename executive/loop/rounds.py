@@ -45,7 +45,13 @@ from typing import Any, Literal, assert_never
 from executive.contracts import PlanOutcome, PlanRequest, PlanStatus, WarmStart, new_id
 from executive.loop import fast_tier, rebase, review, slow_tier
 from executive.loop.cadence import CADENCE, AgentCadence, cadence_roles
-from executive.loop.cut import Checkpoint, ReplanProblem, build_replan, fuel_at_start
+from executive.loop.cut import (
+    Checkpoint,
+    ReplanProblem,
+    build_replan,
+    fuel_at_start,
+    start_reach,
+)
 from executive.loop.decisions import (
     AgentVerdict,
     Commit,
@@ -496,6 +502,7 @@ class Rounds:
             (time.perf_counter() - asking.started + asking.past_tick_s + asking.after_s)
             if asking.after_s
             else 0.0,
+            start_reach(problem),
         )
         return Remainder(problem, in_force, request)
 
@@ -574,7 +581,9 @@ class Rounds:
             # The planner hands over the mission it compiled; one that does not (a plain
             # MissionPlanner) has its scenario compiled here. Either way: validated once.
             outcome = fresh
-            mission = outcome.mission or self.host.compile(problem.scenario)
+            mission = outcome.mission or self.host.compile(
+                problem.scenario, reach=start_reach(problem)
+            )
             routed = kept = None
             check = problem.home_check
             # the way-home check's figures, shared by both drafts

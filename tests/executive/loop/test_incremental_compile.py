@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executive.loop.cut import build_replan
+from executive.loop.cut import build_replan, start_reach
 from planner.geometry._incremental import matrix_flags
 from planner.mission import MissionCompiler, compile_mission
 from planner.planning import plan_mission
@@ -70,3 +70,33 @@ def test_a_mission_too_large_is_refused_before_the_table_is_built(monkeypatch):
     with pytest.raises(module.PlannerError, match="too large"):
         MissionCompiler()(scenario)
     assert built == []
+
+
+def test_a_replans_starts_are_exact_within_the_fuel_and_bounded_beyond_it():
+    # ``start_reach``: each airborne drone's start and the fuel it has there (its budget is
+    # less; the way-home check counts down from that fuel). A third of it here, so that
+    # some nodes lie beyond.
+    scenario = load_scenario(SCENARIOS / "demo.json")
+    mission = compile_mission(scenario)
+    sim = Sim(scenario, plan_mission(mission, "efficient").solution, mission=mission)
+    sim.run(until=1200)
+    problem = build_replan(sim.world, 1200, reserve=1.0)
+    reach = start_reach(problem)
+    airborne = {c.start_id: c.fuel for c in problem.checkpoints.values() if c.airborne}
+    assert reach == airborne and set(reach) == set(problem.scenario.environment.synthetic_starts)
+    short = {key: fuel / 3 for key, fuel in reach.items()}
+    got = MissionCompiler()(problem.scenario, reach=short)
+    exact = compile_mission(problem.scenario)
+    beyond = 0
+    for key, km in short.items():
+        s = got.index[key]
+        gap = got.positions - got.positions[s]
+        out = gap[:, 0] ** 2 + gap[:, 1] ** 2 > km * km
+        beyond += int(out.sum())
+        inside = ~out & np.isfinite(exact.dist[s])
+        assert np.allclose(got.dist[s, inside], exact.dist[s, inside], rtol=1e-12, atol=1e-9)
+        straight = np.hypot(gap[out, 0], gap[out, 1])
+        assert np.allclose(got.dist[s, out], straight, rtol=1e-12)
+        assert (got.dist[s, out] <= exact.dist[s, out] + 1e-9).all()
+        assert np.array_equal(got.dist[s], got.dist[:, s])
+    assert beyond > 0
