@@ -281,10 +281,13 @@ class _Prepared:
                 cols = np.flatnonzero(ends[k])
                 if cols.size == 0:
                     raise InfeasibleError(f"vehicle {k} has no allowed end")
-                sub = dist[:, cols]
-                a = sub.argmin(axis=1)
+                # the ends' rows, not their columns (``dist`` is symmetric): a row is read
+                # in one pass, a column an entry a cache line (0.5-0.9 s of a 1,000-drone
+                # round with an airport each, every drone an end set of its own)
+                sub = dist[cols]
+                a = sub.argmin(axis=0)
                 end_set[key] = len(rows_d)
-                rows_d.append(sub[np.arange(n), a])
+                rows_d.append(sub[a, np.arange(n)])
                 rows_n.append(cols[a])
             set_of[k] = end_set[key]
         # into memory used before (``scratch``): 42 MB at 1,000 drones, ~100 ms a round in
