@@ -60,6 +60,11 @@ def _blocked_marks(
             if d >= radii[k] + radii[j]:
                 continue  # disjoint or externally tangent
             if d + radii[k] <= radii[j]:
+                if j > k and d + radii[j] <= radii[k]:
+                    # each inside the other: one circle to rounding (centres 1e-19 km apart
+                    # are not deduplicated), of which the first keeps its arcs (both full
+                    # left no way round them at all)
+                    continue
                 full[k] = True  # circle k inside disk j
                 break
             if d + radii[j] <= radii[k]:

@@ -12,7 +12,7 @@ from unittest import mock
 import numpy as np
 import pytest
 import shapely
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import dijkstra
 from shapely.geometry import MultiPolygon, Polygon
@@ -259,6 +259,8 @@ SIDES = 40
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sams=st.lists(sam_st, min_size=1, max_size=4), p=point_st, q=point_st)
+# two SAMs one to rounding: each lay "inside" the other, and no way went round them
+@example(sams=[(0.0, 2.0, 1.0), (2.3413387101464644e-19, 2.0, 1.0)], p=(0.0, 0.0), q=(0.0, 4.0))
 def test_exact_between_inscribed_and_circumscribed_polygons(sams, p, q):
     circles = [(x, y, _R(r)) for x, y, r in sams]
     slack = 1.0 / math.cos(math.pi / SIDES) + 1e-6
@@ -273,6 +275,15 @@ def test_exact_between_inscribed_and_circumscribed_polygons(sams, p, q):
     assert exact_len <= upper + 1e-9
     if math.isfinite(exact_len):
         assert lower <= exact_len + 1e-9
+
+
+def test_two_sams_equal_to_rounding_are_one_sam():
+    one = SamField([(0.0, 2.0, 1.0)])
+    twins = SamField([(0.0, 2.0, 1.0), (2.3413387101464644e-19, 2.0, 1.0)])
+    for p, q in (((0.0, 0.0), (0.0, 4.0)), ((-3.0, 2.0), (3.0, 2.0)), ((0.0, 0.0), (2.0, 4.0))):
+        alone, both = one.shortest_path(p, q), twins.shortest_path(p, q)
+        assert alone is not None and both is not None
+        assert both.length == pytest.approx(alone.length, rel=1e-12)
 
 
 # ----------------------------------------------------------------------------------------
