@@ -46,8 +46,8 @@ def test_threads_never_share_a_buffer_while_they_hold_it():
             with lock:
                 assert not any(np.shares_memory(buf, other) for other in seen)
                 seen.append(buf)
-            with lock:
-                seen.remove(buf)
+            with lock:  # by identity: ``list.remove`` compares arrays with ``==`` (ambiguous)
+                seen[:] = [other for other in seen if other is not buf]
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
