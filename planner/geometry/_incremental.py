@@ -21,7 +21,6 @@ from planner.geometry.margins import TOL
 __all__ = [
     "affected_pairs",
     "bound_pairs",
-    "exact_pairs",
     "gather",
     "gather_rows",
     "matrix_flags",
@@ -63,6 +62,19 @@ def _centre_distances(slots: np.ndarray, pts: np.ndarray, disks: np.ndarray) -> 
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _within(i: int, j: int, pts: np.ndarray, reach: np.ndarray) -> bool:
+    """Is the pair exact: the straight km between points ``i`` and ``j`` within the smaller
+    of their reaches (a point's reach is inf unless it was given one)? Squared: a million
+    pairs a replan at 1,000 drones."""
+    r: float = min(reach[i], reach[j])
+    if r == math.inf:
+        return True
+    dx: float = pts[j, 0] - pts[i, 0]
+    dy: float = pts[j, 1] - pts[i, 1]
+    return dx * dx + dy * dy <= r * r
+
+
 @njit(cache=True, nogil=True)
 def affected_pairs(
     slots: np.ndarray,
@@ -74,9 +86,11 @@ def affected_pairs(
     labels: np.ndarray,
     added: np.ndarray,
     removed: np.ndarray,
+    reach: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs of ``slots`` (each once: the earlier slot in the list is the source) whose
-    distance a SAM edit may change, as CSR ``(sources, dests_ptr, dests)``.
+    distance a SAM edit may change, as CSR ``(sources, dests_ptr, dests)``; none beyond a
+    reach (``_within``: their straight km is written again, ``bound_pairs``, not searched).
 
     A pair is affected when a point of it was redone (its escape or reachability changed);
     or, both reachable, when its path may meet a disk ``added`` or could now cross where one
@@ -103,6 +117,8 @@ def affected_pairs(
             dests = grown
         for b in range(a + 1, n):
             j = slots[b]
+            if not _within(i, j, pts, reach):
+                continue
             if redo[i] or redo[j]:
                 hit = True
             elif not (reachable[i] and reachable[j]):
@@ -163,19 +179,6 @@ def write_pairs(
             dist[j, i] = d
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _within(i: int, j: int, pts: np.ndarray, reach: np.ndarray) -> bool:
-    """Is the pair exact: the straight km between points ``i`` and ``j`` within the smaller
-    of their reaches (a point's reach is inf unless it was given one)? Squared: a million
-    pairs a replan at 1,000 drones."""
-    r: float = min(reach[i], reach[j])
-    if r == math.inf:
-        return True
-    dx: float = pts[j, 0] - pts[i, 0]
-    dy: float = pts[j, 1] - pts[i, 1]
-    return dx * dx + dy * dy <= r * r
-
-
 @njit(cache=True, nogil=True)
 def new_rows(
     slots: np.ndarray, old: np.ndarray, pts: np.ndarray, reach: np.ndarray
@@ -200,33 +203,6 @@ def new_rows(
                 t += 1
         ptr[a + 1] = t
     return ptr, dests[:t]
-
-
-@njit(cache=True, nogil=True)
-def exact_pairs(
-    sources: np.ndarray, dests_ptr: np.ndarray, dests: np.ndarray, pts: np.ndarray,
-    reach: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """The CSR pairs ``(sources, dests_ptr, dests)`` without those beyond a reach (sources
-    left with no pair are dropped)."""
-    keep_src = np.empty(sources.shape[0], np.int64)
-    ptr = np.zeros(sources.shape[0] + 1, np.int64)
-    out = np.empty(dests.shape[0], np.int64)
-    s = 0
-    t = 0
-    for a in range(sources.shape[0]):
-        i = sources[a]
-        start = t
-        for k in range(dests_ptr[a], dests_ptr[a + 1]):
-            j = dests[k]
-            if _within(i, j, pts, reach):
-                out[t] = j
-                t += 1
-        if t > start:
-            keep_src[s] = i
-            s += 1
-            ptr[s] = t
-    return keep_src[:s], ptr[: s + 1], out[:t]
 
 
 _TILE = 64  # points a side of the blocks the columns are written in

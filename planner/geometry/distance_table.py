@@ -43,7 +43,6 @@ from planner.errors import PlannerError
 from planner.geometry._incremental import (
     affected_pairs,
     bound_pairs,
-    exact_pairs,
     gather,
     gather_rows,
     new_rows,
@@ -592,9 +591,17 @@ class DistanceTable:
         )
         slots = np.flatnonzero(self._used).astype(np.int64)
         sources, dests_ptr, dests = affected_pairs(
-            slots, self._dist, self._pts, eff, reachable, redo, self._q.labels, added, removed
+            slots,
+            self._dist,
+            self._pts,
+            eff,
+            reachable,
+            redo,
+            self._q.labels,
+            added,
+            removed,
+            self._reach,
         )
-        sources, dests_ptr, dests = exact_pairs(sources, dests_ptr, dests, self._pts, self._reach)
         graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers)
         self._write_pairs(sources, dests_ptr, dests, graph)
         self._bound(slots)  # reachability may have changed
