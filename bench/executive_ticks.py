@@ -555,11 +555,13 @@ class Phases:
                 f"{total:.0f}",
             )
         console.print(table)
-        console.print("the 15 longest ticks (ms) and their parts over 1 ms:")
-        for took, parts in sorted(self.ticks, key=lambda t: -t[0])[:15]:
+        console.print("the 15 longest ticks (ms, the tick's index) and their parts over 1 ms:")
+        longest = sorted(enumerate(self.ticks), key=lambda t: -t[1][0])[:15]
+        for tick, (took, parts) in longest:
             big = sorted(((v, k) for k, v in parts.items() if v >= 0.001), reverse=True)
             console.print(
-                f"  {1000 * took:7.1f}: " + ", ".join(f"{k} {1000 * v:.1f}" for v, k in big)
+                f"  {1000 * took:7.1f} (tick {tick}): "
+                + ", ".join(f"{k} {1000 * v:.1f}" for v, k in big)
             )
 
 

@@ -70,6 +70,7 @@ from executive.contracts import (
     new_id,
 )
 from executive.errors import ExecutiveError
+from executive.gate import GATE
 from executive.loop import homing
 from executive.loop.cleared import KnownSams, freed_by
 from executive.loop.collector import Collector
@@ -604,10 +605,12 @@ class Executive:
             while not self._stop and not self._over() and (until is None or sim.tick < until):
                 if pacer.speed is None:
                     await self.rounds.await_due()
+                    self.tick_once()
                 else:
                     await self._until_due(pacer, sim.tick)
                     pacer.started(sim.tick)
-                self.tick_once()
+                    with GATE.ticking():  # the trace writer waits for it (executive.gate)
+                        self.tick_once()
                 if collector is not None:
                     collector.after_tick(pacer.slack(sim.tick))
                 if pacer.speed is None:

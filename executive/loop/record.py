@@ -30,6 +30,7 @@ from executive.loop.prepared import input_json, solution_json
 from planner.edits import Edit
 from planner.model import Solution
 from sim import Command, Sim
+from sim.commands import COMMAND_TYPES
 
 __all__ = ["Publish", "Recorder"]
 
@@ -57,7 +58,8 @@ class Recorder:
         assert self.sim is not None, "the run has not started"
         stamped = self.sim.submit(item)
         kind, payload = input_json(item, stamped)  # prepared off the tick, when it was
-        src = getattr(stamped, "source", None) or source
+        # a command has no source (pydantic answers a missing attribute slowly)
+        src = (None if isinstance(stamped, COMMAND_TYPES) else stamped.source) or source
         tick = stamped.tick if stamped.tick is not None else self.sim.tick
         self.sink.emit(InputRecord(self.run_id, int(tick), kind, payload, src))
         return stamped
