@@ -10,6 +10,7 @@ one that is not holding, a return to an unknown airport or with no way around th
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import assert_never
 
 from planner.geometry import Path, SamField
@@ -29,7 +30,7 @@ from sim.errors import Rejected
 from sim.events import CommandApplied, CommandRejected, DroneLost, Event
 from sim.flight import Flight, slice_path
 
-__all__ = ["apply_command"]
+__all__ = ["apply_command", "apply_fly_paths"]
 
 
 def apply_command(
@@ -37,16 +38,12 @@ def apply_command(
 ) -> list[Event]:
     """Apply ``command`` at the start of ``tick``; returns its events (applied or
     rejected)."""
-    i = fleet.index.get(command.drone)
+    if isinstance(command, FlyPath):
+        return apply_fly_paths([command], tick=tick, env=env, fleet=fleet)
     extra: list[Event] = []
     try:
-        if i is None:
-            raise Rejected(f"no drone {command.drone!r}")
-        if fleet.status[i] == K.LOST:
-            raise Rejected("the drone is lost")
+        i = _drone(fleet, command)
         match command:
-            case FlyPath():
-                detail = _fly_path(fleet, i, command)
             case Hold():
                 detail = _hold(fleet, i)
             case ResumeFlight():
@@ -62,16 +59,59 @@ def apply_command(
             case _:  # pragma: no cover - the union is closed
                 assert_never(command)
     except Rejected as exc:
-        return [
-            CommandRejected(tick=tick, drone=command.drone, command=command.kind, reason=str(exc))
-        ]
+        return [_rejected(tick, command, exc)]
     return [
         CommandApplied(tick=tick, drone=command.drone, command=command.kind, detail=detail),
         *extra,
     ]
 
 
-def _fly_path(fleet: Fleet, i: int, command: FlyPath) -> str:
+def apply_fly_paths(
+    commands: Sequence[FlyPath], *, tick: int, env: EnvironmentState, fleet: Fleet
+) -> list[Event]:
+    """Apply the ``fly_path`` commands due at the start of ``tick``, in their order: what
+    one by one would do, their flights begun at once (a swarm's commit begins ~780 on one
+    tick). One is checked against nothing another changes (the drone's position and
+    status, the live targets), so each is checked as if it came first; a drone named twice
+    flies the last. Returns each command's event, in order."""
+    events: list[Event | None] = [None] * len(commands)
+    begun: list[tuple[int, int, Flight]] = []  # (command's place, drone, flight)
+    for n, command in enumerate(commands):
+        try:
+            i = _drone(fleet, command)
+            begun.append((n, i, _flight_of(fleet, i, command)))
+        except Rejected as exc:
+            events[n] = _rejected(tick, command, exc)
+    ids = [i for _, i, _ in begun]
+    ends = fleet.set_flights(ids, [flight for _, _, flight in begun], K.FLYING)
+    for i in ids:
+        fleet.holds[i] = None
+    airports = fleet.env.airports
+    for (n, _, flight), end in zip(begun, ends.tolist()):
+        to = f"to {airports[end].id}" if end >= 0 else "ending away from an airport"
+        detail = f"{flight.length:.3f} km {to}, {len(flight.waypoints)} waypoint(s)"
+        events[n] = CommandApplied(
+            tick=tick, drone=commands[n].drone, command="fly_path", detail=detail
+        )
+    return [event for event in events if event is not None]
+
+
+def _drone(fleet: Fleet, command: Command) -> int:
+    """The commanded drone's index; Rejected if there is none or it is lost."""
+    i = fleet.index.get(command.drone)
+    if i is None:
+        raise Rejected(f"no drone {command.drone!r}")
+    if fleet.status[i] == K.LOST:
+        raise Rejected("the drone is lost")
+    return i
+
+
+def _rejected(tick: int, command: Command, exc: Rejected) -> CommandRejected:
+    return CommandRejected(tick=tick, drone=command.drone, command=command.kind, reason=str(exc))
+
+
+def _flight_of(fleet: Fleet, i: int, command: FlyPath) -> Flight:
+    """The flight ``command`` begins for drone ``i``; Rejected if it cannot."""
     path = command.path
     if not (path.length > 0.0 and math.isfinite(path.length)):
         raise Rejected("the path has no length (use hold)")
@@ -92,11 +132,7 @@ def _fly_path(fleet: Fleet, i: int, command: FlyPath) -> str:
                 f" ascending within [0, {path.length:g}]"
             )
         last = s
-    fleet.set_flight(i, Flight(path, tuple(command.waypoints)), K.FLYING)
-    fleet.holds[i] = None
-    end = fleet.end_airport[i]
-    to = f"to {fleet.env.airports[end].id}" if end >= 0 else "ending away from an airport"
-    return f"{path.length:.3f} km {to}, {len(command.waypoints)} waypoint(s)"
+    return Flight(path, tuple(command.waypoints))
 
 
 def _hold(fleet: Fleet, i: int) -> str:

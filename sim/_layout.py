@@ -40,24 +40,36 @@ class FlightLayout:
         self.p_hi[i] = self.cur[i] = self.p_lo[i]
         self.wp_hi[i] = self.wp_cur[i] = self.wp_lo[i]
 
-    def place(self, i: int, flights: Sequence[Flight | None], t_index: Mapping[str, int]) -> None:
-        """Append drone ``i``'s new flight ``flights[i]`` (compact the buffers if full).
-        Its waypoints must name targets of ``t_index``."""
-        flight = flights[i]
-        assert flight is not None
-        pieces = flight.pieces
-        k, w = pieces.shape[1], len(flight.waypoints)
+    def place(
+        self, ids: Sequence[int], flights: Sequence[Flight | None], t_index: Mapping[str, int]
+    ) -> None:
+        """Append the new flights ``flights[i]`` of the drones ``ids`` (each once), all at
+        once; compact the buffers if they are full. Waypoints must name targets of
+        ``t_index``."""
+        laid = [flights[i] for i in ids]
+        assert all(flight is not None for flight in laid)
+        tables = [flight.pieces for flight in laid if flight is not None]
+        ks = np.array([table.shape[1] for table in tables], dtype=np.int64)
+        points = [point for flight in laid if flight is not None for point in flight.waypoints]
+        ws = np.array([len(flight.waypoints) for flight in laid if flight is not None])
+        k, w = int(ks.sum()), len(points)
+        at = np.array(ids, dtype=np.int64)
         if self.p_used + k > self.P.shape[1] or self.w_used + w > self.wp_s.size:
-            self.cur[i] = self.wp_cur[i] = -1  # laid out fresh
+            self.cur[at] = self.wp_cur[at] = -1  # laid out fresh
             self._compact(flights, t_index)
             return
         lo, wlo = self.p_used, self.w_used
-        put_columns(self.P, lo, pieces)  # holds the GIL: see ``put_columns``
-        self.p_lo[i], self.p_hi[i], self.cur[i] = lo, lo + k, lo
-        for n, (target_id, s) in enumerate(flight.waypoints):
-            self.wp_s[wlo + n] = s
-            self.wp_t[wlo + n] = t_index[target_id]
-        self.wp_lo[i], self.wp_hi[i], self.wp_cur[i] = wlo, wlo + w, wlo
+        columns = tables[0] if len(tables) == 1 else np.concatenate(tables, axis=1)
+        put_columns(self.P, lo, columns)  # holds the GIL: see ``put_columns``
+        p_hi = lo + np.cumsum(ks)
+        self.p_lo[at] = self.cur[at] = p_hi - ks
+        self.p_hi[at] = p_hi
+        if w:
+            self.wp_s[wlo : wlo + w] = [s for _, s in points]
+            self.wp_t[wlo : wlo + w] = [t_index[target_id] for target_id, _ in points]
+        wp_hi = wlo + np.cumsum(ws, dtype=np.int64)
+        self.wp_lo[at] = self.wp_cur[at] = wp_hi - ws
+        self.wp_hi[at] = wp_hi
         self.p_used += k
         self.w_used += w
 

@@ -50,7 +50,7 @@ import simpy
 from planner.edits import Edit
 from planner.mission import Mission
 from planner.model import Scenario, Solution
-from sim.commands import COMMAND_TYPES, Command
+from sim.commands import COMMAND_TYPES, Command, FlyPath
 from sim.errors import SimError
 from sim.events import CommandRejected, EditRejected, Event
 from sim.pacing import Clock, Pacer, SleepingClock, WallClock
@@ -229,7 +229,13 @@ class Sim:
         inbox = self._inbox
         while inbox and inbox[0][0] <= k:
             item = heapq.heappop(inbox)[-1]
-            if isinstance(item, COMMAND_TYPES):
+            if isinstance(item, FlyPath):  # a run of them begins its flights at once
+                run = [item]
+                while inbox and inbox[0][0] <= k and isinstance(nxt := inbox[0][-1], FlyPath):
+                    heapq.heappop(inbox)
+                    run.append(nxt)
+                events.extend(world.apply_fly_paths(run))
+            elif isinstance(item, COMMAND_TYPES):
                 events.extend(world.apply_command(item))
             else:
                 seen, hidden = world.apply_edit(item)

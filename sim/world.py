@@ -58,11 +58,11 @@ from planner.geometry import Path
 from planner.mission import Mission, compile_mission
 from planner.model import Environment, Scenario
 from sim import _kernels as K
-from sim._apply_command import apply_command
+from sim._apply_command import apply_command, apply_fly_paths
 from sim._apply_edit import apply_edit
 from sim._environment import EnvironmentState
 from sim._fleet import Fleet
-from sim.commands import START_TOLERANCE, Command
+from sim.commands import START_TOLERANCE, Command, FlyPath
 from sim.errors import SimError
 from sim.events import Event
 from sim.flight import Flight, slice_path
@@ -235,3 +235,8 @@ class World:
     def apply_command(self, command: Command) -> list[Event]:
         """Apply ``command`` now; returns its events (applied or rejected)."""
         return apply_command(command, tick=self.tick, env=self._env, fleet=self._fleet)
+
+    def apply_fly_paths(self, commands: Sequence[FlyPath]) -> list[Event]:
+        """Apply these ``fly_path`` commands now, in order, their flights begun at once;
+        returns their events (``sim._apply_command.apply_fly_paths``)."""
+        return apply_fly_paths(commands, tick=self.tick, env=self._env, fleet=self._fleet)
