@@ -103,6 +103,7 @@ def query_entries(
     was_full: np.ndarray,
     added: np.ndarray,
     removed: np.ndarray,
+    limit: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Entries of every reachable query point, circle by circle: CSR ``ptr`` (n+1), ``circ``,
     ``ang`` (angle on the circle, in [0, 2pi)), ``len`` (the way onto the circle) and ``side``
@@ -115,6 +116,10 @@ def query_entries(
     that was blocked is tested again only if it meets one removed. Ways onto a new circle, or onto one
     that was inside another disk (``was_full``), are tested in full. The result is the same
     as testing everything.
+
+    A point has no entry longer than its ``limit`` (km; inf: none): a way from it that is
+    no longer than that never takes one (a drone's start, searched only as far as its
+    fuel reaches: most of a swarm's 500 circles are farther).
     """
     x0, y0, cell, nx, ny, ptr, disks = grid
     n = eff.shape[0]
@@ -131,6 +136,7 @@ def query_entries(
         if reachable[q]:
             px = eff[q, 0]
             py = eff[q, 1]
+            lim = limit[q]
             o = old_ptr[q] if not redo[q] else 0
             o_end = old_ptr[q + 1] if not redo[q] else 0
             for k in range(m):
@@ -159,6 +165,8 @@ def query_entries(
                 cy = centers[k, 1]
                 r = radii[k]
                 d = math.hypot(px - cx, py - cy)
+                if d - r > lim + TOL:  # every way onto it is longer than the limit
+                    continue
                 base = math.atan2(py - cy, px - cx)
                 on = abs(d - r) <= TOL  # on the circle: the point itself joins its arcs
                 if not on and not d > r + TOL:
@@ -171,6 +179,9 @@ def query_entries(
                     ang = _norm_angle(base + alpha if side == 0 else base - alpha)
                     tx = cx + r * math.cos(ang)
                     ty = cy + r * math.sin(ang)
+                    length = math.hypot(tx - px, ty - py)
+                    if length > lim:
+                        continue
                     if not on:
                         if not fresh and not _disk_meets(px, py, tx, ty, removed):
                             had = had0 if side == 0 else had1
@@ -188,7 +199,7 @@ def query_entries(
                     sides = _grow(sides, e)
                     circ[e] = k
                     angs[e] = ang
-                    lens[e] = math.hypot(tx - px, ty - py)
+                    lens[e] = length
                     sides[e] = side
                     e += 1
         ent_ptr[q + 1] = e
@@ -353,7 +364,9 @@ def _dijkstra(
     when ``pred`` is non-empty (``pred[u]`` a node, or ``-1 - entry`` for a node reached from
     the source's entry; ``pdir`` +1 / -1 for an arc travelled CCW / CW, 0 for a line).
 
-    With ``use_h`` it is an A* towards ``(hx, hy)`` that stops once no node can beat
+    Without ``use_h`` it stops once the nearest node left is farther than ``best[0]``
+    (those farther keep the ``dist`` found so far: a way's length, not the shortest). With
+    ``use_h`` it is an A* towards ``(hx, hy)`` that stops once no node can beat
     ``best[0]``; ``tgt_*`` link nodes to the target's entries (a linked list per node:
     ``tgt_w`` the arc, ``tgt_ent`` the entry's length added after it), and a settled link
     that improves ``best[0]`` records ``(node, slot)`` in ``best_link``.
@@ -396,6 +409,8 @@ def _dijkstra(
                 t = tgt_next[t]
         elif key > du:
             continue  # stale
+        elif du > best[0]:
+            break  # past the source's limit (``_row``): no way it needs goes farther
         # The line edge, then the arcs to the neighbouring boundaries that are nodes.
         for slot in range(3):
             w = adj[u, slot]
@@ -466,10 +481,13 @@ def _row(
     ent: Entries,
     geo: Geometry,
     grid: DiskGrid,
+    limit: float,
 ) -> None:
     """Graph distances from the effective point of ``s`` to those of ``dests`` into ``out``
     (``inf`` where unreachable; escape legs are the caller's). ``scratch`` = ``(dist, keys,
-    vals, src_first, src_count, stamp)`` from ``_scratch``, left as found."""
+    vals, src_first, src_count, stamp)`` from ``_scratch``, left as found. A distance up to
+    ``limit`` (km) is the shortest; a longer one is a way's length, or inf: the search
+    stops there."""
     centers, radii, _, _, _, node_pos, adj, adj_w = geo
     x0, y0, cell, nx, ny, ptr, disks = grid
     dist, keys, vals, src_first, src_count, stamp = scratch
@@ -480,7 +498,7 @@ def _row(
         return
     empty_i = np.empty(0, np.int64)
     empty_f = np.empty(0, np.float64)
-    best = np.empty(1, np.float64)
+    best = np.full(1, limit, np.float64)  # where the search stops
     best_link = np.empty(2, np.int64)
     # The source's entries per circle (they are generated circle by circle).
     for e in range(ent_ptr[s], ent_ptr[s + 1]):
@@ -553,13 +571,18 @@ def upper_rows(
     ent: Entries,
     geo: Geometry,
     grid: DiskGrid,
+    limits: np.ndarray,
 ) -> None:
-    """For each source ``s``, ``mat[s, s+1:]``: graph distances to every later point."""
+    """For each source ``s``, ``mat[s, s+1:]``: graph distances to every later point (the
+    shortest up to ``limits[s]``, as ``_row``)."""
     n = eff.shape[0]
     everyone = np.arange(n)
     scratch = _scratch(geo[0].shape[0], geo[5].shape[0], _most_entries(ent[0]))
     for s in sources:
-        _row(s, everyone[s + 1 :], mat[s, s + 1 :], scratch, eff, reachable, labels, ent, geo, grid)
+        _row(
+            s, everyone[s + 1 :], mat[s, s + 1 :], scratch, eff, reachable, labels, ent, geo,
+            grid, limits[s],
+        )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -574,9 +597,11 @@ def pair_rows(
     ent: Entries,
     geo: Geometry,
     grid: DiskGrid,
+    limits: np.ndarray,
 ) -> None:
     """For each ``sources[i]``, graph distances to ``dests[dests_ptr[i]:dests_ptr[i+1]]``,
-    written to ``out`` at the same places."""
+    written to ``out`` at the same places (the shortest up to ``limits[sources[i]]``, as
+    ``_row``)."""
     scratch = _scratch(geo[0].shape[0], geo[5].shape[0], _most_entries(ent[0]))
     for i in range(sources.shape[0]):
         lo = dests_ptr[i]
@@ -584,7 +609,7 @@ def pair_rows(
         if hi > lo:
             _row(
                 sources[i], dests[lo:hi], out[lo:hi], scratch, eff, reachable, labels, ent, geo,
-                grid,
+                grid, limits[sources[i]],
             )  # fmt: skip
 
 

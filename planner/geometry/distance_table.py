@@ -17,10 +17,13 @@ Contract
   recomputes only the pairs whose path may meet the disk or could now pass where it was
   (``_incremental.affected_pairs``), one Dijkstra per source of such pairs.
 * A point may have a ``reach`` (km; inf by default): a drone's start with that much fuel.
-  Its pairs with points farther than the smaller reach of the two in a straight line hold
-  that straight km instead (inf when either is unreachable): a lower bound of the way,
-  which a way longer than the fuel never needs to be more than. They are never searched,
-  and the table still equals the one built from scratch with the same reaches.
+  A pair whose way is no longer than the smaller reach of its two points is exact. Beyond
+  it, the pair holds more than that reach: the straight km when even that is farther (a
+  lower bound of the way; inf when either point is unreachable; never searched), else the
+  km of some way no shorter than the shortest, or inf (the point's entries and its
+  searches stop at its reach). A way longer than the fuel is never flown, so nothing needs
+  more. The table equals the one built from scratch with the same reaches on every pair
+  but those last ones (tests/planner/test_distance_table.py).
 * ``matrix(keys)`` and ``path_table(keys)`` are snapshots: later edits do not change them.
 * Every kernel is numba ``nogil``; an edit holds the GIL only for its Python bookkeeping.
 """
@@ -191,7 +194,7 @@ class DistanceTable:
         self._q = self._queries(self._pts, self._used)
         self._dist = np.empty((cap, cap))
         used = np.flatnonzero(self._used).astype(np.int64)
-        self.field.fill_upper(self._q, self._dist, used, workers)
+        self.field.fill_upper(self._q, self._dist, used, workers, self._reach)
         finish(self._dist, self._q.pts, self._q.esc_len, self._q.reachable)
         self._bound(used)
 
@@ -241,7 +244,8 @@ class DistanceTable:
         return np.asarray(gather(self._dist, slots))
 
     def path(self, a: str, b: str) -> Path:
-        """The shortest path from ``a`` to ``b`` (PlannerError if there is none).
+        """The shortest path from ``a`` to ``b`` (PlannerError if there is none); for a
+        pair whose way is beyond a point's reach, a way, or none.
 
         The leg is searched from the key that sorts first and reversed for the other
         direction, so a table and its rebuild from scratch choose the same one."""
@@ -377,18 +381,27 @@ class DistanceTable:
                 edits.append(MoveSam(key, float(x), float(y), float(r)))
         slot = self._slot
         edits += [RemovePoint(k) for k in slot if k not in points]
-        # the positions as Python floats at once: 6,000 ``position`` calls were 20 ms of a
-        # 1,000-drone round's compile
-        pts = self._pts.tolist()
-        reaches = self._reach.tolist()
+        # compared as arrays: a loop over 6,000 points was 24 ms of a 1,000-drone round's
+        # compile (the same exact float comparisons; a NaN differs, and is refused later)
+        keys = list(points)
+        if not keys:
+            return edits
         reach = reach or {}
-        for key, (x, y) in points.items():
-            i = slot.get(key)
-            r = float(reach.get(key, math.inf))
-            if i is None:
-                edits.append(AddPoint(key, float(x), float(y), r))
-            elif pts[i] != [float(x), float(y)] or reaches[i] != r:
-                edits.append(MovePoint(key, float(x), float(y), r))
+        at = np.array([slot.get(key, -1) for key in keys], dtype=np.int64)
+        xy = np.array([points[key] for key in keys], dtype=np.float64).reshape(-1, 2)
+        r = np.array([reach.get(key, math.inf) for key in keys], dtype=np.float64)
+        known = at >= 0
+        was = at[known]
+        same = np.zeros(len(keys), dtype=np.bool_)
+        same[known] = (
+            (self._pts[was, 0] == xy[known, 0])
+            & (self._pts[was, 1] == xy[known, 1])
+            & (self._reach[was] == r[known])
+        )
+        for n in np.flatnonzero(~same).tolist():
+            x, y = xy[n].tolist()
+            edit = MovePoint if known[n] else AddPoint
+            edits.append(edit(keys[n], x, y, float(r[n])))
         return edits
 
     # ----- the work -----------------------------------------------------------------
@@ -404,7 +417,7 @@ class DistanceTable:
         eff, esc, reachable = self.field.escape_points(pts)
         reachable &= used
         esc_len = _escape_lengths(pts, esc)
-        ent, side = self.field.entries(eff, reachable)
+        ent, side = self.field.entries(eff, reachable, limits=self._reach)
         return Queries(pts, eff, esc, esc_len, reachable, ent, side, self.field.labels(ent))
 
     def _grow(self) -> None:
@@ -476,7 +489,7 @@ class DistanceTable:
         # (a swarm's ~780 airborne starts x 5,000 targets: 0.9 s of rows on two threads,
         # most of it for targets farther than the drones' fuel)
         ptr, dests = new_rows(slots, old, self._pts, self._reach)
-        graph = self.field.pairs(self._q, slots, ptr, dests, self.workers)
+        graph = self.field.pairs(self._q, slots, ptr, dests, self.workers, self._reach)
         self._write_pairs(slots, ptr, dests, graph)
         self._bound(slots)
         self._dist[slots, slots] = 0.0
@@ -502,7 +515,7 @@ class DistanceTable:
         pts = self._pts[slots].copy()
         eff, esc, reach = self.field.escape_points(pts)
         reach &= self._used[slots]
-        ent, side = self.field.entries(eff, reach)
+        ent, side = self.field.entries(eff, reach, limits=self._reach[slots])
         # Splice: each slot's entries from the old arrays, or from the new ones if redone.
         old_ptr, new_ptr = q.ent[0], ent[0]
         counts = np.diff(old_ptr).copy()
@@ -578,7 +591,7 @@ class DistanceTable:
         delta = EntryDelta(
             redo, old_q.ent[0], old_q.ent[1], old_q.side, new_to_old, was_full, added, removed
         )
-        ent, side = field.entries(eff, reachable, delta)
+        ent, side = field.entries(eff, reachable, delta, self._reach)
         self._q = Queries(
             self._pts.copy(),
             eff,
@@ -602,7 +615,7 @@ class DistanceTable:
             removed,
             self._reach,
         )
-        graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers)
+        graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers, self._reach)
         self._write_pairs(sources, dests_ptr, dests, graph)
         self._bound(slots)  # reachability may have changed
         return int(dests.size), int(sources.size), int(redo.sum())

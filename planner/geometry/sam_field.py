@@ -228,9 +228,15 @@ class SamField:
         return out
 
     def fill_upper(
-        self, queries: Queries, mat: np.ndarray, sources: np.ndarray, workers: int = 1
+        self,
+        queries: Queries,
+        mat: np.ndarray,
+        sources: np.ndarray,
+        workers: int = 1,
+        limits: np.ndarray | None = None,
     ) -> None:
-        """``mat[s, s+1:]`` for each of ``sources``: graph distances (escapes not added)."""
+        """``mat[s, s+1:]`` for each of ``sources``: graph distances (escapes not added; the
+        shortest up to ``limits[s]``, km, a way's length or inf beyond: ``_search._row``)."""
         common = (
             queries.eff,
             queries.reachable,
@@ -238,6 +244,7 @@ class SamField:
             queries.ent,
             self.geometry(),
             self.grid,
+            _limits(limits, len(queries)),
         )
         pairs = int((mat.shape[0] - 1 - sources).sum()) if sources.size else 0
         if workers <= 1 or sources.size < 2 or pairs < THREADED_PAIRS:
@@ -256,14 +263,16 @@ class SamField:
         dests_ptr: np.ndarray,
         dests: np.ndarray,
         workers: int = 1,
+        limits: np.ndarray | None = None,
     ) -> np.ndarray:
         """Graph distances from ``sources[i]`` to ``dests[dests_ptr[i]:dests_ptr[i+1]]``
-        (flat, like ``dests``; escapes not added); ``workers`` threads share the sources."""
+        (flat, like ``dests``; escapes not added; the shortest up to the source's
+        ``limits``, as ``fill_upper``); ``workers`` threads share the sources."""
         out = np.empty(dests.shape[0], dtype=np.float64)
         if not dests.shape[0]:
             return out
         common = (queries.eff, queries.reachable, queries.labels, queries.ent)
-        geometry = (self.geometry(), self.grid)
+        geometry = (self.geometry(), self.grid, _limits(limits, len(queries)))
 
         def run(lo: int, hi: int) -> None:
             ptr = dests_ptr[lo : hi + 1]
@@ -299,11 +308,16 @@ class SamField:
         return np.asarray(components(ent[0], ent[1], ent[4], ent[5], st.circ_ptr, st.adj))
 
     def entries(
-        self, eff: np.ndarray, reachable: np.ndarray, delta: EntryDelta | None = None
+        self,
+        eff: np.ndarray,
+        reachable: np.ndarray,
+        delta: EntryDelta | None = None,
+        limits: np.ndarray | None = None,
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """The entries of the effective points ``eff`` that are ``reachable`` (the tuple
         ``_search`` describes) and each one's side; with ``delta``, from the entries the same
-        points had in the field before SAMs changed (see ``EntryDelta``)."""
+        points had in the field before SAMs changed (see ``EntryDelta``: those entries had
+        the same ``limits``); none longer than its point's ``limits`` (km; None: any)."""
         st = self.static
         n = eff.shape[0]
         if delta is None:
@@ -333,6 +347,7 @@ class SamField:
             delta.was_full,
             delta.added,
             delta.removed,
+            _limits(limits, n),
         )
         hi, link, link_w, off = entry_links(
             circ, ang, self.radii, st.circ_ptr, st.bnd_ang, st.bnd_node
@@ -506,3 +521,10 @@ def _tidy(pieces: list[Piece]) -> list[Piece]:
     if not out and pieces:
         out = [Line(pieces[0].start, pieces[-1].end)]
     return out
+
+
+def _limits(limits: np.ndarray | None, n: int) -> np.ndarray:
+    """Per point, the km its ways are searched to (inf: all the way)."""
+    if limits is None:
+        return np.full(n, np.inf)
+    return np.ascontiguousarray(limits, dtype=np.float64)
