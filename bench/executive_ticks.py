@@ -464,6 +464,17 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
         )
     if phases is not None:
         phases.report(console)
+        pacer = getattr(executive, "_pacer", None)
+        late = [] if pacer is None else list(pacer.lateness)
+        worst = sorted(range(len(late)), key=lambda k: -late[k])[:10]
+        console.print(
+            "the 10 latest tick starts (ms late, the work of the tick before, ms): "
+            + ", ".join(
+                f"tick {k}: {1000 * late[k]:.1f}"
+                + (f" ({1000 * phases.ticks[k - 1][0]:.1f})" if 0 < k <= len(phases.ticks) else "")
+                for k in worst
+            )
+        )
     if args.quality:
         console.print(f"the rounds' plans against a {args.quality:g} s search on their request:")
         figures["quality"] = await quality(planner, args.quality, console)

@@ -26,6 +26,7 @@ __all__ = [
     "matrix_flags",
     "new_rows",
     "row_flags",
+    "splice_index",
     "touch",
     "write_pairs",
 ]
@@ -341,3 +342,16 @@ def touch(buf: np.ndarray) -> None:
     the background, not by the copy that needs the memory on a round's critical path."""
     for i in range(0, buf.shape[0], 512):  # 512 float64 = one 4 KiB page
         buf[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def splice_index(start: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Where each entry of a spliced pool comes from: point ``i``'s entries
+    ``ptr[i]:ptr[i + 1]`` are taken from ``start[i]`` on (``np.repeat(start - ptr[:-1],
+    counts) + np.arange(ptr[-1])``, which holds the GIL: ~10 ms for a swarm's 7 M entries)."""
+    take = np.empty(ptr[-1], np.int64)
+    for i in range(ptr.shape[0] - 1):
+        offset = start[i] - ptr[i]
+        for k in range(ptr[i], ptr[i + 1]):
+            take[k] = offset + k
+    return take

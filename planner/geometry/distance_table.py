@@ -49,6 +49,7 @@ from planner.geometry._incremental import (
     gather,
     gather_rows,
     new_rows,
+    splice_index,
     touch,
     write_pairs,
 )
@@ -523,7 +524,7 @@ class DistanceTable:
         start = old_ptr[:-1].copy()
         start[slots] = new_ptr[:-1] + old_ptr[-1]  # the new entries follow the old in the pool
         ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        take = np.repeat(start - ptr[:-1], counts) + np.arange(ptr[-1])
+        take = splice_index(start, ptr)  # np.repeat held the GIL: ~10 ms a 7 M pool
         arrays = [
             np.concatenate((old, new))[take]
             for old, new in zip((*q.ent[1:], q.side), (*ent[1:], side))

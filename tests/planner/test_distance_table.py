@@ -534,3 +534,19 @@ def test_a_way_just_within_the_reach_is_exact_however_it_winds(sams, points, pic
                     assert t.dist("P0", key) == pytest.approx(want, rel=1e-9, abs=1e-9), key
                 else:
                     assert t.dist("P0", key) > reach
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 6), max_size=12),
+    starts=st.lists(st.integers(0, 50), min_size=12, max_size=12),
+)
+def test_the_splice_index_is_numpys_repeat(counts, starts):
+    # the entries' splice in a kernel that lets the GIL go (np.repeat held it)
+    from planner.geometry._incremental import splice_index
+
+    n = len(counts)
+    start = np.array(starts[:n], dtype=np.int64)
+    ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    want = np.repeat(start - ptr[:-1], counts) + np.arange(ptr[-1])
+    assert np.array_equal(splice_index(start, ptr), want)
