@@ -390,19 +390,19 @@ class DistanceTable:
         reach = reach or {}
         at = np.array([slot.get(key, -1) for key in keys], dtype=np.int64)
         xy = np.array([points[key] for key in keys], dtype=np.float64).reshape(-1, 2)
-        r = np.array([reach.get(key, math.inf) for key in keys], dtype=np.float64)
+        reaches = np.array([reach.get(key, math.inf) for key in keys], dtype=np.float64)
         known = at >= 0
         was = at[known]
         same = np.zeros(len(keys), dtype=np.bool_)
         same[known] = (
             (self._pts[was, 0] == xy[known, 0])
             & (self._pts[was, 1] == xy[known, 1])
-            & (self._reach[was] == r[known])
+            & (self._reach[was] == reaches[known])
         )
         for n in np.flatnonzero(~same).tolist():
             x, y = xy[n].tolist()
             edit = MovePoint if known[n] else AddPoint
-            edits.append(edit(keys[n], x, y, float(r[n])))
+            edits.append(edit(keys[n], x, y, float(reaches[n])))
         return edits
 
     # ----- the work -----------------------------------------------------------------
