@@ -96,9 +96,14 @@ class Nearest:
 # (``bench/executive_ticks.py --airports 1000``).
 @njit(cache=True)
 def _first_within(pts: np.ndarray, x: float, y: float, tol: float) -> int:
-    """The lowest index of ``pts`` (n, 2) within ``tol`` km of (x, y), or -1."""
+    """The lowest index of ``pts`` (n, 2) within ``tol`` km of (x, y), or -1. Only points
+    within twice ``tol`` by squared distance are measured with ``math.hypot`` (the answer's
+    test, as before): ``hypot`` over 1,000 airports was ~12 us a drone, 9-15 ms of the first
+    fuel check after a swarm's flights changed."""
+    near = 4.0 * tol * tol
     for k in range(pts.shape[0]):
-        if math.hypot(pts[k, 0] - x, pts[k, 1] - y) <= tol:
+        dx, dy = pts[k, 0] - x, pts[k, 1] - y
+        if dx * dx + dy * dy <= near and math.hypot(dx, dy) <= tol:
             return k
     return -1
 

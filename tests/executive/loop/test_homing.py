@@ -283,7 +283,9 @@ def test_the_airports_index_answers_as_the_loops_over_every_airport(sites, probe
     # in the list within AT_KM of a point, co-located airports included).
     airports = [Airport(id=f"A{k}", x=x, y=y) for k, (x, y) in enumerate(sites)]
     if airports:
-        probes = [*probes, sites[on_site % len(sites)]]  # a probe exactly at an airport
+        sx, sy = sites[on_site % len(sites)]
+        # a probe exactly at an airport, and either side of AT_KM from it
+        probes = [*probes, (sx, sy), (sx + 0.9 * AT_KM, sy), (sx, sy - 1.5 * AT_KM)]
     index = AirportIndex()
     near = index.nearest(airports, np.array(probes, dtype=np.float64).reshape(-1, 2))
     for row, (x, y) in enumerate(probes):
