@@ -184,6 +184,17 @@ class World:
         """Arc length flown along the current flight."""
         return float(self._fleet.F[K.S, self._fleet.index_of(drone_id)])
 
+    def flight_fuel(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every drone's at once (``drone_ids`` order; new arrays): the km of fuel left, the
+        km of its flight left (its length less its progress, as ``flight`` and ``progress``
+        give them: 0 with no flight), and whether it flies (not holds) a flight that ends at
+        an airport (within ``AIRPORT_TOLERANCE``). What a safety check reads of ~780
+        airborne drones, one accessor at a time, in most of its 3 ms of Python."""
+        f = self._fleet
+        F = f.F
+        lands = (f.status == K.FLYING) & (f.end_airport >= 0)
+        return F[K.FUEL].copy(), F[K.LEN] - F[K.S], lands
+
     def collected(self) -> dict[str, str]:
         """Target id -> id of the drone that collected it."""
         env = self._env

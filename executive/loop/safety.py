@@ -178,6 +178,10 @@ class Safety:
         self._fuel_due: dict[str, int] = {}
         self._allowed: dict[str, set[str]] = {}  # drone -> the ids of its allowed ends
         self._any_end: tuple[Sequence[Airport], set[str]] | None = None  # every airport's
+        # (tick, known-world version, drones): those the known-SAM check found clear
+        self._clear: tuple[int, int, set[str]] = (-1, -1, set())
+        # the fleet's drone ids (their tuple, held) and each one's index, for ``_flight_fuel``
+        self._drone_index: tuple[tuple[str, ...], dict[str, int]] | None = None
 
     # ----- what the loop calls -----------------------------------------------------------
 
@@ -216,7 +220,13 @@ class Safety:
         """Each drone whose plan in force no longer fits its fuel: said once, with the
         margin, and a replan asked for (not for drones already sent home)."""
         host = self.host
-        for drone_id in self._airborne():
+        drones = self._airborne()
+        # a drone flying a flight that lands, with its margin (``plan_margin``'s sum, from
+        # the fleet's arrays at once) not short, is passed over; the others as before
+        fuel, left, lands = self._flight_fuel(drones)
+        short = ~(lands & (fuel - left >= -1e-9))
+        for n in np.flatnonzero(short).tolist():
+            drone_id = drones[n]
             if drone_id in self.returning or drone_id in self.infeasible:
                 continue
             margin = self.plan_margin(drone_id)
@@ -370,6 +380,21 @@ class Safety:
 
     # ----- known SAMs ------------------------------------------------------------------
 
+    def _flight_fuel(self, drones: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``World.flight_fuel`` for ``drones``, in their order: fuel, the flight left, and
+        whether the flight lands (the sim's end airport is this layer's: the same airports,
+        all known, and tolerance, ``AT_KM``)."""
+        world = self.host.sim.world
+        index = self._drone_index
+        if index is None or index[0] is not world.drone_ids:
+            index = self._drone_index = (
+                world.drone_ids,
+                {d: i for i, d in enumerate(world.drone_ids)},
+            )
+        at = np.array([index[1][d] for d in drones], dtype=np.int64)
+        fuel, left, lands = world.flight_fuel()
+        return fuel[at], left[at], lands[at]
+
     def _airborne(self) -> list[str]:
         world = self.host.sim.world
         up = self._up
@@ -506,11 +531,14 @@ class Safety:
         if self._tick != world.tick:
             self._tick, self._spent, self._acted = world.tick, 0.0, False
         self._began = time.perf_counter() - self._spent  # the tick's earlier checks count
+        clear: set[str] = set()  # no known SAM ahead of them: the fuel check reads it
+        self._clear = (world.tick, world.environment_version, clear)
         for drone_id in self._airborne():
             if self._acted_at.get(drone_id) == world.tick:
                 continue  # its command takes effect when the sim steps: not twice
             contact = self._contact(drone_id)
             if contact is None:
+                clear.add(drone_id)
                 self.warnings.pop(drone_id, None)
                 continue
             flight = world.flight(drone_id)
@@ -945,10 +973,24 @@ class Safety:
         # critical (and the field is built)
         near: tuple[int, Nearest] | None = None
         straight: StraightWays | None = None
+        # the fleet's arrays at once: a drone flying a flight that lands with its fuel
+        # covering the rest of it and the reserve (the sum below, in the same order) needs
+        # no accessor read; only its contact, cached per flight
+        fuels, left, lands = self._flight_fuel(drones)
+        reserves = np.array([host.reserve_for(d) for d in drones], dtype=np.float64)
+        fits = (lands & (fuels >= left + reserves - 1e-9)).tolist()
+        # the drones this tick's known-SAM check found clear (their flights cannot change
+        # before the sim steps); the others are asked
+        seen = self._clear
+        clear = seen[2] if seen[:2] == (world.tick, world.environment_version) else set()
         for i, drone_id in enumerate(drones):
             due = self._fuel_due.pop(drone_id, None)
-            flight = world.flight(drone_id)
             going = self.returning.get(drone_id)
+            if going is None and fits[i] and (drone_id in clear or self._contact(drone_id) is None):
+                # its flight (validated when committed) still fits its fuel with the reserve
+                # a replan would keep: as the test below, from the arrays
+                continue
+            flight = world.flight(drone_id)
             if going is not None and (going == _NOWHERE or flight is None or not flight.holding):
                 continue  # on its validated way home (a held one is checked: it must go on)
             reserve = host.reserve_for(drone_id)

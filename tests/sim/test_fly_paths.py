@@ -76,3 +76,34 @@ def test_a_run_of_fly_paths_is_what_one_by_one_would_be(commands) -> None:
         if tick % 20 == 0:
             assert together.world.state_hash() == alone.world.state_hash()
     assert together.world.state_hash() == alone.world.state_hash()
+
+
+def test_the_fleets_fuel_and_flights_at_once_are_what_the_accessors_say():
+    # the safety check reads these for ~780 airborne drones at once (World.flight_fuel)
+    from executive.loop.homing import AT_KM
+    from sim import Hold
+    from sim._fleet import AIRPORT_TOLERANCE
+
+    assert AIRPORT_TOLERANCE == AT_KM  # the sim's end airport is the safety layer's
+    sim = Sim(_world())
+    sim.step()
+    sim.submit(_command("0", "route", 1, 2, tick=1))  # lands at A2
+    sim.submit(_command("1", "open_end", 2, 3, tick=1))  # ends away from an airport
+    sim.submit(_command("2", "route", 0, 0, tick=1))  # back home, then held
+    sim.submit(Hold(drone="2", tick=5))
+    for _ in range(40):
+        sim.step()
+    world = sim.world
+    fuel, left, lands = world.flight_fuel()
+    for i, drone_id in enumerate(world.drone_ids):
+        flight = world.flight(drone_id)
+        assert fuel[i] == world.fuel(drone_id)
+        status = world.status(drone_id)
+        if flight is not None:
+            assert left[i] == flight.length - world.progress(drone_id)
+        ends = flight is not None and any(
+            abs(flight.path.end[0] - a["x"]) + abs(flight.path.end[1] - a["y"]) == 0.0
+            for a in AIRPORTS
+        )
+        assert lands[i] == (status == "flying" and ends), drone_id
+    assert lands.tolist() == [True, False, False, False]  # "2" holds, "3" is parked
