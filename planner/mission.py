@@ -244,10 +244,11 @@ def compile_mission(
     check that needs no plan does not pay for one. PlannerError when the table would break
     the budgets of ``planner.limits`` (its bytes, or the compile's estimated time).
 
-    ``reach`` (with ``table``) maps synthetic starts to the fuel their drones have there:
-    a start's distances to nodes farther than that in a straight line are that straight km,
-    a lower bound (``DistanceTable``'s reach), as no way longer than the fuel is flown; a
-    replan's ~780 airborne starts then search only the nodes within their fuel.
+    ``reach`` (with ``table``) maps synthetic starts to the fuel their drones have there: a
+    start's distances are exact up to that km and more than it beyond (the straight km of
+    nodes farther than it in a straight line, else a longer way's km or inf:
+    ``DistanceTable``'s reach), as no way longer than the fuel is flown; a replan's ~780
+    airborne starts then search only as far as their fuel.
     """
     env = scenario.environment
     # a geographic mission's SAMs as their geodesic covers (planner.geodesy), else as given

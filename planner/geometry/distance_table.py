@@ -514,9 +514,9 @@ class DistanceTable:
         q = self._q
         slots = np.asarray(slots, dtype=np.int64)
         pts = self._pts[slots].copy()
-        eff, esc, reach = self.field.escape_points(pts)
-        reach &= self._used[slots]
-        ent, side = self.field.entries(eff, reach, limits=self._reach[slots])
+        eff, esc, reachable = self.field.escape_points(pts)
+        reachable &= self._used[slots]
+        ent, side = self.field.entries(eff, reachable, limits=self._reach[slots])
         # Splice: each slot's entries from the old arrays, or from the new ones if redone.
         old_ptr, new_ptr = q.ent[0], ent[0]
         counts = np.diff(old_ptr).copy()
@@ -531,8 +531,8 @@ class DistanceTable:
         ]
         all_pts, effs, escs = q.pts.copy(), q.eff.copy(), q.esc.copy()
         all_pts[slots], effs[slots], escs[slots] = pts, eff, esc
-        reachable = q.reachable.copy()
-        reachable[slots] = reach
+        all_reachable = q.reachable.copy()
+        all_reachable[slots] = reachable
         esc_len = q.esc_len.copy()
         esc_len[slots] = _escape_lengths(pts, esc)
         new_ent = (ptr, *arrays[:-1])
@@ -541,7 +541,7 @@ class DistanceTable:
             effs,
             escs,
             esc_len,
-            reachable,
+            all_reachable,
             new_ent,
             arrays[-1],
             self.field.labels(new_ent),
