@@ -604,6 +604,7 @@ class DistanceTable:
             field.labels(ent),
         )
         slots = np.flatnonzero(self._used).astype(np.int64)
+        anchors, widths = _anchors(added, self._pts, slots[old_q.reachable[slots]], old_field)
         sources, dests_ptr, dests = affected_pairs(
             slots,
             self._dist,
@@ -615,6 +616,8 @@ class DistanceTable:
             added,
             removed,
             self._reach,
+            anchors,
+            widths,
         )
         graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers, self._reach)
         self._write_pairs(sources, dests_ptr, dests, graph)
@@ -760,6 +763,33 @@ def _buffered(keys: list[tuple[float, float, float]]) -> np.ndarray:
     if not keys:
         return NO_DISK
     return np.array([(x, y, planning_radius(r)) for x, y, r in keys], dtype=np.float64)
+
+
+def _anchors(
+    disks: np.ndarray, pts: np.ndarray, candidates: np.ndarray, field: SamField
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per disk ``(x, y, R)`` added, its anchor for ``way_bounds``: the nearest of the
+    ``candidates`` (slots reachable in ``field``, the SAMs before the edit), with ``w`` its
+    km to the disk's far side, when the disk of radius ``w`` round the centre is clear of
+    ``field``'s disks (so is every segment from the anchor to a point of the disk); else -1.
+    A pop-up next to a target has it as its anchor."""
+    anchors = np.full(disks.shape[0], -1, dtype=np.int64)
+    widths = np.zeros(disks.shape[0])
+    if not candidates.size:
+        return anchors, widths
+    for k, (x, y, r) in enumerate(disks.tolist()):
+        d = np.hypot(pts[candidates, 0] - x, pts[candidates, 1] - y)
+        m = int(np.argmin(d))
+        w = float(d[m]) + r
+        gaps = np.hypot(field.centers[:, 0] - x, field.centers[:, 1] - y) - field.radii
+        if not gaps.size or float(gaps.min()) > w + _CLEAR:
+            anchors[k], widths[k] = candidates[m], w
+    return anchors, widths
+
+
+# How far beyond ``w`` the SAMs before an edit must be for an anchor: many times the graph's
+# tolerance (a way may touch a disk within TOL), far below any margin.
+_CLEAR = 1e-6
 
 
 def _escape_lengths(pts: np.ndarray, esc: np.ndarray) -> np.ndarray:

@@ -27,6 +27,8 @@ from planner.geometry import (
     SamField,
     planning_radius,
 )
+from planner.geometry._incremental import way_bounds
+from planner.geometry.distance_table import _anchors
 
 # Integers half the time: symmetric worlds, ties between two equal paths, points on circles.
 coord = st.one_of(st.floats(0.0, 100.0, allow_nan=False), st.integers(0, 100).map(float))
@@ -493,6 +495,105 @@ def test_a_sync_with_reaches_equals_the_table_from_scratch(case, more):
     scratch = DistanceTable(after, moved, reach=new_reach)
     _equal_where_exact(table, scratch, sorted(moved))
     _bounded_as_the_contract_says(table)
+
+
+@st.composite
+def pop_ups_in_a_maze(draw):
+    """A world whose ways wind (big SAMs among the points), points with and without
+    reaches, and small SAMs popping up next to points: each pop-up has an anchor (the point
+    beside it) when nothing stands between them, else none (a SAM within its reach)."""
+    big = st.tuples(coord, coord, st.floats(5.0, 25.0))
+    sams = {f"S{i}": s for i, s in enumerate(draw(st.lists(big, min_size=2, max_size=7)))}
+    points = draw(st.lists(st.tuples(coord, coord), min_size=4, max_size=14))
+    reach = {f"P{i}": draw(_REACHES) for i in range(len(points))}
+    near = st.tuples(
+        st.integers(0, len(points) - 1), st.floats(0.3, 6.0), st.floats(0.0, 6.3), radius
+    )
+    pops = {}
+    for n, (k, off, angle, r) in enumerate(draw(st.lists(near, min_size=1, max_size=3))):
+        x, y = points[k]
+        pops[f"Q{n}"] = (x + off * math.cos(angle), y + off * math.sin(angle), min(r, 3.0))
+    return sams, {f"P{i}": p for i, p in enumerate(points)}, reach, pops
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=pop_ups_in_a_maze())
+def test_pop_ups_beside_points_on_winding_ways_equal_the_table_from_scratch(case):
+    # The anchor's bound (``_incremental.way_bounds``) skips the pairs whose ways pass far
+    # from a pop-up in the table's own distances: it must skip none whose way it blocks.
+    sams, points, reach, pops = case
+    table = DistanceTable(sams, points, reach=reach)
+    table.sync(sams | pops, points, reach)
+    keys = sorted(points)
+    scratch = DistanceTable(sams | pops, points, reach=reach)
+    _equal_where_exact(table, scratch, keys)
+    _bounded_as_the_contract_says(table)
+    table.sync(sams, points, reach)  # and gone again
+    _equal_where_exact(table, DistanceTable(sams, points, reach=reach), keys)
+
+
+def _cup() -> tuple[dict[str, tuple[float, float, float]], dict[str, tuple[float, float]]]:
+    """A cup of SAMs open at the bottom, a point ``a`` inside it under its wall, and a road
+    from ``i`` to ``j`` just above the wall: from ``i`` to ``a`` is the long way round."""
+    sams = {f"T{k}": (35.0 + 3.0 * k, 47.0, 2.0) for k in range(11)}
+    for k in range(9):
+        sams |= {f"L{k}": (35.0, 20.0 + 3.0 * k, 2.0), f"R{k}": (65.0, 20.0 + 3.0 * k, 2.0)}
+    return sams, {"a": (50.0, 44.0), "i": (0.0, 50.5), "j": (100.0, 50.5)}
+
+
+def test_a_pop_up_whose_nearest_point_is_behind_a_wall_has_no_anchor():
+    # ``a`` is the nearest point to the pop-up on the road, but its ways to ``i`` and ``j``
+    # go round the cup: as an anchor it would call the road far from the pop-up (it is on
+    # it). The wall within reach of the pop-up refuses it.
+    sams, points = _cup()
+    table = DistanceTable(sams, points)
+    assert table.dist("i", "j") == pytest.approx(100.0)
+    assert table.dist("i", "a") > 75.0  # round the cup
+    pop = {"pop": (50.0, 50.5, 1.0)}
+    disks = np.array([(50.0, 50.5, planning_radius(1.0))])
+    slots = np.arange(len(points), dtype=np.int64)
+    anchors, _ = _anchors(disks, table._pts, slots, table.field)  # noqa: SLF001
+    assert anchors.tolist() == [-1]
+    table.sync(sams | pop, points)
+    assert table.dist("i", "j") == pytest.approx(DistanceTable(sams | pop, points).dist("i", "j"))
+    assert table.dist("i", "j") > 100.0
+
+
+def test_an_anchor_keeps_only_the_pairs_whose_ways_pass_near_the_pop_up(monkeypatch):
+    # Points on both sides of a big SAM: their ways wind round it, and their ellipses are
+    # wide. A pop-up beside a point on the west side, in the open: its anchor is that point.
+    sams = {"S": (50.0, 50.0, 30.0)}
+    points = {f"W{k}": (5.0, 10.0 + 10.0 * k) for k in range(9)}
+    points |= {f"E{k}": (95.0, 10.0 + 10.0 * k) for k in range(9)}
+    pop = {"pop": (8.0, 50.0, 1.0)}
+    table = DistanceTable(sams, points)
+    report = table.sync(sams | pop, points)[0]
+    _same_as_scratch(table)
+    monkeypatch.setattr(
+        "planner.geometry.distance_table._anchors",
+        lambda disks, *_: (np.full(len(disks), -1, dtype=np.int64), np.zeros(len(disks))),
+    )
+    straight = DistanceTable(sams, points)
+    straight_report = straight.sync(sams | pop, points)[0]
+    _same_as_scratch(straight)
+    # W4's 17 pairs (the pop-up is 3 km from it) and a few passing by, against 35
+    assert 17 <= report.pairs < straight_report.pairs, (report.pairs, straight_report.pairs)
+
+
+def test_way_bounds_read_the_anchor_only_where_the_table_is_exact():
+    # Point 1's value to the anchor (0) is beyond their reach (10): it may be any longer way,
+    # or inf, so only the straight km bounds it. Point 2's is exact (inf reaches).
+    pts = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 8.0]])
+    inf = math.inf
+    dist = np.array([[0.0, inf, 30.0], [inf, 0.0, inf], [30.0, inf, 0.0]])
+    reach = np.array([inf, 10.0, inf])
+    disks = np.array([[1.0, 0.0, 0.5]])
+    slots = np.arange(3, dtype=np.int64)
+    to = np.hypot(pts[:, 0] - 1.0, pts[:, 1])[None, :]
+    low = way_bounds(slots, dist, pts, reach, disks, to, np.array([0]), np.array([1.5]))
+    assert low[0, 1] == pytest.approx(5.0 - 0.5)  # straight: |p c| - R
+    assert low[0, 2] == pytest.approx(30.0 - 1.5)  # the table's: D(p, a) - w
+    assert low[0, 0] == pytest.approx(0.5)  # the anchor itself: its straight km
 
 
 def test_a_reach_that_changes_alone_redoes_the_point():
