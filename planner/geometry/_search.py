@@ -98,6 +98,8 @@ def query_entries(
     redo: np.ndarray,
     old_ptr: np.ndarray,
     old_circ: np.ndarray,
+    old_ang: np.ndarray,
+    old_len: np.ndarray,
     old_side: np.ndarray,
     new_to_old: np.ndarray,
     was_full: np.ndarray,
@@ -115,7 +117,10 @@ def query_entries(
     r)``, k = 0 for none): a way that was clear stays clear unless it meets one added; a way
     that was blocked is tested again only if it meets one removed. Ways onto a new circle, or onto one
     that was inside another disk (``was_full``), are tested in full. The result is the same
-    as testing everything.
+    as testing everything. With disks only added, a circle's old entries (``old_ang``,
+    ``old_len``) are kept as they were when every disk added is farther from the point than
+    the circle's centre (a way onto the circle is shorter than that): no trigonometry for the
+    millions of entries of a swarm's points that a pop-up cannot touch.
 
     A point has no entry longer than its ``limit`` (km; inf: none): a way from it that is
     no longer than that never takes one (a drone's start, searched only as far as its
@@ -132,6 +137,7 @@ def query_entries(
     e = 0
     stamp = np.zeros(m, np.int64)
     mark = 0
+    only_added = removed.shape[0] == 0
     for q in range(n):
         if reachable[q]:
             px = eff[q, 0]
@@ -139,6 +145,12 @@ def query_entries(
             lim = limit[q]
             o = old_ptr[q] if not redo[q] else 0
             o_end = old_ptr[q + 1] if not redo[q] else 0
+            clear = -math.inf  # ways onto circles nearer than this meet no disk added
+            if only_added:
+                clear = math.inf
+                for a in range(added.shape[0]):
+                    gap = math.hypot(px - added[a, 0], py - added[a, 1]) - added[a, 2] - TOL
+                    clear = min(clear, gap)
             for k in range(m):
                 if full[k]:
                     continue
@@ -146,9 +158,11 @@ def query_entries(
                 # The old entries of this point on the same circle, by side.
                 had0 = False
                 had1 = False
+                first = o
                 if ko >= 0:
                     while o < o_end and old_circ[o] < ko:
                         o += 1
+                    first = o
                     while o < o_end and old_circ[o] == ko:
                         if old_side[o] == 0:
                             had0 = True
@@ -156,7 +170,7 @@ def query_entries(
                             had1 = True
                         o += 1
                 fresh = redo[q] or ko < 0 or was_full[k]
-                if not fresh and not had0 and not had1 and removed.shape[0] == 0:
+                if not fresh and not had0 and not had1 and only_added:
                     # only disks added: no way onto this circle opens (a point on it had
                     # its entry before too), so none is worked out (a swarm's pop-ups
                     # spent most of a 280 ms pass on these)
@@ -165,6 +179,18 @@ def query_entries(
                 cy = centers[k, 1]
                 r = radii[k]
                 d = math.hypot(px - cx, py - cy)
+                if not fresh and only_added and d < clear:
+                    for f in range(first, o):  # as they were: nothing added comes near
+                        circ = _grow(circ, e)
+                        angs = _grow(angs, e)
+                        lens = _grow(lens, e)
+                        sides = _grow(sides, e)
+                        circ[e] = k
+                        angs[e] = old_ang[f]
+                        lens[e] = old_len[f]
+                        sides[e] = old_side[f]
+                        e += 1
+                    continue
                 if d - r > lim + TOL:  # every way onto it is longer than the limit
                     continue
                 base = math.atan2(py - cy, px - cx)

@@ -589,8 +589,9 @@ class DistanceTable:
             | np.any(eff != old_q.eff, axis=1)
             | (np.isnan(esc[:, 0]) != np.isnan(old_q.esc[:, 0]))
         )
+        ptr, circ, ang, length = old_q.ent[:4]
         delta = EntryDelta(
-            redo, old_q.ent[0], old_q.ent[1], old_q.side, new_to_old, was_full, added, removed
+            redo, ptr, circ, ang, length, old_q.side, new_to_old, was_full, added, removed
         )
         ent, side = field.entries(eff, reachable, delta, self._reach)
         self._q = Queries(

@@ -77,11 +77,14 @@ class EntryDelta:
     old numbering): ``new_to_old`` maps each circle to its old index (-1: new), ``was_full``
     marks circles that were inside another disk (or new), ``added`` / ``removed`` are the
     buffered disks that came and went ((k, 3) of ``(x, y, r)``, ``NO_DISK`` for none), and ``redo`` the
-    points to test in full (their escape changed)."""
+    points to test in full (their escape changed). ``old_ang`` and ``old_len`` are the old
+    entries' angles and lengths: an entry no disk added can meet is kept as it was."""
 
     redo: np.ndarray
     old_ptr: np.ndarray
     old_circ: np.ndarray
+    old_ang: np.ndarray
+    old_len: np.ndarray
     old_side: np.ndarray
     new_to_old: np.ndarray
     was_full: np.ndarray
@@ -326,6 +329,8 @@ class SamField:
                 redo=np.ones(n, dtype=bool),
                 old_ptr=np.zeros(n + 1, dtype=np.int64),
                 old_circ=none_i,
+                old_ang=np.zeros(0),
+                old_len=np.zeros(0),
                 old_side=none_i,
                 new_to_old=np.full(self.centers.shape[0], -1, dtype=np.int64),
                 was_full=np.ones(self.centers.shape[0], dtype=bool),
@@ -342,6 +347,8 @@ class SamField:
             delta.redo,
             delta.old_ptr,
             delta.old_circ,
+            delta.old_ang,
+            delta.old_len,
             delta.old_side,
             delta.new_to_old,
             delta.was_full,

@@ -532,6 +532,25 @@ def test_pop_ups_beside_points_on_winding_ways_equal_the_table_from_scratch(case
     _equal_where_exact(table, DistanceTable(sams, points, reach=reach), keys)
 
 
+def test_a_pop_up_beside_the_far_end_of_a_tangent_blocks_it_though_the_circle_is_nearer():
+    # P's tangent onto S is 8 km long (S 10 km away, 6 in radius): a pop-up 6.5 km from P
+    # beside its far end blocks it, though it is farther from P than S's circle (4 km). The
+    # entries kept as they were (``query_entries``) are only those nearer than the pop-up.
+    sams = {"S": (10.0, 0.0, 6.0)}
+    r = planning_radius(6.0)
+    t = math.acos(r / 10.0)  # P's tangent point at +alpha, seen from S's centre
+    tx, ty = 10.0 + r * math.cos(math.pi - t), r * math.sin(math.pi - t)
+    points = {"P": (0.0, 0.0), "Q": (20.0, 0.5), "R": (10.0, 12.0)}
+    table = DistanceTable(sams, points)
+    pop = {"pop": (0.9 * tx, 0.9 * ty, 0.3)}
+    table.sync(sams | pop, points)
+    scratch = DistanceTable(sams | pop, points)
+    got, want = table._q, scratch._q  # noqa: SLF001
+    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
+        np.testing.assert_array_equal(g, w)
+    _same_as_scratch(table)
+
+
 def _cup() -> tuple[dict[str, tuple[float, float, float]], dict[str, tuple[float, float]]]:
     """A cup of SAMs open at the bottom, a point ``a`` inside it under its wall, and a road
     from ``i`` to ``j`` just above the wall: from ``i`` to ``a`` is the long way round."""
