@@ -430,6 +430,13 @@ async def fly(scenario, args, console: Console, store: Path | None) -> dict[str,
             f"planning rounds: {len(rounds)} ({committed} committed); latency ms"
             f" p50 {statistics.median(lat):.0f}, p95 {p95:.0f}, max {lat[-1]:.0f}"
         )
+        console.print(
+            "each round (trigger at tick: ms): "
+            + ", ".join(
+                f"{r.trigger.split(' +')[0]} at {r.asked_tick}: {r.latency_ms:.0f}" for r in rounds
+            ),
+            soft_wrap=True,
+        )
         figures |= {"rounds": len(rounds), "committed": committed}
         figures |= {"replan_p50": statistics.median(lat), "replan_p95": p95}
         events = [r for r in _records(sink) if isinstance(r, EventRecord)]

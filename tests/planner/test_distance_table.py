@@ -27,7 +27,7 @@ from planner.geometry import (
     SamField,
     planning_radius,
 )
-from planner.geometry._incremental import way_bounds
+from planner.geometry._incremental import fewer_sources, way_bounds
 from planner.geometry.distance_table import _anchors
 
 # Integers half the time: symmetric worlds, ties between two equal paths, points on circles.
@@ -654,6 +654,32 @@ def test_a_way_just_within_the_reach_is_exact_however_it_winds(sams, points, pic
                     assert t.dist("P0", key) == pytest.approx(want, rel=1e-9, abs=1e-9), key
                 else:
                     assert t.dist("P0", key) > reach
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pairs=st.sets(st.tuples(st.integers(0, 30), st.integers(0, 30))).map(
+        lambda ps: sorted({(min(a, b), max(a, b)) for a, b in ps if a != b})
+    )
+)
+def test_fewer_sources_keep_every_pair_once_and_search_from_the_busier_point(pairs):
+    by_first: dict[int, list[int]] = {}
+    for a, b in pairs:
+        by_first.setdefault(a, []).append(b)
+    sources = np.array(sorted(by_first), dtype=np.int64)
+    ptr = np.cumsum([0] + [len(by_first[a]) for a in sources]).astype(np.int64)
+    dests = np.array([b for a in sources for b in by_first[a]], dtype=np.int64)
+    got_sources, got_ptr, got_dests = fewer_sources(sources, ptr, dests, 31)
+    got = [
+        (int(got_sources[k]), int(j))
+        for k in range(len(got_sources))
+        for j in got_dests[got_ptr[k] : got_ptr[k + 1]]
+    ]
+    assert sorted((min(a, b), max(a, b)) for a, b in got) == pairs  # each once, none new
+    assert len(got_sources) <= len(sources)
+    degree = np.bincount(np.array(pairs, dtype=np.int64).ravel(), minlength=31)
+    assert all(degree[a] >= degree[b] for a, b in got)
+    assert np.all(np.diff(got_sources) > 0) and np.all(np.diff(got_ptr) > 0)
 
 
 @settings(max_examples=100, deadline=None)
