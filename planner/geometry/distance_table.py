@@ -15,7 +15,9 @@ Contract
   SAM added, moved or removed rebuilds the SAMs' tangent graph (bitangents: cheap), updates
   the points' entries where the disk meets them, redoes the points whose escape changed, and
   recomputes only the pairs whose path may meet the disk or could now pass where it was
-  (``_incremental.affected_pairs``), one Dijkstra per source of such pairs.
+  (``_incremental.affected_pairs``: straight-line bounds, and for a disk added a bound in the
+  table's own distances through a point beside it), one Dijkstra per source of such pairs,
+  each pair searched from whichever of its points has more.
 * A point may have a ``reach`` (km; inf by default): a drone's start with that much fuel.
   A pair whose way is no longer than the smaller reach of its two points is exact. Beyond
   it, the pair holds more than that reach: the straight km when even that is farther (a
