@@ -195,32 +195,8 @@ def affected_pairs(
     has_removed = removed.shape[0] > 0
     s = 0
     t = 0
-    # A redone point's pairs first, with it as the source: one search for its row, not one
-    # for each point before it (4,700 searches for ten pop-ups at 1,000 drones).
     for a in range(n):
         i = slots[a]
-        if not redo[i]:
-            continue
-        start = t
-        if t + n > dests.shape[0]:
-            grown = np.empty(2 * dests.shape[0] + n, np.int64)
-            grown[:t] = dests[:t]
-            dests = grown
-        for b in range(n):
-            j = slots[b]
-            if j == i or (redo[j] and b < a):  # two redone points' pair once
-                continue
-            if _within(i, j, pts, reach):
-                dests[t] = j
-                t += 1
-        if t > start:
-            sources[s] = i
-            s += 1
-            dests_ptr[s] = t
-    for a in range(n):
-        i = slots[a]
-        if redo[i]:
-            continue
         row = dist[i]
         start = t
         if t + n > dests.shape[0]:  # room for a whole row
@@ -229,9 +205,11 @@ def affected_pairs(
             dests = grown
         for b in range(a + 1, n):
             j = slots[b]
-            if redo[j] or not _within(i, j, pts, reach):
+            if not _within(i, j, pts, reach):
                 continue
-            if not (reachable[i] and reachable[j]):
+            if redo[i] or redo[j]:
+                hit = True
+            elif not (reachable[i] and reachable[j]):
                 hit = False  # unreachable before and after: still apart
             else:
                 d = row[j]
@@ -272,7 +250,8 @@ def fewer_sources(
     """The same pairs (CSR by source, each once) with each searched from whichever of its
     points has more pairs: every source costs a search, and a pop-up's pairs join the
     points on one side of it to those on the other (3,400 searches at 1,000 drones, each
-    for a few points). Points numbered below ``size``."""
+    for a few points). The pairs as given when that would make more sources (it can: the
+    choice is greedy). Points numbered below ``size``."""
     degree = np.zeros(size, np.int64)
     for a in range(sources.shape[0]):
         for t in range(dests_ptr[a], dests_ptr[a + 1]):
@@ -297,6 +276,8 @@ def fewer_sources(
         order[fill[frm[t]]] = to[t]
         fill[frm[t]] += 1
     used = np.flatnonzero(count[1:] > 0)
+    if used.shape[0] > sources.shape[0]:
+        return sources.copy(), dests_ptr.copy(), dests.copy()
     ptr = np.zeros(used.shape[0] + 1, np.int64)
     for a in range(used.shape[0]):
         ptr[a + 1] = start[used[a] + 1]

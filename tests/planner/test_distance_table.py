@@ -678,7 +678,9 @@ def test_fewer_sources_keep_every_pair_once_and_search_from_the_busier_point(pai
     assert sorted((min(a, b), max(a, b)) for a, b in got) == pairs  # each once, none new
     assert len(got_sources) <= len(sources)
     degree = np.bincount(np.array(pairs, dtype=np.int64).ravel(), minlength=31)
-    assert all(degree[a] >= degree[b] for a, b in got)
+    as_given = got == [(a, b) for a in sources for b in by_first[a]]
+    # the greedy choice can make more sources: then the pairs come back as given
+    assert as_given or all(degree[a] >= degree[b] for a, b in got)
     assert np.all(np.diff(got_sources) > 0) and np.all(np.diff(got_ptr) > 0)
 
 
