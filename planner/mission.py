@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
@@ -83,6 +83,9 @@ class Mission:
     sams: SamField
     paths: PathTable
     index: dict[str, int] = field(init=False)
+    _routes: dict[tuple[int, ...], Path] = field(
+        init=False, default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.index = {node_id: i for i, node_id in enumerate(self.node_ids)}
@@ -127,10 +130,16 @@ class Mission:
         """Length (km) of a node route, summed leg by leg."""
         return float(sum(self.dist[a, b] for a, b in zip(route, route[1:])))
 
-    def route_path(self, route: list[int]) -> Path:
-        """The geometry of a whole route: its legs joined in order."""
-        legs = [self.paths.path(a, b) for a, b in zip(route, route[1:])]
-        return Path.concat(legs)
+    def route_path(self, route: Sequence[int]) -> Path:
+        """The geometry of a whole route: its legs joined in order, joined once per
+        mission (a round's plan has its 1,000 routes joined for its solution's polylines
+        and again for its flights' commands)."""
+        key = tuple(route)
+        path = self._routes.get(key)
+        if path is None:
+            legs = [self.paths.path(a, b) for a, b in zip(key, key[1:])]
+            path = self._routes[key] = Path.concat(legs)
+        return path
 
     def ids(self, route: list[int]) -> list[str]:
         """Node indices to scenario ids."""

@@ -52,7 +52,7 @@ class Flight:
         if len(nodes) < 2:
             return None
         legs = [mission.paths.path(a, b) for a, b in zip(nodes, nodes[1:])]
-        path = Path.concat(legs)
+        path = mission.route_path(nodes)  # the legs joined, as the solution's polyline was
         if path.length <= 0.0:
             return None
         targets = mission.is_target  # kept by the mission: a set per route was 1,000 x 5,000

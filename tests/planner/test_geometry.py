@@ -345,6 +345,19 @@ def test_concat_and_reverse():
         Path.concat([])
 
 
+def test_a_path_is_reversed_once_and_its_reverse_back_is_itself():
+    # a leg the distance table keeps is read backwards by every round: made once, and equal
+    # to the pieces reversed one by one
+    field = SamField([(0.0, 0.0, 10.0)])
+    leg = field.shortest_path((-30.0, 0.0), (0.0, 30.0))
+    assert leg is not None
+    back = leg.reversed()
+    assert back is leg.reversed() and back.reversed() is leg
+    fresh = Path(tuple(p.reversed() for p in reversed(leg.pieces)), leg.length)
+    assert back == fresh and back.length == leg.length
+    assert back.start == leg.end and back.end == leg.start
+
+
 # ----------------------------------------------------------------------------------------
 # 6. corner cases
 # ----------------------------------------------------------------------------------------

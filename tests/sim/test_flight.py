@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from planner.geometry import Path
 from planner.mission import compile_mission
 from sim.flight import Flight, hold_circle, slice_path
 from tests.sim.conftest import efficient_plan
@@ -25,6 +26,18 @@ def test_route_flight_puts_each_target_at_its_leg_end(demo):
             target = demo.environment.target(target_id)
             assert math.hypot(x - target.x, y - target.y) < 1e-9
         assert flight.length == pytest.approx(route.distance, abs=1e-9)
+
+
+def test_a_routes_path_is_joined_once_for_its_polyline_and_its_flight(demo):
+    mission, solution = efficient_plan(demo)
+    route = max(solution.routes.values(), key=lambda r: r.distance)
+    nodes = mission.nodes(route.route)
+    path = mission.route_path(nodes)
+    legs = [mission.paths.path(a, b) for a, b in zip(nodes, nodes[1:])]
+    assert path == Path.concat(legs) and mission.route_path(tuple(nodes)) is path
+    flight = Flight.from_route(mission, route.route)
+    assert flight is not None and flight.path is path
+    assert [list(p) for p in path.sample()] == [list(p) for p in route.path]
 
 
 def test_slice_path_keeps_the_rest_of_the_geometry(demo):
