@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from planner.geometry import Path
-from planner.geometry.contact import Disk, first_contact, path_box
+from planner.geometry.contact import Disk, first_contact, path_box, piece_boxes
 
 __all__ = ["Contacts", "Found", "Known"]
 
@@ -49,9 +49,10 @@ class Contacts:
     def work_out(self, known: Known, paths: Iterable[Path]) -> None:
         """Each path's first contact with ``known`` (a worker thread)."""
         for path in paths:
-            hit = first_contact(path, known.disks)
+            boxes = piece_boxes(path)  # the pieces' boxes, for both
+            hit = first_contact(path, known.disks, boxes=boxes)
             found = None if hit is None else (hit[0], known.ids[hit[1]])
-            box = path_box(path)
+            box = path_box(path, boxes)
             with self._lock:
                 self._found[id(path)] = (path, known.version, found)
                 self._boxes[id(path)] = (path, box)

@@ -17,7 +17,7 @@ import numpy as np
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece
 
-__all__ = ["Disk", "first_contact", "may_meet", "path_box"]
+__all__ = ["Disk", "first_contact", "may_meet", "path_box", "piece_boxes"]
 
 Disk = tuple[float, float, float]  # x, y, radius (km)
 
@@ -25,11 +25,16 @@ _EPS = 1e-12
 
 
 def first_contact(
-    path: Path, disks: Sequence[Disk], *, start: float = 0.0
+    path: Path,
+    disks: Sequence[Disk],
+    *,
+    start: float = 0.0,
+    boxes: np.ndarray | None = None,
 ) -> tuple[float, int] | None:
     """The first arc length ``s >= start`` at which ``path`` is strictly inside one of
     ``disks``, and that disk's index; None if it never is. A path that only touches a
-    circle (tangent, or running along it) is not inside."""
+    circle (tangent, or running along it) is not inside. ``boxes``: the path's
+    ``piece_boxes``, when the caller has them."""
     if not disks:
         return None
     # Only the disks whose box meets a piece's box can contain a point of it: at swarm
@@ -41,7 +46,7 @@ def first_contact(
         return None
     # every piece's box against every disk's in one test (a swarm's plan: 1,000 paths of a
     # dozen pieces, a numpy call per piece was 30 ms of the round), pieces near none skipped
-    box = np.array([_box(piece) for piece in pieces]).T
+    box = piece_boxes(path).T if boxes is None else boxes.T
     near_all = (
         (lo_x[None, :] < box[1][:, None])
         & (hi_x[None, :] > box[0][:, None])
@@ -69,17 +74,21 @@ def first_contact(
     return None
 
 
-def path_box(path: Path) -> tuple[float, float, float, float]:
-    """A box round the whole path (x min, x max, y min, y max), a little wide."""
-    boxes = [_box(piece) for piece in path.pieces]
-    if not boxes:
+def piece_boxes(path: Path) -> np.ndarray:
+    """(pieces, 4): a box round each piece (x min, x max, y min, y max), a little wide: an
+    arc's is its whole circle's. What ``first_contact`` and ``path_box`` are made from."""
+    return np.array([_box(piece) for piece in path.pieces], dtype=np.float64).reshape(-1, 4)
+
+
+def path_box(path: Path, boxes: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """A box round the whole path (x min, x max, y min, y max), a little wide; from its
+    ``piece_boxes`` when the caller has them (a plan's 1,000 flights: made once for both)."""
+    boxes = piece_boxes(path) if boxes is None else boxes
+    if not boxes.shape[0]:
         return math.inf, -math.inf, math.inf, -math.inf
-    return (
-        min(b[0] for b in boxes),
-        max(b[1] for b in boxes),
-        min(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
+    lo = boxes.min(axis=0).tolist()
+    hi = boxes.max(axis=0).tolist()
+    return lo[0], hi[1], lo[2], hi[3]
 
 
 def may_meet(box: tuple[float, float, float, float], disks: Sequence[Disk]) -> bool:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.geometry import Arc, Line, Path, SamField
-from planner.geometry.contact import _entry, first_contact, may_meet, path_box
+from planner.geometry.contact import _entry, first_contact, may_meet, path_box, piece_boxes
 
 coord = st.floats(-20, 20, allow_nan=False)
 radius = st.floats(0.2, 6)
@@ -106,6 +106,13 @@ def test_planned_paths_avoid_their_sams_and_contact_finds_new_ones(sams, p, q, o
         assert got is not None and got[0] <= want + 1e-9
     # ``may_meet`` spares the exact test: it may say True for nothing, never False for a contact
     assert got is None or may_meet(path_box(path), [other])
+    # the pieces' boxes made once (as the plan's flights have theirs) answer the same
+    boxes = piece_boxes(path)
+    assert first_contact(path, [other], boxes=boxes) == got
+    x0, x1, y0, y1 = path_box(path, boxes)
+    drawn = path.sample()
+    assert (drawn[:, 0] >= x0).all() and (drawn[:, 0] <= x1).all()
+    assert (drawn[:, 1] >= y0).all() and (drawn[:, 1] <= y1).all()
 
 
 def _depth(path: Path, disk, s: float) -> float:
