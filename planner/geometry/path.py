@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,13 +64,23 @@ class Path:
     def reversed(self) -> Path:
         """The same curve flown backwards (same length), made once: a leg the distance
         table keeps is read backwards by every round's mission (a swarm's round reversed
-        3,000 legs, 15-20 ms of Python), and the reverse of the reverse is this path."""
-        back: Path | None = self.__dict__.get("_reversed")
+        3,000 legs, 15-20 ms of Python), and the reverse of the reverse is this path while
+        it lives. The reverse knows its path by a weak reference: a cycle would leave every
+        reversed path to the cyclic collector, which runs between ticks."""
+        state = self.__dict__
+        back: Path | None = state.get("_reversed")
+        if back is None:
+            of = state.get("_reverse_of")
+            back = None if of is None else of()
         if back is None:
             back = Path(tuple(p.reversed() for p in reversed(self.pieces)), self.length)
-            object.__setattr__(back, "_reversed", self)
             object.__setattr__(self, "_reversed", back)
+            object.__setattr__(back, "_reverse_of", weakref.ref(self))
         return back
+
+    def __getstate__(self) -> dict[str, object]:
+        # the reverse made once is a cache (and a weak reference cannot be pickled)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_reversed", "_reverse_of")}
 
     def locate(self, s: float) -> tuple[float, float, float]:
         """(x, y, heading) at arc length ``s`` from the start, clamped to [0, length]."""

@@ -6,7 +6,10 @@ their own visibility graph) rather than by re-using the module's internals.
 
 from __future__ import annotations
 
+import gc
 import math
+import pickle
+import weakref
 from unittest import mock
 
 import numpy as np
@@ -356,6 +359,19 @@ def test_a_path_is_reversed_once_and_its_reverse_back_is_itself():
     fresh = Path(tuple(p.reversed() for p in reversed(leg.pieces)), leg.length)
     assert back == fresh and back.length == leg.length
     assert back.start == leg.end and back.end == leg.start
+    # no cycle: a reversed path goes with its last reference, not at the cyclic collector's
+    # next pass (which runs between ticks)
+    gc.disable()
+    try:
+        made = Path.from_pieces([Line((0.0, 0.0), (2.0, 0.0))])
+        gone = weakref.ref(made.reversed())
+        del made
+        assert gone() is None
+    finally:
+        gc.enable()
+    # the cache is not pickled (a process pool's missions carry their legs)
+    again = pickle.loads(pickle.dumps(back))
+    assert again == back and again.reversed() == leg
 
 
 # ----------------------------------------------------------------------------------------
