@@ -138,7 +138,12 @@ class Mission:
         path = self._routes.get(key)
         if path is None:
             legs = [self.paths.path(a, b) for a, b in zip(key, key[1:])]
-            path = self._routes[key] = Path.concat(legs)
+            path = Path.concat(legs)
+            # a few plans' worth: the plan in force's mission lives on while tools and
+            # what-ifs build route after route on it, and only a plan's own reuse is sought
+            if len(self._routes) >= 4 * len(self.drones) + 64:
+                self._routes.clear()
+            self._routes[key] = path
         return path
 
     def ids(self, route: list[int]) -> list[str]:

@@ -38,6 +38,10 @@ def test_a_routes_path_is_joined_once_for_its_polyline_and_its_flight(demo):
     flight = Flight.from_route(mission, route.route)
     assert flight is not None and flight.path is path
     assert [list(p) for p in path.sample()] == [list(p) for p in route.path]
+    # the routes kept are a few plans' worth, however many routes are asked of the mission
+    for k in range(4 * len(mission.drones) + 200):
+        mission.route_path((nodes[0], *nodes[1:-1], nodes[-1], nodes[-1], *([nodes[-1]] * k)))
+    assert len(mission._routes) <= 4 * len(mission.drones) + 64  # noqa: SLF001
 
 
 def test_slice_path_keeps_the_rest_of_the_geometry(demo):
