@@ -33,6 +33,7 @@ from planner.geometry import (
     planning_radius,
 )
 from planner.geometry._disks import inside_any, strictly_inside
+from planner.geometry.margins import TRUE_TOL
 from planner.geometry.sam_field import static_nodes
 
 EPS = 1e-9
@@ -427,6 +428,35 @@ def test_inside_true_many_asked_again_answers_the_same_and_new_points_their_own(
     assert field.inside_true_many(moved).tolist() == [False, True, True]
     assert field.inside_true_many(moved[:2]).tolist() == [False, True]
     assert field.inside_true_many(pts).tolist() == [True, False, True]
+
+
+@settings(max_examples=60)
+@given(
+    sams=st.lists(
+        st.tuples(st.floats(-50, 50), st.floats(-50, 50), st.floats(0.5, 20.0)),
+        min_size=1,
+        max_size=12,
+    ),
+    picks=st.lists(
+        st.tuples(st.integers(0, 11), st.floats(0, 2 * math.pi), st.sampled_from([-1, 0, 1])),
+        min_size=1,
+        max_size=40,
+    ),
+)
+def test_inside_true_many_through_the_grid_is_every_disk_tested(sams, picks):
+    """The true-disk test read through the buffered disks' grid answers as testing every
+    disk does, for points on the true circles and a hair either side of them."""
+    field = SamField(sams)
+    pts = []
+    for k, angle, side in picks:
+        x, y = field.centers[k % field.centers.shape[0]]
+        r = field.true_radii[k % field.centers.shape[0]] + side * 2e-7
+        pts.append((x + r * math.cos(angle), y + r * math.sin(angle)))
+    pts += [(x, y) for x, y in field.centers]  # the centres: inside
+    points = np.array(pts)
+    every = strictly_inside(points, field.centers, field.true_radii, TRUE_TOL).any(axis=1)
+    assert field.inside_true_many(points).tolist() == every.tolist()
+    assert field.inside_true_many(points)[-field.centers.shape[0] :].all()
 
 
 def test_point_inside_true_disk_is_unreachable():
