@@ -82,6 +82,7 @@ from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
+from executive.loop.workers import install_workers
 from executive.traces.fork import ForkPoint
 from executive.traces.loss import describe
 from executive.traces.sinks import backlog, drain, dropped_by, lost_by, settle
@@ -593,6 +594,8 @@ class Executive:
         # instead of every 5: a tick waits about that long for it (``_SWITCH_INTERVAL_S``).
         switch = sys.getswitchinterval()
         sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
+        if speed is not None:  # and they get a core after the tick (executive.loop.workers)
+            install_workers(asyncio.get_running_loop())
         # Paced, the cyclic collector runs between ticks, never in one (``collector``);
         # its set-up pass is done before the clock starts, so it delays no tick.
         collector = self.collector = Collector(sim.tick_hz) if self.speed is not None else None
