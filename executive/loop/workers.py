@@ -14,6 +14,8 @@ start; the threads they start (a compile's pool, a spare matrix's prefault) inhe
 priority (Linux threads do). Elsewhere (no per-thread priority) the threads run as
 before. An unprivileged process can lower a thread's priority but never raise it back, so
 these threads stay low for their lives: they only ever serve the loop's background work.
+Nor can it raise the tick's instead, which is why the workers step down: on a machine
+shared with other busy programs, the rounds now yield to those too, not only to the tick.
 """
 
 from __future__ import annotations
