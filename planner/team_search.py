@@ -89,8 +89,9 @@ costs too much: the search goes window by window (``_solve_large``)."""
 LARGE_NODES = 2_000
 """Above this many nodes, the mean finite distance is summed in one pass, not copied out."""
 # the search's large arrays (nearest ends, routes) in memory used before: a round's need no
-# page faults of their own
-_SCRATCH = ScratchPool()
+# page faults of their own. A round holds four (the nearest ends; the current, best and
+# scratch routes): with fewer kept spare, the first replan made two of its routes afresh
+_SCRATCH = ScratchPool(spare=4)
 NEAR_ROUTES = 16
 """In a large problem's first plan, each target may join one of its this many nearest routes."""
 WINDOW_VEHICLES = 8

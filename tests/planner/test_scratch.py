@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
-from planner.scratch import ScratchPool
+from planner.scratch import HEADROOM, ScratchPool
 
 
 def test_a_buffer_is_used_again_only_once_nothing_holds_it():
@@ -55,3 +56,38 @@ def test_threads_never_share_a_buffer_while_they_hold_it():
     for t in threads:
         t.join()
     assert not seen
+
+
+def test_a_buffer_made_for_one_ask_serves_a_slightly_larger_one_next():
+    """A replan's arrays are a few nodes larger than the plan's before: the same memory."""
+    pool = ScratchPool()
+    first = pool.take((1000, 40), np.float64)
+    at = first.__array_interface__["data"][0]
+    del first
+    grown = pool.take((1000, 40 + 40 // HEADROOM), np.float64)
+    assert grown.__array_interface__["data"][0] == at
+    assert grown.shape == (1000, 45)
+    del grown
+    larger = pool.take((1000, 50), np.float64)  # beyond the room: its own
+    assert larger.__array_interface__["data"][0] != at
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    """The buffer a view was made from (its address may be reused once it is freed)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def test_the_largest_free_buffers_are_the_ones_kept():
+    """A round's large arrays outlive the small ones its windows take between rounds."""
+    pool = ScratchPool(spare=2)
+    large = pool.take((1000, 50), np.float64)
+    buffer = weakref.ref(_root(large))
+    small = [pool.take((4, 4), np.float64) for _ in range(3)]  # made while it is held
+    del large, small  # all four free, the large one the oldest
+    kept = pool.take((4, 4), np.float64)  # one small one used, one more let go
+    assert buffer() is not None
+    again = pool.take((1000, 50), np.float64)
+    assert _root(again) is buffer()
+    del kept
