@@ -14,7 +14,7 @@ from typing import TypeVar
 import pytest
 
 from executive.contracts import HumanCommand, PlanOutcome, PlanRequest
-from executive.loop import Executive, Policy
+from executive.loop import Executive, Policy, workers
 from executive.loop.options import LoopOptions
 from executive.loop.workers import STEP, install_workers, lower_this_thread
 from executive.planning.algorithmic import AlgorithmicPlanner
@@ -51,6 +51,21 @@ def test_a_thread_lowers_itself_alone_and_the_threads_it_starts_inherit_it():
     assert ok
     assert own == child == min(19, mine + STEP)
     assert _priority() == mine  # the caller's thread (and the process) keep theirs
+
+
+def test_a_priority_the_os_refuses_is_said_once_and_changes_nothing(monkeypatch, caplog):
+    def refuse(*args: object) -> None:
+        raise PermissionError("not permitted")
+
+    monkeypatch.setattr(os, "setpriority", refuse)
+    monkeypatch.setattr(workers, "_refused", False)
+    mine = _priority()
+    with caplog.at_level("WARNING", logger="executive.loop.workers"):
+        assert _in_thread(lower_this_thread) is False
+        assert _in_thread(lower_this_thread) is False
+    said = [r.getMessage() for r in caplog.records if r.name == "executive.loop.workers"]
+    assert len(said) == 1 and "not permitted" in said[0]
+    assert _in_thread(_priority) == mine
 
 
 def test_a_loop_gets_one_pool_whose_threads_run_below_it():
