@@ -9,8 +9,8 @@ The suite runs in parallel (``make test``: pytest-xdist workers), so what a test
 per worker: each test process has a Mosquitto of its own (``MQTT``, started on the first
 ``mqtt`` test), a ``postgres`` test gets a database of its own (``postgres_url``), servers
 bind port 0 and files go under ``tmp_path``. Before the workers start, the controller
-compiles the numba kernels once into their on-disk cache, so on a fresh clone the workers
-load them instead of each compiling them again.
+compiles the numba kernels once into their on-disk cache (``executive.loop.warm``), so on a
+fresh clone the workers load them instead of each compiling them again.
 
 The modules whose tests call the anthropic or openai SDK (``pytestmark =
 pytest.mark.xdist_group("sdk")``) run on one worker, and import the engines that use them on
@@ -208,30 +208,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # The xdist controller runs no test: it fills numba's on-disk cache before the workers
     # start, so they load the kernels (about a second) instead of each compiling them
-    # (about 20 s of CPU each on a fresh clone, all at once on two cores).
+    # (about 55 s of CPU each on a fresh clone, all at once on two cores). ``make test`` has
+    # filled it already, beside the checks; then this loads them in ~2 s.
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        _warm_kernels()
+        import subprocess
+        import sys
+
+        subprocess.run([sys.executable, "-m", "executive.loop.warm"], cwd=ROOT, check=True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     _BROKER.stop()
-
-
-def _warm_kernels() -> None:
-    """Compile (or load) every numba kernel the suite uses: the planner's and the sim's."""
-    from planner import orienteering, team_search
-    from planner.mission import compile_mission
-    from planner.planning import plan_mission
-    from planner.scenario import load_scenario
-    from sim import Sim
-
-    team_search.warmup()
-    orienteering.warmup()
-    demo = load_scenario(SCENARIOS / "demo.json")
-    mission = compile_mission(demo)
-    sim = Sim(demo, plan_mission(mission, "efficient").solution, mission=mission)
-    for _ in range(3):
-        sim.step()
 
 
 @pytest.fixture

@@ -50,7 +50,6 @@ import copy
 import logging
 import math
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -71,7 +70,6 @@ from executive.contracts import (
 )
 from executive.errors import ExecutiveError
 from executive.gate import GATE
-from executive.loop import homing
 from executive.loop.cleared import KnownSams, freed_by
 from executive.loop.collector import Collector
 from executive.loop.cut import Checkpoint, with_reserve
@@ -82,6 +80,7 @@ from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
+from executive.loop.warm import warm_kernels
 from executive.loop.workers import install_workers
 from executive.traces.fork import ForkPoint
 from executive.traces.loss import describe
@@ -159,32 +158,6 @@ _TAKEN_MARGIN_S = 0.005
 
 
 # Whether this process has loaded every kernel (numba keeps them for the process's life).
-_warmed = False
-_warming = threading.Lock()
-
-
-def _warm_kernels() -> None:
-    """Load (or compile) every kernel a run uses, once per process: a later run (a test
-    worker's next executive, a batch's next mission) found them loaded, and the warm-ups'
-    tiny problems cost it 15-80 ms of CPU for nothing. A second run starting meanwhile
-    waits for the first's load."""
-    global _warmed
-    with _warming:
-        if _warmed:
-            return
-        from planner import orienteering, team_search, validation
-        from planner.geometry import distance_table
-        from sim import driver
-
-        driver.warmup()  # the flight kernels: else the first tick loads (or compiles) them
-        team_search.warmup()
-        orienteering.warmup()
-        distance_table.warmup()  # the replans' incremental table: loaded before tick 0
-        validation.warmup()  # a round's plan is validated in a worker, off the GIL
-        homing.warmup()  # the fuel check's straight ways home
-        _warmed = True
-
-
 def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:
     """Each enabled drone the first plan's mission has no room for and ``said`` does not
     name, with why (the feasibility check's words): an oracle's plan says no reasons."""
@@ -453,7 +426,7 @@ class Executive:
             return self.plan
         self.recorder.status("starting", phase="compiling")
         if self._fork is not None:
-            await asyncio.to_thread(_warm_kernels)
+            await asyncio.to_thread(warm_kernels)
             self.recorder.status("starting", phase="forking")
             return await start_forked(self, self._fork)
         self.sink.emit(
@@ -466,7 +439,7 @@ class Executive:
         )
         # Load every numba kernel now: a first load in a worker thread mid-run holds the GIL
         # for tens of milliseconds, long enough to make a tick late.
-        await asyncio.to_thread(_warm_kernels)
+        await asyncio.to_thread(warm_kernels)
         self.recorder.status("starting", phase="planning")
         solution = self._initial_plan
         mission = self._initial_mission
