@@ -100,6 +100,7 @@ def suite(tmp_path):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not shutil.which(DASK), reason="the dask command comes with dask[distributed]")
 def test_a_batch_on_a_real_scheduler_survives_a_killed_worker_and_resumes(suite, tmp_path):
     url = f"sqlite:///{tmp_path / 'eval.db'}"

@@ -67,6 +67,7 @@ def _running(
     raise AssertionError("the run never started" if not after else "no heartbeat came")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_a_killed_run_is_recorded_as_such_and_replays_what_it_stored(tmp_path, sig):
     url = f"sqlite:///{tmp_path / 'runs.db'}"

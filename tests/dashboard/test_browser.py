@@ -90,6 +90,7 @@ AVOIDS = """([droneId, x, y, r]) => {
 }"""
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_dashboard_in_a_real_browser(chromium, output_dir):
     errors: list[str] = []

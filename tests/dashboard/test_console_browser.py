@@ -91,6 +91,7 @@ def _overlaps(a: dict, b: dict) -> bool:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_operator_console_in_a_real_browser(chromium, output_dir, tmp_path):
     errors: list[str] = []

@@ -20,6 +20,7 @@ FIRST = "Which drone has the most fuel margin?"
 WHAT_IF = "what if D1 had 300 fuel?"
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_follow_ups_are_buttons_that_ask(chromium):
     errors: list[str] = []

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -329,6 +330,7 @@ async def fuzz_live_mission(
     return LiveFuzz(without, with_token, logged, (first, later["data"]["tick"]))
 
 
+@pytest.mark.slow
 def test_the_api_survives_fuzzing_with_and_without_the_token(tmp_path: Path) -> None:
     done = asyncio.run(fuzz_live_mission(tmp_path / "traces.db", EXAMPLES))
     for report in (done.without_token, done.with_token):

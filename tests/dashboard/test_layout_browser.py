@@ -129,6 +129,7 @@ AHEAD = """(id) => {
 }"""
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_console_at_1600x1000_and_1280x720(chromium, shoot):
     errors: list[str] = []
@@ -200,6 +201,7 @@ def _click_on_map(page: Page, selector: str) -> None:
                 raise
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_selection_inspector_actions_layers_banners_confirmations_and_the_end(chromium):
     errors: list[str] = []

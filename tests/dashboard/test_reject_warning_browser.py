@@ -57,6 +57,7 @@ RECORD = """() => {
 AFTER = 60  # ticks watched after the Reject (3 s at 1x): the warning must stay all along
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_warning_after_a_reject_shows_within_one_tick_on_the_row_and_the_map(chromium):
     errors: list[str] = []

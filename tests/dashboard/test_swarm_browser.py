@@ -58,6 +58,7 @@ class SlowStop(CliProcess):
         return self.proc.returncode
 
 
+@pytest.mark.slow
 def test_a_swarm_is_drawn_on_canvas_and_its_fleet_table_is_virtualised(chromium, tmp_path):
     mission = tmp_path / "swarm.json"
     subprocess.run(

@@ -9,6 +9,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from typer.testing import CliRunner
 
@@ -56,6 +57,7 @@ def test_a_task_run_twice_stores_one_run(tmp_path):
     assert [r["run_id"] for r in runs] == [first["run_id"]]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_batch_costs_a_retry_and_no_run_twice(tmp_path):
     """The batch ``isr eval run`` runs, on a LocalCluster of two worker processes: the one
     flying a run is SIGKILLed after the first run ends (its nanny starts another); every task

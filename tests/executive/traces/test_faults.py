@@ -51,6 +51,7 @@ def test_a_store_locked_by_another_process_is_waited_for_and_nothing_is_lost(tmp
     assert stored_rows(url, "lockedrun0000001") == emitted
 
 
+@pytest.mark.slow
 def test_a_store_locked_past_the_retries_counts_what_it_lost_per_table_and_ticks(tmp_path):
     path = tmp_path / "runs.db"
     url = f"sqlite:///{path}"

@@ -16,6 +16,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from executive.bus import InProcessBus
 from executive.contracts import HumanCommand, SnapshotRecord
 from executive.loop import Executive
@@ -40,6 +42,7 @@ LATE_PERIODS = 5  # the tick's own work, and the lateness's 99th percentile
 STALL_PERIODS = 20  # no tick later than this, ever
 
 
+@pytest.mark.slow
 def test_a_swarm_flown_at_1x_with_replans_has_no_tick_late_by_more_than_a_few_periods(
     tmp_path: Path,
 ) -> None:
