@@ -80,7 +80,6 @@ from executive.loop.record import Publish, Recorder
 from executive.loop.report import Replan, RunReport, lateness_summary
 from executive.loop.rounds import Rounds
 from executive.loop.safety import Safety
-from executive.loop.warm import warm_kernels
 from executive.loop.workers import install_workers
 from executive.traces.fork import ForkPoint
 from executive.traces.loss import describe
@@ -425,6 +424,9 @@ class Executive:
         if self._sim is not None:
             return self.plan
         self.recorder.status("starting", phase="compiling")
+        # imported here: ``python -m executive.loop.warm`` must find it not yet imported
+        from executive.loop.warm import warm_kernels
+
         if self._fork is not None:
             await asyncio.to_thread(warm_kernels)
             self.recorder.status("starting", phase="forking")
