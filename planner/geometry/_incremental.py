@@ -34,8 +34,9 @@ from planner.geometry._disks import hits
 from planner.geometry.margins import TOL
 
 __all__ = [
-    "affected_pairs",
+    "affected_rows",
     "bound_pairs",
+    "centre_distances",
     "fewer_sources",
     "gather",
     "gather_rows",
@@ -72,7 +73,7 @@ def _joined(i: int, j: int, eff: np.ndarray, labels: np.ndarray, removed: np.nda
 
 
 @njit(cache=True, nogil=True)
-def _centre_distances(slots: np.ndarray, pts: np.ndarray, disks: np.ndarray) -> np.ndarray:
+def centre_distances(slots: np.ndarray, pts: np.ndarray, disks: np.ndarray) -> np.ndarray:
     out = np.zeros((disks.shape[0], pts.shape[0]))
     for k in range(disks.shape[0]):
         for i in slots:
@@ -160,7 +161,9 @@ def way_bounds(
 
 
 @njit(cache=True, nogil=True)
-def affected_pairs(
+def affected_rows(
+    lo: int,
+    hi: int,
     slots: np.ndarray,
     dist: np.ndarray,
     pts: np.ndarray,
@@ -171,31 +174,32 @@ def affected_pairs(
     added: np.ndarray,
     removed: np.ndarray,
     reach: np.ndarray,
-    anchors: np.ndarray,
-    widths: np.ndarray,
+    low: np.ndarray,
+    to_added: np.ndarray,
+    to_removed: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of ``slots`` (each once: the earlier slot in the list is the source) whose
-    distance a SAM edit may change, as CSR ``(sources, dests_ptr, dests)``; none beyond a
-    reach (``_within``: their straight km is written again, ``bound_pairs``, not searched).
+    """The pairs ``(slots[a], slots[b])``, ``lo <= a < hi``, ``b > a``, whose distance a SAM
+    edit may change, as CSR ``(sources, dests_ptr, dests)`` (``dests_ptr`` from 0); none
+    beyond a reach (``_within``: their straight km is written again, ``bound_pairs``, not
+    searched). Rows apart share nothing, so threads may take a share of them each.
 
     A pair is affected when a point of it was redone (its escape or reachability changed);
     or, both reachable, when its path may meet a disk ``added`` or could now cross where one
     ``removed`` was (the ellipse tests above, on the old distance); or, unreachable before,
     when after the removals the graph joins them (``labels``) or their segment crossed a
-    disk removed. ``added`` and ``removed`` are (k, 3) arrays of ``(x, y, r)``; ``anchors``
-    and ``widths`` each added disk's anchor slot (-1: none) and ``w`` (``way_bounds``).
+    disk removed. ``added`` and ``removed`` are (k, 3) arrays of ``(x, y, r)``; ``low`` is
+    (points, k): each point's bound of the way to each added disk (``way_bounds``, its
+    transpose), ``to_added`` and ``to_removed`` (points, k) its distances to their centres:
+    a point's numbers side by side, as the pair loop reads them for every other point.
     """
     n = slots.shape[0]
-    to_added = _centre_distances(slots, pts, added)
-    low = way_bounds(slots, dist, pts, reach, added, to_added, anchors, widths)
-    to_removed = _centre_distances(slots, pts, removed)
-    sources = np.empty(n, np.int64)
-    dests_ptr = np.zeros(n + 1, np.int64)
+    sources = np.empty(max(hi - lo, 0), np.int64)
+    dests_ptr = np.zeros(max(hi - lo, 0) + 1, np.int64)
     dests = np.empty(max(n, 16), np.int64)
     has_removed = removed.shape[0] > 0
     s = 0
     t = 0
-    for a in range(n):
+    for a in range(lo, hi):
         i = slots[a]
         row = dist[i]
         start = t
@@ -217,15 +221,15 @@ def affected_pairs(
                     slack = d * (1.0 + _REL) + _ABS
                     hit = False
                     for k in range(added.shape[0]):
-                        if low[k, i] + low[k, j] <= slack and _may_meet(
-                            pts, i, j, added[k], to_added[k, i], to_added[k, j], slack
+                        if low[i, k] + low[j, k] <= slack and _may_meet(
+                            pts, i, j, added[k], to_added[i, k], to_added[j, k], slack
                         ):
                             hit = True
                             break
                     if not hit:
                         for k in range(removed.shape[0]):
                             if _may_meet(
-                                pts, i, j, removed[k], to_removed[k, i], to_removed[k, j], slack
+                                pts, i, j, removed[k], to_removed[i, k], to_removed[j, k], slack
                             ):
                                 hit = True
                                 break
@@ -240,7 +244,7 @@ def affected_pairs(
             sources[s] = i
             s += 1
             dests_ptr[s] = t
-    return fewer_sources(sources[:s], dests_ptr[: s + 1], dests[:t], pts.shape[0])
+    return sources[:s], dests_ptr[: s + 1], dests[:t]
 
 
 @njit(cache=True, nogil=True)

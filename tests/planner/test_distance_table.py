@@ -226,19 +226,28 @@ def test_sync_reaches_the_world_given():
 
 
 def test_two_workers_make_the_same_table(monkeypatch):
-    from planner.geometry import sam_field
+    from planner.geometry import distance_table, sam_field
 
     monkeypatch.setattr(sam_field, "THREADED_PAIRS", 0)  # threads even for a small table
+    monkeypatch.setattr(distance_table, "THREADED_ROWS", 1)  # and for its affected pairs
     rng = np.random.default_rng(9)
     sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(6)}
     points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(40)}
     one = DistanceTable(sams, points)
     two = DistanceTable(sams, points, workers=2)
+    popped = {**sams, "Q1": (30.0, 60.0, 6.0), "Q2": (70.0, 40.0, 5.0)}
+    popped.pop("S1")
+    done = []
     for table in (one, two):
-        table.apply(AddSam("new", 50.0, 50.0, 10.0))
-        table.apply(RemoveSam("S0"))
+        done.append([table.apply(AddSam("new", 50.0, 50.0, 10.0)), table.apply(RemoveSam("S0"))])
+        popped["new"] = (50.0, 50.0, 10.0)
+        popped.pop("S0", None)
+        done[-1] += table.sync(popped, points)  # three SAMs added or removed at once
     keys = sorted(points)
     assert np.array_equal(one.matrix(keys), two.matrix(keys))
+    # each pass found the same pairs, and the same sources to search them from
+    assert [(r.pairs, r.sources) for r in done[0]] == [(r.pairs, r.sources) for r in done[1]]
+    assert all(r.pairs > 0 for r in done[1])
     _same_as_scratch(two)
 
 
