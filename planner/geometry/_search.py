@@ -117,10 +117,10 @@ def query_entries(
     r)``, k = 0 for none): a way that was clear stays clear unless it meets one added; a way
     that was blocked is tested again only if it meets one removed. Ways onto a new circle, or onto one
     that was inside another disk (``was_full``), are tested in full. The result is the same
-    as testing everything. With disks only added, a circle's old entries (``old_ang``,
-    ``old_len``) are kept as they were when every disk added is farther from the point than
-    the circle's centre (a way onto the circle is shorter than that): no trigonometry for the
-    millions of entries of a swarm's points that a pop-up cannot touch.
+    as testing everything. A circle's old entries (``old_ang``, ``old_len``) are kept as they
+    were when every disk added or removed is farther from the point than the circle's centre
+    (a way onto the circle is shorter than that): no trigonometry for the millions of entries
+    of a swarm's points that a pop-up, or a SAM taken away, cannot touch.
 
     A point has no entry longer than its ``limit`` (km; inf: none): a way from it that is
     no longer than that never takes one (a drone's start, searched only as far as its
@@ -145,12 +145,15 @@ def query_entries(
             lim = limit[q]
             o = old_ptr[q] if not redo[q] else 0
             o_end = old_ptr[q + 1] if not redo[q] else 0
-            clear = -math.inf  # ways onto circles nearer than this meet no disk added
-            if only_added:
-                clear = math.inf
-                for a in range(added.shape[0]):
-                    gap = math.hypot(px - added[a, 0], py - added[a, 1]) - added[a, 2] - TOL
-                    clear = min(clear, gap)
+            # ways onto circles nearer than this meet no disk added or removed (a way onto
+            # a circle is shorter than the way to its centre): they are as they were
+            clear = math.inf
+            for a in range(added.shape[0]):
+                gap = math.hypot(px - added[a, 0], py - added[a, 1]) - added[a, 2] - TOL
+                clear = min(clear, gap)
+            for a in range(removed.shape[0]):
+                gap = math.hypot(px - removed[a, 0], py - removed[a, 1]) - removed[a, 2] - TOL
+                clear = min(clear, gap)
             for k in range(m):
                 if full[k]:
                     continue
@@ -179,7 +182,7 @@ def query_entries(
                 cy = centers[k, 1]
                 r = radii[k]
                 d = math.hypot(px - cx, py - cy)
-                if not fresh and only_added and d < clear:
+                if not fresh and d < clear:
                     for f in range(first, o):  # as they were: nothing added comes near
                         circ = _grow(circ, e)
                         angs = _grow(angs, e)

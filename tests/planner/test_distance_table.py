@@ -409,6 +409,30 @@ def test_sams_only_added_give_the_entries_a_table_from_scratch_has(sams, points,
     _same_as_scratch(table)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sams=st.lists(st.tuples(coord, coord, radius), min_size=1, max_size=6),
+    points=st.lists(st.tuples(coord, coord), min_size=1, max_size=10),
+    gone=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+    added=st.lists(st.tuples(coord, coord, radius), max_size=2),
+)
+def test_sams_removed_give_the_entries_a_table_from_scratch_has(sams, points, gone, added):
+    # A point's ways onto circles nearer than every disk removed or added are kept as they
+    # were (none of them can open or close): the entries equal those a table built on the
+    # world after has, exactly.
+    before = {f"S{i}": s for i, s in enumerate(sams)}
+    pts = {f"P{i}": p for i, p in enumerate(points)}
+    table = DistanceTable(before, pts)
+    after = {k: v for k, v in before.items() if int(k[1:]) not in gone}
+    after |= {f"A{i}": s for i, s in enumerate(added)}
+    table.sync(after, pts)
+    scratch = DistanceTable(after, pts)
+    got, want = table._q, scratch._q  # noqa: SLF001
+    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
+        np.testing.assert_array_equal(g, w)
+    _same_as_scratch(table)
+
+
 _REACHES = st.sampled_from([math.inf, math.inf, 0.0, 10.0, 30.0, 60.0])
 
 
