@@ -174,6 +174,7 @@ def affected_rows(
     added: np.ndarray,
     removed: np.ndarray,
     reach: np.ndarray,
+    esc_len: np.ndarray,
     low: np.ndarray,
     to_added: np.ndarray,
     to_removed: np.ndarray,
@@ -185,7 +186,9 @@ def affected_rows(
 
     A pair is affected when a point of it was redone (its escape or reachability changed);
     or, both reachable, when its path may meet a disk ``added`` or could now cross where one
-    ``removed`` was (the ellipse tests above, on the old distance); or, unreachable before,
+    ``removed`` was (the ellipse tests above, on the old distance; a pair already as short as
+    the straight way between its points' graph positions, ``eff``, plus their escapes,
+    ``esc_len``, cannot get shorter, and is not tested against those); or, unreachable before,
     when after the removals the graph joins them (``labels``) or their segment crossed a
     disk removed. ``added`` and ``removed`` are (k, 3) arrays of ``(x, y, r)``; ``low`` is
     (points, k): each point's bound of the way to each added disk (``way_bounds``, its
@@ -226,7 +229,14 @@ def affected_rows(
                         ):
                             hit = True
                             break
-                    if not hit:
+                    if not hit and has_removed:
+                        # a pair as short as the straight way between its graph points
+                        # (with their escapes) cannot get shorter: no removal touches it
+                        dx = eff[j, 0] - eff[i, 0]
+                        dy = eff[j, 1] - eff[i, 1]
+                        least = math.sqrt(dx * dx + dy * dy) + esc_len[i] + esc_len[j]
+                        if d <= least * (1.0 + _REL) + _ABS:
+                            continue
                         for k in range(removed.shape[0]):
                             if _may_meet(
                                 pts, i, j, removed[k], to_removed[i, k], to_removed[j, k], slack

@@ -626,6 +626,7 @@ class DistanceTable:
             added,
             removed,
             self._reach,
+            self._q.esc_len,
             anchors,
             widths,
         )
@@ -780,6 +781,7 @@ def _affected_pairs(
     added: np.ndarray,
     removed: np.ndarray,
     reach: np.ndarray,
+    esc_len: np.ndarray,
     anchors: np.ndarray,
     widths: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -798,7 +800,7 @@ def _affected_pairs(
     def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return affected_rows(
             lo, hi, slots, dist, pts, eff, reachable, redo, labels, added, removed, reach,
-            low, to_added, to_removed,
+            esc_len, low, to_added, to_removed,
         )  # fmt: skip
 
     parts = max(1, min(workers, n // THREADED_ROWS))  # a small table is not worth a thread
