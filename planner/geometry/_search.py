@@ -87,6 +87,38 @@ def _disk_meets(px: float, py: float, tx: float, ty: float, disks: np.ndarray) -
     return False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _ways_clear(
+    px: float, py: float, cx: float, cy: float, r: float, d: float, disks: np.ndarray
+) -> bool:
+    """Do the two ways from p onto the circle (c, r), ``d = |p c| > r``, miss every one of
+    ``disks`` (k, 3) by more than TOL? Each way runs from p along an edge of the cone of
+    half-angle ``a = asin(r / d)`` about p->c, ``sqrt(d^2 - r^2)`` long; a disk (c', R)
+    meets such a ray only within ``asin(R / |p c'|)`` of p->c' and from ``|p c'| - R`` on.
+    Cosines, no trigonometry: a point's hundreds of circles cost it a few products each."""
+    ways = math.sqrt(max(d * d - r * r, 0.0))
+    ux = (cx - px) / d
+    uy = (cy - py) / d
+    sa = r / d
+    ca = ways / d
+    for k in range(disks.shape[0]):
+        big = disks[k, 2] + TOL
+        vx = disks[k, 0] - px
+        vy = disks[k, 1] - py
+        e = math.hypot(vx, vy)
+        if e - big > ways:
+            continue  # farther than the ways reach
+        if e <= big:
+            return False  # p at the disk: keep it simple, work the ways out
+        cb = math.sqrt(1.0 - (big / e) ** 2)  # the disk's half-angle's cosine, seen from p
+        for sign in (1.0, -1.0):  # the two edges: u turned by +a and by -a
+            wx = ux * ca - sign * uy * sa
+            wy = uy * ca + sign * ux * sa
+            if (wx * vx + wy * vy) / e >= cb - 1e-12:
+                return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def query_entries(
     eff: np.ndarray,
@@ -138,6 +170,7 @@ def query_entries(
     stamp = np.zeros(m, np.int64)
     mark = 0
     only_added = removed.shape[0] == 0
+    changed = np.concatenate((added, removed)).reshape(-1, 3)
     for q in range(n):
         if reachable[q]:
             px = eff[q, 0]
@@ -182,7 +215,9 @@ def query_entries(
                 cy = centers[k, 1]
                 r = radii[k]
                 d = math.hypot(px - cx, py - cy)
-                if not fresh and d < clear:
+                if not fresh and (
+                    d < clear or (d > r and _ways_clear(px, py, cx, cy, r, d, changed))
+                ):
                     for f in range(first, o):  # as they were: nothing added comes near
                         circ = _grow(circ, e)
                         angs = _grow(angs, e)
