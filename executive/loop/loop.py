@@ -156,7 +156,6 @@ _SWITCH_INTERVAL_S = 0.0002
 _TAKEN_MARGIN_S = 0.005
 
 
-# Whether this process has loaded every kernel (numba keeps them for the process's life).
 def _left_out(scenario: Scenario, mission: Mission, said: dict[str, str]) -> dict[str, str]:
     """Each enabled drone the first plan's mission has no room for and ``said`` does not
     name, with why (the feasibility check's words): an oracle's plan says no reasons."""

@@ -10,9 +10,10 @@ one part of ``PARTS``.
 
 ``python -m executive.loop.warm`` fills the on-disk cache for the processes that follow (the
 test workers, the ``isr`` processes they start): on a fresh clone compiling every kernel
-takes about 55 s of one core, so it compiles the parts in processes of their own at once:
-the team search's (~24 s) beside the world's (the flight, the geometry, ~30 s). Its exit code is the first failing
-part's; ``python -m executive.loop.warm search`` warms one part in this process.
+takes about 57 s of one core, so it compiles the parts in processes of their own at once,
+the team search's (26 s) beside the world's (the flight and the geometry, 31 s): 40 s on
+this 2-core machine. Its exit code is the first failing part's; ``python -m
+executive.loop.warm search`` warms one part in this process.
 """
 
 from __future__ import annotations
