@@ -11,7 +11,7 @@ one part of ``PARTS``.
 ``python -m executive.loop.warm`` fills the on-disk cache for the processes that follow (the
 test workers, the ``isr`` processes they start): on a fresh clone compiling every kernel
 takes about 57 s of one core, so it compiles the parts in processes of their own at once,
-the team search's (26 s) beside the world's (the flight and the geometry, 31 s): 40 s on
+the team search's (26 s) beside the world's (the flight and the geometry, 31 s): 34 s on
 this 2-core machine. Its exit code is the first failing part's; ``python -m
 executive.loop.warm search`` warms one part in this process.
 """

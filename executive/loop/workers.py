@@ -13,10 +13,11 @@ that).
 A paced run's loop gets a default executor whose threads lower themselves when they
 start; the threads they start (a compile's pool, a spare matrix's prefault) inherit their
 priority (Linux threads do). Elsewhere (no per-thread priority) the threads run as
-before; where the OS refuses, the log says so once. An unprivileged process can lower a thread's priority but never raise it back, so
-these threads stay low for their lives: they only ever serve the loop's background work.
-Nor can it raise the tick's instead, which is why the workers step down: on a machine
-shared with other busy programs, the rounds now yield to those too, not only to the tick.
+before; where the OS refuses, the log says so once. An unprivileged process can lower a
+thread's priority but never raise it back, so these threads stay low for their lives: they
+only ever serve the loop's background work. Nor can it raise the tick's instead, which is
+why the workers step down: on a machine shared with other busy programs, the rounds now
+yield to those too, not only to the tick.
 """
 
 from __future__ import annotations

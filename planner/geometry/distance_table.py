@@ -15,7 +15,7 @@ Contract
   SAM added, moved or removed rebuilds the SAMs' tangent graph (bitangents: cheap), updates
   the points' entries where the disk meets them, redoes the points whose escape changed, and
   recomputes only the pairs whose path may meet the disk or could now pass where it was
-  (``_affected_pairs``: straight-line bounds, and for a disk added a bound in the
+  (``_affected``: straight-line bounds, and for a disk added a bound in the
   table's own distances through a point beside it), one Dijkstra per source of such pairs,
   each pair searched from whichever of its points has more.
 * A point may have a ``reach`` (km; inf by default): a drone's start with that much fuel.
@@ -555,6 +555,51 @@ class DistanceTable:
             self.field.labels(new_ent),
         )
 
+    def _affected(
+        self,
+        slots: np.ndarray,
+        redo: np.ndarray,
+        added: np.ndarray,
+        removed: np.ndarray,
+        anchors: np.ndarray,
+        widths: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs of ``slots`` a SAM edit may change (``affected_rows``, each pair once,
+        the earlier slot the source), then each searched from whichever of its points has
+        more (``fewer_sources``). The table's ``workers`` threads take equal shares of the
+        pairs (row a has ``n - a - 1``) and their rows are joined in order: the same pairs
+        as one thread's pass. Ten SAMs removed at 5,000 targets passed 12 million pairs by
+        10 disks each (2.5 s)."""
+        dist, pts, q, reach = self._dist, self._pts, self._q, self._reach
+        n = slots.shape[0]
+        to_added = centre_distances(slots, pts, added)
+        low = way_bounds(slots, dist, pts, reach, added, to_added, anchors, widths)
+        to_removed = centre_distances(slots, pts, removed)
+        # a point's numbers side by side: the pair loop reads them for every other point
+        low, to_added, to_removed = (np.ascontiguousarray(a.T) for a in (low, to_added, to_removed))
+
+        def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return affected_rows(
+                lo, hi, slots, dist, pts, q.eff, q.reachable, redo, q.labels, added, removed,
+                reach, q.esc_len, low, to_added, to_removed,
+            )  # fmt: skip
+
+        parts = max(1, min(self.workers, n // THREADED_ROWS))  # a small table: no thread
+        cuts = [round(n * (1.0 - math.sqrt(1.0 - k / parts))) for k in range(parts + 1)]
+        if parts == 1:
+            pieces = [rows(0, n)]
+        else:
+            with ThreadPoolExecutor(max_workers=parts) as pool:
+                futures = [pool.submit(rows, lo, hi) for lo, hi in pairwise(cuts)]
+                pieces = [f.result() for f in futures]
+        sources = np.concatenate([p[0] for p in pieces])
+        shift = np.cumsum([0] + [p[2].size for p in pieces[:-1]])  # the dests before a share
+        dests_ptr = np.concatenate(
+            [np.zeros(1, np.int64), *(p[1][1:] + k for p, k in zip(pieces, shift))]
+        )
+        dests = np.concatenate([p[2] for p in pieces])
+        return fewer_sources(sources, dests_ptr, dests, pts.shape[0])
+
     def _write_pairs(
         self, sources: np.ndarray, dests_ptr: np.ndarray, dests: np.ndarray, graph: np.ndarray
     ) -> None:
@@ -614,22 +659,7 @@ class DistanceTable:
         )
         slots = np.flatnonzero(self._used).astype(np.int64)
         anchors, widths = _anchors(added, self._pts, slots[old_q.reachable[slots]], old_field)
-        sources, dests_ptr, dests = _affected_pairs(
-            self.workers,
-            slots,
-            self._dist,
-            self._pts,
-            eff,
-            reachable,
-            redo,
-            self._q.labels,
-            added,
-            removed,
-            self._reach,
-            self._q.esc_len,
-            anchors,
-            widths,
-        )
+        sources, dests_ptr, dests = self._affected(slots, redo, added, removed, anchors, widths)
         graph = field.pairs(self._q, sources, dests_ptr, dests, self.workers, self._reach)
         self._write_pairs(sources, dests_ptr, dests, graph)
         self._bound(slots)  # reachability may have changed
@@ -767,57 +797,6 @@ def _gather(
         total += value
     mean = total / count if count else 1.0
     return out, (has_nan, bool(flags[:, 1].any()), bool(flags[:, 2].all()) and not has_nan, mean)
-
-
-def _affected_pairs(
-    workers: int,
-    slots: np.ndarray,
-    dist: np.ndarray,
-    pts: np.ndarray,
-    eff: np.ndarray,
-    reachable: np.ndarray,
-    redo: np.ndarray,
-    labels: np.ndarray,
-    added: np.ndarray,
-    removed: np.ndarray,
-    reach: np.ndarray,
-    esc_len: np.ndarray,
-    anchors: np.ndarray,
-    widths: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of ``slots`` a SAM edit may change (``affected_rows``, each pair once, the
-    earlier slot the source), then each searched from whichever of its points has more
-    (``fewer_sources``). ``workers`` threads take equal shares of the pairs (row a has
-    ``n - a - 1``) and their rows are joined in order: the same pairs as one thread's pass.
-    Ten SAMs removed at 5,000 targets passed 12 million pairs by 10 disks each (2.5 s)."""
-    n = slots.shape[0]
-    to_added = centre_distances(slots, pts, added)
-    low = way_bounds(slots, dist, pts, reach, added, to_added, anchors, widths)
-    to_removed = centre_distances(slots, pts, removed)
-    # a point's numbers side by side: the pair loop reads them for every other point
-    low, to_added, to_removed = (np.ascontiguousarray(a.T) for a in (low, to_added, to_removed))
-
-    def rows(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return affected_rows(
-            lo, hi, slots, dist, pts, eff, reachable, redo, labels, added, removed, reach,
-            esc_len, low, to_added, to_removed,
-        )  # fmt: skip
-
-    parts = max(1, min(workers, n // THREADED_ROWS))  # a small table is not worth a thread
-    cuts = [round(n * (1.0 - math.sqrt(1.0 - k / parts))) for k in range(parts + 1)]
-    if parts == 1:
-        pieces = [rows(0, n)]
-    else:
-        with ThreadPoolExecutor(max_workers=parts) as pool:
-            futures = [pool.submit(rows, lo, hi) for lo, hi in pairwise(cuts)]
-            pieces = [f.result() for f in futures]
-    sources = np.concatenate([p[0] for p in pieces])
-    shift = np.cumsum([0] + [p[2].size for p in pieces[:-1]])  # the dests before each share
-    dests_ptr = np.concatenate(
-        [np.zeros(1, np.int64), *(p[1][1:] + k for p, k in zip(pieces, shift))]
-    )
-    dests = np.concatenate([p[2] for p in pieces])
-    return fewer_sources(sources, dests_ptr, dests, pts.shape[0])
 
 
 def _buffered(keys: list[tuple[float, float, float]]) -> np.ndarray:

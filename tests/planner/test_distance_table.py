@@ -382,6 +382,22 @@ def test_the_spare_made_after_the_first_mission_fits_a_replan_that_adds_every_st
     del first
 
 
+def _synced_entries_as_from_scratch(
+    before: dict[str, tuple[float, float, float]],
+    after: dict[str, tuple[float, float, float]],
+    pts: dict[str, tuple[float, float]],
+) -> None:
+    """A table on ``before`` synced to ``after`` has the entries (and the table) one built
+    on ``after`` has, exactly."""
+    table = DistanceTable(before, pts)
+    table.sync(after, pts)
+    scratch = DistanceTable(after, pts)
+    got, want = table._q, scratch._q  # noqa: SLF001
+    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
+        np.testing.assert_array_equal(g, w)
+    _same_as_scratch(table)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sams=st.lists(st.tuples(coord, coord, radius), max_size=5),
@@ -399,14 +415,8 @@ def test_sams_only_added_give_the_entries_a_table_from_scratch_has(sams, points,
         x, y, r = sams[0]
         r = planning_radius(r)
         pts["ON"] = (x + r, y)  # on the first circle, as the graph buffers it
-    table = DistanceTable(before, pts)
     after = before | {f"A{i}": s for i, s in enumerate(added)}
-    table.sync(after, pts)
-    scratch = DistanceTable(after, pts)
-    got, want = table._q, scratch._q  # noqa: SLF001
-    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
-        np.testing.assert_array_equal(g, w)
-    _same_as_scratch(table)
+    _synced_entries_as_from_scratch(before, after, pts)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -417,20 +427,14 @@ def test_sams_only_added_give_the_entries_a_table_from_scratch_has(sams, points,
     added=st.lists(st.tuples(coord, coord, radius), max_size=2),
 )
 def test_sams_removed_give_the_entries_a_table_from_scratch_has(sams, points, gone, added):
-    # A point's ways onto circles nearer than every disk removed or added are kept as they
-    # were (none of them can open or close): the entries equal those a table built on the
-    # world after has, exactly.
+    # A point's old entries onto a circle are kept when both its ways onto it miss every
+    # disk removed or added (none of them can open or close): the entries equal those a
+    # table built on the world after has, exactly.
     before = {f"S{i}": s for i, s in enumerate(sams)}
     pts = {f"P{i}": p for i, p in enumerate(points)}
-    table = DistanceTable(before, pts)
     after = {k: v for k, v in before.items() if int(k[1:]) not in gone}
     after |= {f"A{i}": s for i, s in enumerate(added)}
-    table.sync(after, pts)
-    scratch = DistanceTable(after, pts)
-    got, want = table._q, scratch._q  # noqa: SLF001
-    for g, w in zip((*got.ent, got.side), (*want.ent, want.side), strict=True):
-        np.testing.assert_array_equal(g, w)
-    _same_as_scratch(table)
+    _synced_entries_as_from_scratch(before, after, pts)
 
 
 _REACHES = st.sampled_from([math.inf, math.inf, 0.0, 10.0, 30.0, 60.0])
