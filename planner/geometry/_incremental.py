@@ -235,7 +235,7 @@ def affected_rows(
                         dx = eff[j, 0] - eff[i, 0]
                         dy = eff[j, 1] - eff[i, 1]
                         least = math.sqrt(dx * dx + dy * dy) + esc_len[i] + esc_len[j]
-                        if d <= least * (1.0 + _REL) + _ABS:
+                        if d <= least * (1.0 + 1e-12):  # rounding only: a pair longer may shorten
                             continue
                         for k in range(removed.shape[0]):
                             if _may_meet(
