@@ -155,15 +155,17 @@ class Mission:
         return [self.index[node_id] for node_id in ids]
 
 
-def _refuse_oversized(scenario: Scenario, sam_list: list[tuple[float, float, float]]) -> None:
+def _refuse_oversized(
+    scenario: Scenario, sam_list: list[tuple[float, float, float]], workers: int = 1
+) -> None:
     """PlannerError when the mission's table would break the budgets of ``planner.limits``
-    (by size alone, or by the graph counted before it is built)."""
+    (by size alone, or by the graph counted before it is built, on ``workers`` threads)."""
     env = scenario.environment
     nodes = len(env.airports) + len(env.synthetic_starts) + len(env.targets)
     worst = 4 * len(sam_list) * max(len(sam_list) - 1, 0)  # bitangent ends, at most
     if compile_problem(nodes, len(sam_list), worst) is not None:
         problem = compile_problem(nodes, len(sam_list), 0) or compile_problem(
-            nodes, len(sam_list), static_nodes(sam_list)
+            nodes, len(sam_list), static_nodes(sam_list, workers)
         )
         if problem is not None:
             raise PlannerError(problem)
@@ -229,7 +231,8 @@ class MissionCompiler:
         with self._lock:
             if self._table is None:
                 # refused by the budgets before anything is built, as compile_mission is
-                _refuse_oversized(scenario, planning_disks(scenario.environment.sams, scenario.geo))
+                disks = planning_disks(scenario.environment.sams, scenario.geo)
+                _refuse_oversized(scenario, disks, self.workers)
                 sams, points = table_world(scenario)
                 # a replan's cut adds a start per drone (the last cut's freed first): room
                 # for them now, within the table's budget, so no replan grows the table
@@ -267,8 +270,8 @@ def compile_mission(
     env = scenario.environment
     # a geographic mission's SAMs as their geodesic covers (planner.geodesy), else as given
     sam_list = planning_disks(env.sams, scenario.geo)
-    _refuse_oversized(scenario, sam_list)
-    sams = SamField(sam_list) if table is None else None
+    _refuse_oversized(scenario, sam_list, workers if table is None else table.workers)
+    sams = SamField(sam_list, workers) if table is None else None
     node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
     positions = [(a.x, a.y) for a in env.airports]
     positions += [(p.x, p.y) for p in env.synthetic_starts.values()]

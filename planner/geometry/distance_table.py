@@ -41,7 +41,6 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -63,6 +62,7 @@ from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
 from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
+from planner.geometry.shares import in_shares, triangle_cuts
 from planner.geometry.table import DistFlags, PathTable
 from planner.scratch import is_free
 
@@ -183,7 +183,7 @@ class DistanceTable:
         self._sams: dict[str, Sam] = {}
         for key, sam in (sams or {}).items():
             self._sams[key] = _checked_sam(key, sam)
-        self.field = SamField(list(self._sams.values()))
+        self.field = SamField(list(self._sams.values()), workers)
         pts = dict(points or {})
         cap = max(len(pts) + max(spare, 0), 8)
         self._pts = np.zeros((cap, 2))
@@ -585,13 +585,7 @@ class DistanceTable:
             )  # fmt: skip
 
         parts = max(1, min(self.workers, n // THREADED_ROWS))  # a small table: no thread
-        cuts = [round(n * (1.0 - math.sqrt(1.0 - k / parts))) for k in range(parts + 1)]
-        if parts == 1:
-            pieces = [rows(0, n)]
-        else:
-            with ThreadPoolExecutor(max_workers=parts) as pool:
-                futures = [pool.submit(rows, lo, hi) for lo, hi in pairwise(cuts)]
-                pieces = [f.result() for f in futures]
+        pieces = in_shares(rows, triangle_cuts(n, parts))
         sources = np.concatenate([p[0] for p in pieces])
         shift = np.cumsum([0] + [p[2].size for p in pieces[:-1]])  # the dests before a share
         dests_ptr = np.concatenate(
@@ -612,7 +606,7 @@ class DistanceTable:
         update the entries, recompute the pairs any change may touch, in one pass. Returns
         (pairs, sources, points redone)."""
         old_field, old_q = self.field, self._q
-        field = SamField(list(sams.values()))
+        field = SamField(list(sams.values()), self.workers)
         self._sams = sams
         same_disks = np.array_equal(field.centers, old_field.centers) and np.array_equal(
             field.true_radii, old_field.true_radii

@@ -33,6 +33,7 @@ from planner.geometry._static import build_static, count_static_nodes
 from planner.geometry.margins import TOL, TRUE_TOL, TWO_PI, planning_radius
 from planner.geometry.path import Path
 from planner.geometry.pieces import Arc, Line, Piece
+from planner.geometry.shares import even_cuts, in_shares
 from planner.geometry.table import PathTable
 
 __all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_nodes"]
@@ -40,6 +41,7 @@ __all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_
 # Fewer pairs than this are computed on one thread whatever ``workers`` says: a pool of two
 # costs ~0.4 ms, and this many pairs about 12 ms (a swarm's replan: 450,000 at 200 drones)
 THREADED_PAIRS = 50_000
+THREADED_POINTS = 512  # the fewest points a thread's share of the entries is worth
 
 
 @dataclass(frozen=True)
@@ -103,17 +105,18 @@ def _disks(sams: Sequence[tuple[float, float, float]]) -> tuple[np.ndarray, ...]
     return np.ascontiguousarray(arr[:, :2]), np.ascontiguousarray(arr[:, 2]), radii
 
 
-def static_nodes(sams: Sequence[tuple[float, float, float]]) -> int:
-    """The nodes of the tangent graph ``SamField(sams)`` would build, without building it.
-    Remembered for the last few SAM sets: every replan's compile checks the budgets with
-    it, and the SAMs seldom change between two (60-80 ms of CPU a round at 500 SAMs)."""
-    return _static_nodes(tuple((float(x), float(y), float(r)) for x, y, r in sams))
+def static_nodes(sams: Sequence[tuple[float, float, float]], workers: int = 1) -> int:
+    """The nodes of the tangent graph ``SamField(sams)`` would build, without building it,
+    counted on ``workers`` threads. Remembered for the last few SAM sets: every replan's
+    compile checks the budgets with it, and the SAMs seldom change between two (60-80 ms of
+    CPU a round at 500 SAMs)."""
+    return _static_nodes(tuple((float(x), float(y), float(r)) for x, y, r in sams), workers)
 
 
 @functools.lru_cache(maxsize=8)
-def _static_nodes(sams: tuple[tuple[float, float, float], ...]) -> int:
+def _static_nodes(sams: tuple[tuple[float, float, float], ...], workers: int) -> int:
     centers, _, radii = _disks(sams)
-    return count_static_nodes(centers, radii, build_grid(centers, radii))
+    return count_static_nodes(centers, radii, build_grid(centers, radii), workers)
 
 
 class SamField:
@@ -123,10 +126,13 @@ class SamField:
     arcs of each circle blocked by other disks) is computed once here.
     """
 
-    def __init__(self, sams: Sequence[tuple[float, float, float]]) -> None:
+    def __init__(self, sams: Sequence[tuple[float, float, float]], workers: int = 1) -> None:
+        """``workers``: the threads its static graph is built on, and the threads its own
+        entry queries share (the kernels hold no GIL)."""
         self.centers, self.true_radii, self.radii = _disks(sams)
+        self.workers = workers
         self.grid = build_grid(self.centers, self.radii)
-        self.static = build_static(self.centers, self.radii, self.grid)
+        self.static = build_static(self.centers, self.radii, self.grid, workers)
         # the last points ``inside_true_many`` was asked about, and its answer: a run's
         # compiles ask about the same targets round after round (12 ms at 5,000 x 500 SAMs)
         self._inside_last: tuple[bytes, np.ndarray] | None = None
@@ -340,25 +346,42 @@ class SamField:
                 added=NO_DISK,
                 removed=NO_DISK,
             )
-        ptr, circ, ang, length, side = query_entries(
-            eff,
-            reachable,
-            self.centers,
-            self.radii,
-            st.full,
-            self.grid,
-            delta.redo,
-            delta.old_ptr,
-            delta.old_circ,
-            delta.old_ang,
-            delta.old_len,
-            delta.old_side,
-            delta.new_to_old,
-            delta.was_full,
-            delta.added,
-            delta.removed,
-            _limits(limits, n),
-        )
+        limit = _limits(limits, n)
+
+        def share(lo: int, hi: int) -> tuple[np.ndarray, ...]:
+            # a point's entries are its own: a share of the points, with its old entries
+            # where they are in the pool (``old_ptr`` from the share's first point on)
+            return query_entries(
+                eff[lo:hi],
+                reachable[lo:hi],
+                self.centers,
+                self.radii,
+                st.full,
+                self.grid,
+                delta.redo[lo:hi],
+                delta.old_ptr[lo : hi + 1],
+                delta.old_circ,
+                delta.old_ang,
+                delta.old_len,
+                delta.old_side,
+                delta.new_to_old,
+                delta.was_full,
+                delta.added,
+                delta.removed,
+                limit[lo:hi],
+            )
+
+        # each point tests every circle: a swarm's 7,000 points x 500 SAMs, 80 ms on one thread
+        parts = max(1, min(self.workers, n // THREADED_POINTS))
+        pieces = in_shares(share, even_cuts(n, parts))
+        if len(pieces) == 1:
+            ptr, circ, ang, length, side = pieces[0]
+        else:
+            shift = np.cumsum([0] + [p[0][-1] for p in pieces[:-1]])
+            ptr = np.concatenate(
+                [np.zeros(1, np.int64), *(p[0][1:] + k for p, k in zip(pieces, shift))]
+            )
+            circ, ang, length, side = (np.concatenate([p[c] for p in pieces]) for c in range(1, 5))
         hi, link, link_w, off = entry_links(
             circ, ang, self.radii, st.circ_ptr, st.bnd_ang, st.bnd_node
         )

@@ -226,10 +226,12 @@ def test_sync_reaches_the_world_given():
 
 
 def test_two_workers_make_the_same_table(monkeypatch):
-    from planner.geometry import distance_table, sam_field
+    from planner.geometry import _static, distance_table, sam_field
 
     monkeypatch.setattr(sam_field, "THREADED_PAIRS", 0)  # threads even for a small table
-    monkeypatch.setattr(distance_table, "THREADED_ROWS", 1)  # and for its affected pairs
+    monkeypatch.setattr(distance_table, "THREADED_ROWS", 1)  # and for its affected pairs,
+    monkeypatch.setattr(sam_field, "THREADED_POINTS", 1)  # its points' entries
+    monkeypatch.setattr(_static, "THREADED_DISKS", 1)  # and its fields' bitangents
     rng = np.random.default_rng(9)
     sams = {f"S{i}": (*rng.uniform(0, 100, 2), rng.uniform(3, 12)) for i in range(6)}
     points = {f"P{i}": tuple(rng.uniform(0, 100, 2)) for i in range(40)}

@@ -610,6 +610,33 @@ def test_path_table_type_and_lazy_paths():
 
 
 @FAST
+@given(
+    sams=st.lists(sam_st, max_size=8),
+    points=st.lists(point_st, min_size=1, max_size=12),
+    workers=st.integers(2, 3),
+)
+def test_a_field_built_and_queried_on_threads_is_one_threads_field(sams, points, workers):
+    # The bitangents (and their count) and the query points' entries are shared out to
+    # threads by rows (a swarm's 500 SAMs, 7,000 points); joined in row order they must be
+    # the very arrays one thread makes: node numbers, entries, their order.
+    from planner.geometry import _static, sam_field
+
+    with (
+        mock.patch.object(_static, "THREADED_DISKS", 1),
+        mock.patch.object(sam_field, "THREADED_POINTS", 1),
+    ):
+        one, many = SamField(sams), SamField(sams, workers)
+        counted = _static.count_static_nodes(many.centers, many.radii, many.grid, workers)
+        pts = np.array(points, dtype=np.float64)
+        ones, manys = one.queries(pts), many.queries(pts)
+    assert counted == one.static_nodes
+    for a, b in zip(one.static, many.static, strict=True):
+        assert np.array_equal(a, b)
+    for a, b in zip((*ones.ent, ones.side, ones.labels), (*manys.ent, manys.side, manys.labels)):
+        assert np.array_equal(a, b)
+
+
+@FAST
 @given(sams=st.lists(sam_st, max_size=6))
 def test_the_counted_graph_is_the_built_one_and_is_remembered_per_sam_set(sams):
     # every replan's compile checks the budgets with the count (planner.mission): the count
