@@ -20,7 +20,7 @@ import numpy as np
 from planner.errors import PlannerError
 from planner.geodesy import planning_disks
 from planner.geometry import DistanceTable, Path, PathTable, SamField
-from planner.geometry.sam_field import static_nodes
+from planner.geometry.sam_field import field_of, static_nodes
 from planner.limits import MAX_NODES, compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
@@ -271,7 +271,7 @@ def compile_mission(
     # a geographic mission's SAMs as their geodesic covers (planner.geodesy), else as given
     sam_list = planning_disks(env.sams, scenario.geo)
     _refuse_oversized(scenario, sam_list, workers if table is None else table.workers)
-    sams = SamField(sam_list, workers) if table is None else None
+    sams = field_of(sam_list, workers) if table is None else None
     node_ids = [a.id for a in env.airports] + list(env.synthetic_starts)
     positions = [(a.x, a.y) for a in env.airports]
     positions += [(p.x, p.y) for p in env.synthetic_starts.values()]

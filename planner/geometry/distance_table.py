@@ -61,7 +61,7 @@ from planner.geometry._incremental import (
 from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
-from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField
+from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField, field_of
 from planner.geometry.shares import in_shares, triangle_cuts
 from planner.geometry.table import DistFlags, PathTable
 from planner.scratch import is_free
@@ -183,7 +183,7 @@ class DistanceTable:
         self._sams: dict[str, Sam] = {}
         for key, sam in (sams or {}).items():
             self._sams[key] = _checked_sam(key, sam)
-        self.field = SamField(list(self._sams.values()), workers)
+        self.field = field_of(list(self._sams.values()), workers)
         pts = dict(points or {})
         cap = max(len(pts) + max(spare, 0), 8)
         self._pts = np.zeros((cap, 2))
@@ -606,7 +606,7 @@ class DistanceTable:
         update the entries, recompute the pairs any change may touch, in one pass. Returns
         (pairs, sources, points redone)."""
         old_field, old_q = self.field, self._q
-        field = SamField(list(sams.values()), self.workers)
+        field = field_of(list(sams.values()), self.workers)
         self._sams = sams
         same_disks = np.array_equal(field.centers, old_field.centers) and np.array_equal(
             field.true_radii, old_field.true_radii

@@ -36,7 +36,16 @@ from planner.geometry.pieces import Arc, Line, Piece
 from planner.geometry.shares import even_cuts, in_shares
 from planner.geometry.table import PathTable
 
-__all__ = ["NO_DISK", "EntryDelta", "FieldLegs", "Queries", "SamField", "static_nodes"]
+__all__ = [
+    "NO_DISK",
+    "STORED_COUNT_NODES",
+    "EntryDelta",
+    "FieldLegs",
+    "Queries",
+    "SamField",
+    "field_of",
+    "static_nodes",
+]
 
 # Fewer pairs than this are computed on one thread whatever ``workers`` says: a pool of two
 # costs ~0.4 ms, and this many pairs about 12 ms (a swarm's replan: 450,000 at 200 drones)
@@ -106,11 +115,37 @@ def _disks(sams: Sequence[tuple[float, float, float]]) -> tuple[np.ndarray, ...]
 
 
 def static_nodes(sams: Sequence[tuple[float, float, float]], workers: int = 1) -> int:
-    """The nodes of the tangent graph ``SamField(sams)`` would build, without building it,
-    counted on ``workers`` threads. Remembered for the last few SAM sets: every replan's
-    compile checks the budgets with it, and the SAMs seldom change between two (60-80 ms of
-    CPU a round at 500 SAMs)."""
-    return _static_nodes(tuple((float(x), float(y), float(r)) for x, y, r in sams), workers)
+    """The nodes of the tangent graph ``SamField(sams)`` would build, worked out on
+    ``workers`` threads. Remembered for the last few SAM sets: every replan's compile checks
+    the budgets with it, and the SAMs seldom change between two (60-80 ms of CPU a round at
+    500 SAMs). A graph that cannot be large (``STORED_COUNT_NODES``) is counted by building
+    it, and the compile that follows the count takes that field (``field_of``): a swarm's
+    pop-ups were counted (28 ms) and then built (36 ms)."""
+    key = _key(sams)
+    m = len(key)
+    if 4 * m * max(m - 1, 0) <= STORED_COUNT_NODES:
+        return _shared_field(key, workers).static_nodes
+    return _static_nodes(key, workers)
+
+
+def field_of(sams: Sequence[tuple[float, float, float]], workers: int = 1) -> SamField:
+    """``SamField(sams, workers)``, or the same field built for the budget check just before
+    (``static_nodes``); a field is not changed once built."""
+    return _shared_field(_key(sams), workers)
+
+
+# The most nodes a graph counted by building it may have at worst (four bitangents per pair
+# of SAMs, two ends each): 700 SAMs; a larger one is counted in O(1) memory.
+STORED_COUNT_NODES = 2_000_000
+
+
+def _key(sams: Sequence[tuple[float, float, float]]) -> tuple[tuple[float, float, float], ...]:
+    return tuple(sorted((float(x), float(y), float(r)) for x, y, r in sams))
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_field(sams: tuple[tuple[float, float, float], ...], workers: int) -> SamField:
+    return SamField(sams, workers)
 
 
 @functools.lru_cache(maxsize=8)

@@ -34,7 +34,7 @@ from planner.geometry import (
 )
 from planner.geometry._disks import inside_any, strictly_inside
 from planner.geometry.margins import TRUE_TOL
-from planner.geometry.sam_field import static_nodes
+from planner.geometry.sam_field import field_of, static_nodes
 
 EPS = 1e-9
 
@@ -646,3 +646,23 @@ def test_the_counted_graph_is_the_built_one_and_is_remembered_per_sam_set(sams):
     with mock.patch("planner.geometry.sam_field.count_static_nodes") as count:
         assert static_nodes([list(s) for s in sams]) == counted
     count.assert_not_called()
+    # so few SAMs are counted by building their field, and the compile that follows the
+    # count takes that field (in any order of the SAMs) instead of building it again
+    with mock.patch("planner.geometry.sam_field.build_static") as build:
+        field = field_of(list(reversed(sams)))
+    build.assert_not_called()
+    assert field.static_nodes == counted
+
+
+def test_a_graph_that_could_be_large_is_counted_without_being_built():
+    # beyond STORED_COUNT_NODES at worst (four bitangents per pair of SAMs) the count keeps
+    # O(1) memory: nothing is built, and it is the graph a field would build
+    from planner.geometry import sam_field
+
+    rng = np.random.default_rng(5)
+    sams = [(*rng.uniform(0, 100, 2), rng.uniform(1, 4)) for _ in range(30)]
+    with mock.patch.object(sam_field, "STORED_COUNT_NODES", 4 * 30 * 29 - 1):
+        with mock.patch.object(sam_field, "build_static") as build:
+            counted = static_nodes(sams)
+        build.assert_not_called()
+    assert counted == SamField(sams).static_nodes
