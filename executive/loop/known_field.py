@@ -6,7 +6,8 @@ ms at 500 SAMs on a quiet day, 250 ms on a slow one). On the tick, the first div
 SAM became known stalled the tick for that long. Paced, a build started here runs beside the
 ticks; whoever needs the field before it is done waits only for what is left of it. As fast
 as possible it is built where it is asked for, as before, so batch runs act at the same
-ticks.
+ticks. A build is ``planner.geometry.sam_field.field_of``'s: a planning round's compile asking
+for the same SAMs at the same time (a pop-up) waits for it instead of building it again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from planner.geo import GeoOrigin
 from planner.geodesy import planning_disks
 from planner.geometry import SamField
+from planner.geometry.sam_field import field_of
 
 if TYPE_CHECKING:
     from sim import World
@@ -55,7 +57,7 @@ class KnownField:
             field = building[2].result()
             self._building = None
         else:
-            field = SamField(disks)
+            field = field_of(disks)
             self.builds += 1
         self._built = (version, disks, field)
         return field
@@ -82,7 +84,7 @@ class KnownField:
 
         def build() -> None:
             try:
-                future.set_result(SamField(disks))
+                future.set_result(field_of(disks))
             except BaseException as exc:  # handed to whoever asks for the field
                 future.set_exception(exc)
 
@@ -106,7 +108,7 @@ class KnownField:
             return building[2].result
         self.builds += 1  # built by the worker that asks, beside the other build
         self.in_worker += 1
-        return lambda: SamField(disks)
+        return lambda: field_of(disks)
 
     def _disks(self, world: World) -> Disks:
         version = world.environment_version

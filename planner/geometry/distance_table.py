@@ -426,7 +426,7 @@ class DistanceTable:
         eff, esc, reachable = self.field.escape_points(pts)
         reachable &= used
         esc_len = _escape_lengths(pts, esc)
-        ent, side = self.field.entries(eff, reachable, limits=self._reach)
+        ent, side = self.field.entries(eff, reachable, limits=self._reach, workers=self.workers)
         return Queries(pts, eff, esc, esc_len, reachable, ent, side, self.field.labels(ent))
 
     def _grow(self) -> None:
@@ -524,7 +524,9 @@ class DistanceTable:
         pts = self._pts[slots].copy()
         eff, esc, reachable = self.field.escape_points(pts)
         reachable &= self._used[slots]
-        ent, side = self.field.entries(eff, reachable, limits=self._reach[slots])
+        ent, side = self.field.entries(
+            eff, reachable, limits=self._reach[slots], workers=self.workers
+        )
         # Splice: each slot's entries from the old arrays, or from the new ones if redone.
         old_ptr, new_ptr = q.ent[0], ent[0]
         counts = np.diff(old_ptr).copy()
@@ -640,7 +642,7 @@ class DistanceTable:
         delta = EntryDelta(
             redo, ptr, circ, ang, length, old_q.side, new_to_old, was_full, added, removed
         )
-        ent, side = field.entries(eff, reachable, delta, self._reach)
+        ent, side = field.entries(eff, reachable, delta, self._reach, self.workers)
         self._q = Queries(
             self._pts.copy(),
             eff,

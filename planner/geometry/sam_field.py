@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,28 +126,47 @@ def static_nodes(sams: Sequence[tuple[float, float, float]], workers: int = 1) -
     key = _key(sams)
     m = len(key)
     if 4 * m * max(m - 1, 0) <= STORED_COUNT_NODES:
-        return _shared_field(key, workers).static_nodes
+        return field_of(key, workers).static_nodes
     return _static_nodes(key, workers)
 
 
 def field_of(sams: Sequence[tuple[float, float, float]], workers: int = 1) -> SamField:
-    """``SamField(sams, workers)``, or the same field built for the budget check just before
-    (``static_nodes``); a field is not changed once built."""
-    return _shared_field(_key(sams), workers)
+    """The field of ``sams`` (in any order), built on ``workers`` threads, or the one built
+    for the same SAMs just before or being built in another thread now (waited for): a
+    pop-up's field was built three times at once on two cores, by the budget check, the
+    table's sync and the safety layer's known SAMs. A field is not changed once built."""
+    key = _key(sams)
+    with _fields_lock:
+        building = _fields.get(key)
+        mine = building is None
+        if building is None:
+            building = _fields[key] = Future()
+            while len(_fields) > _FIELDS_KEPT:  # the oldest first (one being built stays)
+                del _fields[next(iter(_fields))]
+        else:
+            _fields.move_to_end(key)
+    if mine:
+        try:
+            building.set_result(SamField(key, workers))
+        except BaseException as exc:  # whoever waits for it gets it too; the next tries again
+            building.set_exception(exc)
+            with _fields_lock:
+                if _fields.get(key) is building:
+                    del _fields[key]
+            raise
+    return building.result()
 
 
 # The most nodes a graph counted by building it may have at worst (four bitangents per pair
 # of SAMs, two ends each): 700 SAMs; a larger one is counted in O(1) memory.
 STORED_COUNT_NODES = 2_000_000
+_FIELDS_KEPT = 3  # the fields of the last few SAM sets (the known ones, a what-if's, ...)
+_fields: OrderedDict[tuple[tuple[float, float, float], ...], Future[SamField]] = OrderedDict()
+_fields_lock = threading.Lock()
 
 
 def _key(sams: Sequence[tuple[float, float, float]]) -> tuple[tuple[float, float, float], ...]:
     return tuple(sorted((float(x), float(y), float(r)) for x, y, r in sams))
-
-
-@functools.lru_cache(maxsize=2)
-def _shared_field(sams: tuple[tuple[float, float, float], ...], workers: int) -> SamField:
-    return SamField(sams, workers)
 
 
 @functools.lru_cache(maxsize=8)
@@ -162,10 +183,8 @@ class SamField:
     """
 
     def __init__(self, sams: Sequence[tuple[float, float, float]], workers: int = 1) -> None:
-        """``workers``: the threads its static graph is built on, and the threads its own
-        entry queries share (the kernels hold no GIL)."""
+        """``workers``: the threads its static graph is built on (the kernels hold no GIL)."""
         self.centers, self.true_radii, self.radii = _disks(sams)
-        self.workers = workers
         self.grid = build_grid(self.centers, self.radii)
         self.static = build_static(self.centers, self.radii, self.grid, workers)
         # the last points ``inside_true_many`` was asked about, and its answer: a run's
@@ -244,7 +263,7 @@ class SamField:
         if self.centers.shape[0] == 0 or n == 0:
             diff = pts[:, None, :] - pts[None, :, :]
             return PathTable(pts, np.hypot(diff[..., 0], diff[..., 1]), None)
-        queries = self.queries(pts)
+        queries = self.queries(pts, workers)
 
         def fill() -> np.ndarray:
             dist = np.empty((n, n), dtype=np.float64)
@@ -339,14 +358,15 @@ class SamField:
                 job.result()
         return out
 
-    def queries(self, points: np.ndarray) -> Queries:
-        """Escapes, reachability and entries of ``points`` (n, 2)."""
+    def queries(self, points: np.ndarray, workers: int = 1) -> Queries:
+        """Escapes, reachability and entries of ``points`` (n, 2), the entries on
+        ``workers`` threads."""
         pts = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
         eff, esc, reachable = self.escape_points(pts)
         esc_len = np.where(
             np.isnan(esc[:, 0]), 0.0, np.hypot(esc[:, 0] - pts[:, 0], esc[:, 1] - pts[:, 1])
         )
-        ent, side = self.entries(eff, reachable)
+        ent, side = self.entries(eff, reachable, workers=workers)
         return Queries(pts, eff, esc, esc_len, reachable, ent, side, self.labels(ent))
 
     def labels(self, ent: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -360,11 +380,13 @@ class SamField:
         reachable: np.ndarray,
         delta: EntryDelta | None = None,
         limits: np.ndarray | None = None,
+        workers: int = 1,
     ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """The entries of the effective points ``eff`` that are ``reachable`` (the tuple
         ``_search`` describes) and each one's side; with ``delta``, from the entries the same
         points had in the field before SAMs changed (see ``EntryDelta``: those entries had
-        the same ``limits``); none longer than its point's ``limits`` (km; None: any)."""
+        the same ``limits``); none longer than its point's ``limits`` (km; None: any).
+        ``workers`` threads share the points."""
         st = self.static
         n = eff.shape[0]
         if delta is None:
@@ -407,7 +429,7 @@ class SamField:
             )
 
         # each point tests every circle: a swarm's 7,000 points x 500 SAMs, 80 ms on one thread
-        parts = max(1, min(self.workers, n // THREADED_POINTS))
+        parts = max(1, min(workers, n // THREADED_POINTS))
         pieces = in_shares(share, even_cuts(n, parts))
         if len(pieces) == 1:
             ptr, circ, ang, length, side = pieces[0]

@@ -628,7 +628,7 @@ def test_a_field_built_and_queried_on_threads_is_one_threads_field(sams, points,
         one, many = SamField(sams), SamField(sams, workers)
         counted = _static.count_static_nodes(many.centers, many.radii, many.grid, workers)
         pts = np.array(points, dtype=np.float64)
-        ones, manys = one.queries(pts), many.queries(pts)
+        ones, manys = one.queries(pts), many.queries(pts, workers)
     assert counted == one.static_nodes
     for a, b in zip(one.static, many.static, strict=True):
         assert np.array_equal(a, b)
@@ -652,6 +652,46 @@ def test_the_counted_graph_is_the_built_one_and_is_remembered_per_sam_set(sams):
         field = field_of(list(reversed(sams)))
     build.assert_not_called()
     assert field.static_nodes == counted
+
+
+def test_a_field_asked_for_by_two_threads_at_once_is_built_once():
+    # a pop-up's SAMs are asked for by the round's budget check and the safety layer's known
+    # field at the same moment: one builds, the other waits for it; a failed build fails
+    # both, and the next ask builds again
+    import threading
+
+    from planner.geometry import sam_field
+
+    started, release = threading.Event(), threading.Event()
+    built = []
+    real = sam_field.SamField
+
+    def slow(sams, workers=1):
+        built.append(workers)
+        started.set()
+        release.wait(10)
+        return real(sams, workers)
+
+    sams = [(11.0, 12.0, 3.5), (40.0, 40.0, 6.25)]
+    got: list[SamField] = []
+    with mock.patch.object(sam_field, "SamField", slow):
+        first = threading.Thread(target=lambda: got.append(field_of(sams, 2)))
+        first.start()
+        assert started.wait(10)
+        second = threading.Thread(target=lambda: got.append(field_of(list(reversed(sams)))))
+        second.start()
+        release.set()
+        first.join(10)
+        second.join(10)
+    assert built == [2] and len(got) == 2 and got[0] is got[1]
+
+    boom = [(70.0, 12.0, 2.5)]
+    with (
+        mock.patch.object(sam_field, "SamField", side_effect=MemoryError("no room")),
+        pytest.raises(MemoryError),
+    ):
+        field_of(boom)
+    assert field_of(boom).static_nodes == SamField(boom).static_nodes
 
 
 def test_a_graph_that_could_be_large_is_counted_without_being_built():

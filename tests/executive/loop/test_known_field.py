@@ -39,13 +39,13 @@ def test_a_build_in_a_worker_is_waited_for_once_and_builds_do_not_pile_up(monkey
     import executive.loop.known_field as module
 
     gate = threading.Event()
-    real = module.SamField
+    real = module.field_of
 
     def slow(disks):
         gate.wait(10)
         return real(disks)
 
-    monkeypatch.setattr(module, "SamField", slow)
+    monkeypatch.setattr(module, "field_of", slow)
     world = _world()
     field = KnownField(None)
     world.apply_edit(AddSam(id="S1", pos=(30, 0), range=3))
