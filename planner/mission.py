@@ -24,7 +24,15 @@ from planner.geometry.sam_field import field_of, static_nodes
 from planner.limits import MAX_NODES, compile_problem
 from planner.model import DroneConfig, Environment, Scenario
 
-__all__ = ["Compile", "DroneSpec", "Mission", "MissionCompiler", "compile_mission", "table_world"]
+__all__ = [
+    "Compile",
+    "DroneSpec",
+    "Mission",
+    "MissionCompiler",
+    "compile_mission",
+    "compile_workers",
+    "table_world",
+]
 
 
 @dataclass(frozen=True)
@@ -184,7 +192,7 @@ def table_world(
     return {s.id: disk for s, disk in zip(env.sams, disks, strict=True)}, points
 
 
-def _compile_workers() -> int:
+def compile_workers() -> int:
     """Threads a run's compiles share by default: the cores this process may use, 1-4."""
     try:
         cores = len(os.sched_getaffinity(0))
@@ -216,7 +224,7 @@ class MissionCompiler:
         # the kernels hold no GIL: the rows of a round's new starts on every core this
         # process may use (at 200 drones 66-78 ms on 2 threads against 101-145 on one,
         # live, and the replan's p95 from 500 to 451 ms)
-        self.workers = workers if workers is not None else _compile_workers()
+        self.workers = workers if workers is not None else compile_workers()
         self._table: DistanceTable | None = None
         self._lock = threading.Lock()
 

@@ -133,8 +133,9 @@ def static_nodes(sams: Sequence[tuple[float, float, float]], workers: int = 1) -
 def field_of(sams: Sequence[tuple[float, float, float]], workers: int = 1) -> SamField:
     """The field of ``sams`` (in any order), built on ``workers`` threads, or the one built
     for the same SAMs just before or being built in another thread now (waited for): a
-    pop-up's field was built three times at once on two cores, by the budget check, the
-    table's sync and the safety layer's known SAMs. A field is not changed once built."""
+    pop-up's new SAMs were counted and built twice at the same moment on two cores (the
+    round's budget check, the table's sync, the safety layer's known field). A field is not
+    changed once built."""
     key = _key(sams)
     with _fields_lock:
         building = _fields.get(key)

@@ -41,13 +41,16 @@ def test_a_build_in_a_worker_is_waited_for_once_and_builds_do_not_pile_up(monkey
     gate = threading.Event()
     real = module.field_of
 
-    def slow(disks):
+    threads = []
+
+    def slow(disks, workers=1):
+        threads.append(workers)
         gate.wait(10)
-        return real(disks)
+        return real(disks, workers)
 
     monkeypatch.setattr(module, "field_of", slow)
     world = _world()
-    field = KnownField(None)
+    field = KnownField(None, workers=2)
     world.apply_edit(AddSam(id="S1", pos=(30, 0), range=3))
     field.prefetch(world)
     assert field.in_worker == 1 and not field.ready(world)
@@ -63,6 +66,7 @@ def test_a_build_in_a_worker_is_waited_for_once_and_builds_do_not_pile_up(monkey
     field.prefetch(world)  # the worker is done: the next build starts
     assert field.in_worker == 2
     assert len(field.get(world).true_radii) == 2
+    assert threads == [2, 2]  # each build on the threads the field was given
 
 
 def test_a_sam_that_touches_no_flight_has_its_field_built_in_a_worker_when_paced():
