@@ -59,6 +59,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -493,6 +494,11 @@ class AgentPlanner:
         if warm is not None:
             routed = route_intent(mission, warm.intent, ends=warm.ends, gone=warm.gone)
             start = [routed.routes[spec.id] for spec in mission.drones]
+            # the legs of the plan in force (most of the plan to come) searched beside the
+            # search's nogil kernels, for the solution to find (after a SAM change: all)
+            threading.Thread(
+                target=mission.search_legs, args=(start,), name="legs-ahead", daemon=True
+            ).start()
         found = solve_team(problem, stop, seed=self.seed, warm=start)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}
         # as planner.planning does: the windowed search moved and inserted targets itself

@@ -90,3 +90,33 @@ def test_a_drone_that_can_reach_no_airport_is_left_out():
 def test_a_plannable_mission_is_returned_as_it_is():
     mission = compile_mission(_line())
     assert plannable(mission).mission is mission
+
+
+def test_the_legs_searched_ahead_are_the_ones_the_solution_flies():
+    # A round searches the plan in force's legs beside its team search (Mission.search_legs,
+    # a thread of its own): the solution then searches none of them again, and a pair with
+    # no way is passed over, not raised.
+    from unittest import mock
+
+    from planner.errors import PlannerError
+    from planner.geometry.sam_field import FieldLegs
+
+    sam = {"id": "S1", "pos": [25.0, 1.5], "range": 3.0}  # between T2 and T3, off the line
+    mission = compile_mission(_line(sams=[sam]))
+    routed = route_intent(mission, {"1": ("T1", "T2", "T3", "T4")})
+    route = routed.routes["1"]
+    real = mission.paths.path
+    none = (route[0], route[-1])
+
+    def path(a, b):
+        if (a, b) == none:
+            raise PlannerError("no way")
+        return real(a, b)
+
+    with mock.patch.object(mission.paths, "path", side_effect=path):
+        mission.search_legs([route, list(none)])
+    with mock.patch.object(FieldLegs, "leg", side_effect=AssertionError("a leg searched again")):
+        solution = build_solution(mission, routed.routes)
+    assert validate_solution(mission, solution) == []
+    assert solution.routes["1"].visited_targets == ["T1", "T2", "T3", "T4"]
+    assert mission.route_path(route).length > 60.0  # round the SAM, not along the line
