@@ -149,6 +149,16 @@ _MIN_CALL_S = 0.02  # below this much time left, an agent call is not attempted
 _EPS = 1e-6
 
 
+def _search_legs(mission: Mission, routes: list[list[int]]) -> None:
+    """``mission.search_legs(routes)`` in a thread of its own: whatever fails there is said
+    in the log (the solution searches the legs it needs again, and fails the round if it
+    must), never a traceback."""
+    try:
+        mission.search_legs(routes)
+    except Exception as exc:
+        log.warning("the plan in force's legs were not searched ahead: %r", exc)
+
+
 def _scenario_text(scenario: Scenario) -> str:
     """The scenario's JSON, hashed into the traces: pydantic's text, its fields in the
     model's order, the same text for the same scenario. At 1,000 drones x 5,000 targets it
@@ -497,7 +507,7 @@ class AgentPlanner:
             # the legs of the plan in force (most of the plan to come) searched beside the
             # search's nogil kernels, for the solution to find (after a SAM change: all)
             threading.Thread(
-                target=mission.search_legs, args=(start,), name="legs-ahead", daemon=True
+                target=_search_legs, args=(mission, start), name="legs-ahead", daemon=True
             ).start()
         found = solve_team(problem, stop, seed=self.seed, warm=start)
         routes = {spec.id: list(r) for spec, r in zip(mission.drones, found.routes)}

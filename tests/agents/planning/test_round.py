@@ -567,3 +567,19 @@ def test_a_swarms_allocator_is_shown_the_fast_tiers_plan_not_the_greedy_auction(
     assert call.deterministic["assignments"] == {
         drone_label(d): list(r.visited_targets) for d, r in outcome.baseline.routes.items()
     }
+
+
+def test_a_failure_searching_the_legs_ahead_is_said_in_the_log_not_raised(caplog):
+    # The plan in force's legs are searched in a thread of their own beside the team search;
+    # whatever fails there is a warning (the solution searches what it needs again), never
+    # a traceback from a thread.
+    from unittest import mock
+
+    from agents.planning import round as planning_round
+
+    mission = mock.Mock()
+    mission.search_legs.side_effect = MemoryError("no room for a leg")
+    with caplog.at_level("WARNING", logger=planning_round.__name__):
+        planning_round._search_legs(mission, [[0, 1, 2]])
+    mission.search_legs.assert_called_once_with([[0, 1, 2]])
+    assert "not searched ahead" in caplog.text and "no room for a leg" in caplog.text
