@@ -47,7 +47,9 @@ class KnownField:
         self._built: tuple[int, Disks, SamField] | None = None
         self._building: tuple[int, Disks, Future[SamField]] | None = None
         self._read: tuple[int, Disks] | None = None  # the disks of the version last asked
-        self.builds = 0  # fields built, here or in a worker (one per set of SAMs asked for)
+        # fields asked of field_of, here or in a worker (one per set of SAMs asked for): a
+        # build, or the one a planning round's compile made of the same SAMs
+        self.builds = 0
         self.in_worker = 0  # of those, built in a worker thread
 
     def get(self, world: World) -> SamField:

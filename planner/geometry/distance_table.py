@@ -39,7 +39,6 @@ import math
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +61,7 @@ from planner.geometry._search import finish
 from planner.geometry.margins import planning_radius
 from planner.geometry.path import Path
 from planner.geometry.sam_field import NO_DISK, EntryDelta, Queries, SamField, field_of
-from planner.geometry.shares import in_shares, triangle_cuts
+from planner.geometry.shares import even_cuts, in_shares, triangle_cuts
 from planner.geometry.table import DistFlags, PathTable
 from planner.scratch import is_free
 
@@ -773,19 +772,14 @@ def _gather(
     n = slots.shape[0]
     row_sums = np.zeros(n)
     parts = max(1, min(workers, n // 256))  # a small table is not worth a thread
-    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+    cuts = even_cuts(n, parts)
     flags = np.zeros((parts, 3), dtype=np.bool_)
     flags[:, 2] = True  # all finite, until an infinity says otherwise
-    jobs = [(int(bounds[k]), int(bounds[k + 1]), flags[k]) for k in range(parts)]
-    if parts == 1:
-        counts = [gather_rows(dist, slots, out, *jobs[0][:2], row_sums, flags[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=parts) as pool:
-            futures = [
-                pool.submit(gather_rows, dist, slots, out, lo, hi, row_sums, f)
-                for lo, hi, f in jobs
-            ]
-            counts = [f.result() for f in futures]
+
+    def share(lo: int, hi: int) -> int:
+        return int(gather_rows(dist, slots, out, lo, hi, row_sums, flags[cuts.index(lo)]))
+
+    counts = in_shares(share, cuts)
     count = sum(int(c) for c in counts)
     has_nan = bool(flags[:, 0].any())
     total = 0.0

@@ -680,6 +680,8 @@ def test_a_field_asked_for_by_two_threads_at_once_is_built_once():
         assert started.wait(10)
         second = threading.Thread(target=lambda: got.append(field_of(list(reversed(sams)))))
         second.start()
+        second.join(0.2)  # it asks while the first builds: it waits, it does not build
+        assert second.is_alive() and built == [2]
         release.set()
         first.join(10)
         second.join(10)
